@@ -1,0 +1,160 @@
+package algos
+
+// The three buckets keep their level in scaled tokens: a request costs
+// l.Unit and each µs is worth l.Refill, so a refill is never fractional and
+// the Lua twins do the same integer arithmetic.
+
+// TokenBucket refills max(0, now-last) worth of tokens, capped at the burst,
+// spends one token per admit, and stores last = now on every call. That last
+// line is its weakness: a node whose clock is behind moves last back, and the
+// next node that is ahead is refilled for the same interval again.
+//
+// Stored: A = tokens (scaled), B = last (µs).
+var TokenBucket = Algorithm{
+	Name:       "token-bucket",
+	Decide:     decideTokenBucket,
+	Promise:    BucketPromise,
+	StateDoc:   "tokens (scaled integer), last refill time",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decideTokenBucket(s *State, now int64, l Limit) Decision {
+	capacity := l.Capacity()
+	if !s.Set {
+		*s = State{Set: true, A: capacity, B: now}
+	}
+	tokens := refill(s.A, now-s.B, l)
+	s.B = now
+	d := Decision{}
+	if tokens >= l.Unit {
+		tokens -= l.Unit
+		d.Allowed = true
+	} else {
+		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
+	}
+	s.A = tokens
+	d.Remaining = tokens / l.Unit
+	d.Reset = ceilDiv(capacity-tokens, l.Refill)
+	return d
+}
+
+// refill adds elapsed µs worth of tokens to level, capped at the capacity;
+// an elapsed time of zero or less adds nothing. The cap is applied to the
+// elapsed time first so that a century idle cannot overflow.
+func refill(level, elapsed int64, l Limit) int64 {
+	room := l.Capacity() - level
+	if elapsed <= 0 || room <= 0 {
+		return level
+	}
+	if elapsed >= ceilDiv(room, l.Refill) {
+		return l.Capacity()
+	}
+	return level + elapsed*l.Refill
+}
+
+// drain removes elapsed µs worth of level, never below zero.
+func drain(level, elapsed int64, l Limit) int64 {
+	if elapsed <= 0 {
+		return level
+	}
+	if elapsed >= ceilDiv(level, l.Refill) {
+		return 0
+	}
+	return level - elapsed*l.Refill
+}
+
+// LeakyBucket is the token bucket mirrored, as a meter: each admit adds one
+// request's worth of level, the level drains at the rate, and a request is
+// admitted while it fits under the burst. It stores last = max(last, now),
+// so a node whose clock is behind cannot rewind it.
+//
+// Stored: A = level (scaled), B = last (µs).
+var LeakyBucket = Algorithm{
+	Name:       "leaky-bucket",
+	Decide:     decideLeakyBucket,
+	Promise:    BucketPromise,
+	StateDoc:   "level (scaled integer), last drain time",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decideLeakyBucket(s *State, now int64, l Limit) Decision {
+	capacity := l.Capacity()
+	if !s.Set {
+		*s = State{Set: true, A: 0, B: now}
+	}
+	level := drain(s.A, now-s.B, l)
+	s.B = max(s.B, now)
+	// The level is as of s.B; a caller whose clock is behind waits the gap too.
+	behind := s.B - now
+	d := Decision{}
+	if level+l.Unit <= capacity {
+		level += l.Unit
+		d.Allowed = true
+	} else {
+		d.RetryAfter = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
+	}
+	s.A = level
+	d.Remaining = (capacity - level) / l.Unit
+	d.Reset = behind + ceilDiv(level, l.Refill)
+	return d
+}
+
+// GCRA keeps one theoretical arrival time, TAT, that only moves forward.
+// With emission interval T = W/L and tolerance tau = (B-1)·T it admits when
+// now >= TAT - tau, then sets TAT = max(TAT, now) + T.
+//
+// T is rarely a whole number of µs, so TAT is kept exactly as a whole part
+// and a fraction: Stored: A = TAT µs, B = TAT's remainder in 1/l.Refill µs.
+var GCRA = Algorithm{
+	Name:       "gcra",
+	Decide:     decideGCRA,
+	Promise:    BucketPromise,
+	StateDoc:   "theoretical arrival time (µs and a remainder)",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decideGCRA(s *State, now int64, l Limit) Decision {
+	if !s.Set {
+		*s = State{Set: true, A: now, B: 0}
+	}
+	r := l.Refill
+	tauTicks := (l.Burst - 1) * l.Unit
+	// allowAt = ⌈TAT - tau⌉ in whole µs.
+	allowAt := s.A - tauTicks/r
+	if s.B > tauTicks%r { // a fraction of a µs is left over: round up
+		allowAt++
+	}
+	d := Decision{}
+	if now < allowAt {
+		d.RetryAfter = allowAt - now
+		d.Reset = gcraReset(s, now)
+		return d
+	}
+	d.Allowed = true
+	if s.A < now {
+		s.A, s.B = now, 0
+	}
+	s.B += l.Unit % r
+	s.A += l.Unit/r + s.B/r
+	s.B %= r
+	// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
+	ahead := (s.A-now)*r + s.B
+	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
+	d.Reset = gcraReset(s, now)
+	return d
+}
+
+// gcraReset is ⌈TAT - now⌉, the wait until TAT is in the past.
+func gcraReset(s *State, now int64) int64 {
+	if s.A < now {
+		return 0
+	}
+	reset := s.A - now
+	if s.B > 0 {
+		reset++
+	}
+	return reset
+}

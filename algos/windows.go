@@ -1,0 +1,154 @@
+package algos
+
+// FixedWindow counts admits in the aligned window floor(now/W) and admits
+// while the count is below L. It keeps one window per key and starts a new
+// count whenever the window index differs from the stored one, so a node
+// whose clock is behind at a window edge restarts the previous window.
+//
+// Stored: A = window index, B = count.
+var FixedWindow = Algorithm{
+	Name:       "fixed-window",
+	Decide:     decideFixedWindow,
+	Promise:    AlignedWindowPromise,
+	StateDoc:   "window index, count",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decideFixedWindow(s *State, now int64, l Limit) Decision {
+	idx := floorDiv(now, l.Window)
+	if !s.Set || s.A != idx {
+		*s = State{Set: true, A: idx, B: 0}
+	}
+	end := (idx+1)*l.Window - now
+	d := Decision{Reset: end}
+	if s.B < l.Rate {
+		s.B++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	d.Remaining = l.Rate - s.B
+	return d
+}
+
+// SlidingCounter keeps the current and previous aligned counts and admits
+// while the estimate prev·(W-elapsed)/W + cur is below L. The comparison is
+// kept in integers (prev·(W-elapsed) + cur·W < L·W), so Go and Lua agree.
+//
+// Stored: A = window index, B = current count, C = previous count.
+var SlidingCounter = Algorithm{
+	Name:       "sliding-counter",
+	Decide:     decideSlidingCounter,
+	Promise:    AlignedWindowPromise,
+	StateDoc:   "window index, current count, previous count",
+	StateInts:  func(Limit) int64 { return 3 },
+	ExactRetry: true,
+}
+
+func decideSlidingCounter(s *State, now int64, l Limit) Decision {
+	w, limit := l.Window, l.Rate
+	idx := floorDiv(now, w)
+	switch {
+	case !s.Set:
+		*s = State{Set: true, A: idx}
+	case s.A == idx-1:
+		*s = State{Set: true, A: idx, C: s.B}
+	case s.A != idx:
+		*s = State{Set: true, A: idx}
+	}
+	elapsed := now - idx*w
+	weighted := s.C * (w - elapsed) // the previous window's share, times W
+	d := Decision{}
+	if weighted+s.B*w < limit*w {
+		s.B++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = slidingCounterRetry(s.B, s.C, elapsed, l)
+	}
+	d.Remaining = max(0, ceilDiv(limit*w-weighted, w)-s.B)
+	switch {
+	case s.B > 0:
+		d.Reset = 2*w - elapsed
+	case s.C > 0:
+		d.Reset = w - elapsed
+	}
+	return d
+}
+
+// slidingCounterRetry is the exact wait until prev·(W-e) + cur·W < L·W,
+// first later in this window, else in the next one (where cur becomes prev).
+func slidingCounterRetry(cur, prev, elapsed int64, l Limit) int64 {
+	w, limit := l.Window, l.Rate
+	if cur < limit && prev > 0 {
+		// the largest x with prev·x < (L-cur)·W; admitted once W-e <= x
+		x := ((limit-cur)*w - 1) / prev
+		if e := w - x; e < w {
+			return e - elapsed
+		}
+	}
+	e := int64(0)
+	if cur > 0 {
+		e = max(0, w-(limit*w-1)/cur)
+	}
+	return w - elapsed + e
+}
+
+// SlidingLog stores every admitted time within the last W and admits while
+// there are fewer than L. Like a Redis sorted set, it drops times at or
+// before now-W, counts the rest (even those a clock ahead wrote in the
+// future), and inserts now in order.
+//
+// Stored: Log, the admitted times, sorted; live from Head.
+var SlidingLog = Algorithm{
+	Name:       "sliding-log",
+	Decide:     decideSlidingLog,
+	Promise:    SlidingWindowPromise,
+	StateDoc:   "every admitted time within the window",
+	StateInts:  func(l Limit) int64 { return l.Rate },
+	ExactRetry: true,
+}
+
+func decideSlidingLog(s *State, now int64, l Limit) Decision {
+	if !s.Set || s.Log == nil {
+		*s = State{Set: true, Log: make([]int64, 0, 16)}
+	}
+	for s.Head < len(s.Log) && s.Log[s.Head] <= now-l.Window {
+		s.Head++
+	}
+	if s.Head == len(s.Log) {
+		s.Log, s.Head = s.Log[:0], 0
+	}
+	live := int64(len(s.Log) - s.Head)
+	d := Decision{}
+	if live < l.Rate {
+		insertSorted(s, now)
+		live++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = s.Log[len(s.Log)-int(l.Rate)] + l.Window - now
+	}
+	d.Remaining = max(0, l.Rate-live)
+	if live > 0 {
+		d.Reset = max(0, s.Log[len(s.Log)-1]+l.Window-now)
+	}
+	return d
+}
+
+// insertSorted adds t after every entry <= t. Entries almost always arrive
+// in order, so the search starts at the end; a full buffer whose front half
+// is dead is compacted instead of grown, so the log does not allocate once
+// it has reached its working size.
+func insertSorted(s *State, t int64) {
+	if len(s.Log) == cap(s.Log) && s.Head > 0 && s.Head >= len(s.Log)/2 {
+		n := copy(s.Log, s.Log[s.Head:])
+		s.Log, s.Head = s.Log[:n], 0
+	}
+	s.Log = append(s.Log, t)
+	i := len(s.Log) - 1
+	for i > s.Head && s.Log[i-1] > t {
+		s.Log[i] = s.Log[i-1]
+		i--
+	}
+	s.Log[i] = t
+}

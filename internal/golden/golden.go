@@ -1,0 +1,108 @@
+// Package golden compares report output with the files under golden/ and,
+// with -update, rewrites them.
+//
+// Every test package of this module imports it (the flag is defined here,
+// once), so `go test ./... -update` works in all of them. A file is written
+// only when its bytes differ, and atomically: a temporary file in the same
+// folder, then a rename, so an interrupted run never leaves half a golden.
+package golden
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under golden/ instead of comparing with them")
+
+// Updating reports whether this run rewrites golden files.
+func Updating() bool { return *update }
+
+// Path is the absolute path of golden/name in this module.
+func Path(name string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "golden", name), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("golden: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Check fails t with a unified diff when got differs from golden/name, or
+// rewrites the file when -update is set.
+func Check(t testing.TB, name string, got []byte) {
+	t.Helper()
+	path, err := Path(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if *update {
+		if err == nil && bytes.Equal(want, got) {
+			return
+		}
+		if err := WriteAtomic(path, got); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("golden: rewrote %s", path)
+		return
+	}
+	if err != nil {
+		t.Fatalf("golden: %v (run `go test ./... -update` or `make golden` to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("golden: %s differs from this run (run `make golden` if the change is intended):\n%s", name, Diff(name, want, got))
+	}
+}
+
+// Diff is a unified diff from want to got.
+func Diff(name string, want, got []byte) string {
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        difflib.SplitLines(string(want)),
+		B:        difflib.SplitLines(string(got)),
+		FromFile: "golden/" + name,
+		ToFile:   "this run",
+		Context:  3,
+	})
+	if err != nil {
+		return fmt.Sprintf("(no diff: %v)", err)
+	}
+	return text
+}
+
+// WriteAtomic writes data to path through a temporary file and a rename.
+func WriteAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // a no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
