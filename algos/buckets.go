@@ -1,5 +1,7 @@
 package algos
 
+import "math/bits"
+
 // The three buckets keep their level in scaled tokens: a request costs
 // l.Unit and each µs is worth l.Refill, so a refill is never fractional and
 // the Lua twins do the same integer arithmetic.
@@ -47,7 +49,7 @@ func refill(level, elapsed int64, l Limit) int64 {
 	if elapsed <= 0 || room <= 0 {
 		return level
 	}
-	if elapsed >= ceilDiv(room, l.Refill) {
+	if covers(elapsed, l.Refill, room) {
 		return l.Capacity()
 	}
 	return level + elapsed*l.Refill
@@ -58,10 +60,18 @@ func drain(level, elapsed int64, l Limit) int64 {
 	if elapsed <= 0 {
 		return level
 	}
-	if elapsed >= ceilDiv(level, l.Refill) {
+	if covers(elapsed, l.Refill, level) {
 		return 0
 	}
 	return level - elapsed*l.Refill
+}
+
+// covers reports elapsed·rate >= amount for positive elapsed and rate, that
+// is elapsed >= ⌈amount/rate⌉, exactly and without a division (the hot
+// path's cost): the product is taken in 128 bits, so it cannot overflow.
+func covers(elapsed, rate, amount int64) bool {
+	hi, lo := bits.Mul64(uint64(elapsed), uint64(rate))
+	return hi != 0 || lo >= uint64(amount)
 }
 
 // LeakyBucket is the token bucket mirrored, as a meter: each admit adds one

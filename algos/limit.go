@@ -45,12 +45,12 @@ func NewLimit(rate, window, burst int64) (Limit, error) {
 		return Limit{}, fmt.Errorf("limit: burst must be positive, got %d", burst)
 	case window > MaxTime:
 		return Limit{}, fmt.Errorf("limit: window of %d µs is longer than 100 years", window)
-	case rate > maxExact/window:
+	case rate > (maxExact-1)/window: // rate × window < 2^52
 		return Limit{}, fmt.Errorf("limit: %d per %d µs is too fine to count exactly (rate × window must stay below 2^52)", rate, window)
 	}
 	g := gcd(rate, window)
 	unit, refill := window/g, rate/g
-	if burst > maxExact/unit {
+	if burst > (maxExact-1)/unit { // burst × unit < 2^52
 		return Limit{}, fmt.Errorf("limit: burst %d of %d per %d µs is too large to count exactly (burst × window/gcd(rate, window) must stay below 2^52)", burst, rate, window)
 	}
 	return Limit{Rate: rate, Window: window, Burst: burst, Unit: unit, Refill: refill}, nil
@@ -109,8 +109,15 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0.
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0. Dividing by 1 is skipped: a limit
+// whose window is a multiple of its rate (the usual case) refills one scaled
+// token per µs, and a division is the largest cost of a decision.
+func ceilDiv(a, b int64) int64 {
+	if b == 1 {
+		return a
+	}
+	return (a + b - 1) / b
+}
 
 // floorDiv is ⌊a/b⌋ for any a and b > 0 (Go's / truncates toward zero).
 func floorDiv(a, b int64) int64 {

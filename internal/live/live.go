@@ -1,0 +1,348 @@
+// Package live plays the simulator's own traffic against a real Redis in
+// real time, records when each request was sent and when Redis ran it (by
+// Redis's clock), and hands those timings back to the simulator, which must
+// then reproduce every decision Redis made.
+//
+// One goroutine per node, each with its own connection, sends that node's
+// requests of model.Plan at their planned times. The atomic deployments call
+// the algos/lua scripts; the GET/SET deployment calls lua.NonAtomic. Every
+// call INCRs one sequence key, so the replay applies the operations in
+// exactly the order Redis ran them, ties in TIME included.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/redis/go-redis/v9"
+)
+
+// Case is one live run: the algorithm, deployed one way, on the given
+// traffic.
+type Case struct {
+	Name       string
+	Algorithm  algos.Algorithm
+	Limit      algos.Limit
+	Deployment model.Deployment // NodeClock, StoreClock or GetSet
+	Nodes      int
+	Skew       int64 // µs between the first and the last node's clock
+	Seed       uint64
+	Arrivals   []model.Arrival // sorted, from time 0
+}
+
+// config is the model's view of c, shared by the plan, the replay and the
+// mean-delay run so that all three see the same nodes and clocks.
+func (c Case) config() model.Config {
+	return model.Config{
+		Algorithm:  c.Algorithm,
+		Limit:      c.Limit,
+		Deployment: c.Deployment,
+		Nodes:      c.Nodes,
+		Skew:       c.Skew,
+		Seed:       c.Seed,
+		Arrivals:   c.Arrivals,
+	}
+}
+
+// Request is one request as it was played. Every time is in µs on the
+// model's timeline: Redis's clock minus the recording's Origin.
+type Request struct {
+	model.Planned
+	Sent    int64 // when the node sent it
+	Told    int64 // the time the algorithm was told
+	Ran     int64 // Redis TIME when the script (GetSet: the GET) ran
+	Seq     int64 // the script's (GetSet: the GET's) place in Redis's order
+	Decided int64 // the true time of the decision: Ran, or for GetSet when the node decided
+	Allowed bool  // what Redis (GetSet: the node) decided
+	// GetSet only: when the SET ran and its place in Redis's order.
+	SetRan, SetSeq int64
+}
+
+// Recording is a played case.
+type Recording struct {
+	Case Case
+	// Origin is the Redis TIME, in µs, of the model's time 0: a whole
+	// number of windows, so that windows align in both.
+	Origin int64
+	// ClockOffset is Redis TIME minus this machine's clock, as measured
+	// before the run (0 ± a few µs when Redis runs on this host).
+	ClockOffset int64
+	Requests    []Request // parallel to Case.Arrivals
+}
+
+// Play runs c against the Redis at addr in real time, with keys under
+// prefix, and returns what happened. It takes as long as the traffic lasts
+// (plus the start delay) and gives up after that plus 30 s.
+func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) {
+	switch c.Deployment {
+	case model.NodeClock, model.StoreClock, model.GetSet:
+	default:
+		return nil, fmt.Errorf("live: deployment %v is not played live (want node-clock, store-clock or get-set)", c.Deployment)
+	}
+	if len(c.Arrivals) == 0 {
+		return nil, errors.New("live: no arrivals")
+	}
+	plan, err := model.Plan(c.config())
+	if err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	script, err := lua.New(c.Algorithm.Name)
+	if err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	span := c.Arrivals[len(c.Arrivals)-1].Time
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
+	defer cancel()
+
+	clients := make([]*redis.Client, c.Nodes)
+	for i := range clients {
+		clients[i] = redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxIdleConns: 1, DisableIdentity: true, MaxRetries: -1})
+		defer clients[i].Close()
+		// Connected before the clock starts, so the first request does not dial.
+		if err := clients[i].Ping(ctx).Err(); err != nil {
+			return nil, fmt.Errorf("live: %w", err)
+		}
+	}
+	if err := script.Load(ctx, clients[0]); err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	offset, err := clockOffset(ctx, clients[0])
+	if err != nil {
+		return nil, err
+	}
+	w := c.Limit.Window
+	start := time.Now().UnixMicro() + offset + 200_000 // time for every node to be waiting
+	rec := &Recording{Case: c, Origin: (start/w + 1) * w, ClockOffset: offset, Requests: make([]Request, len(plan))}
+	seqKey := prefix + "seq"
+	keys := make([]string, 0)
+	for _, p := range plan {
+		for len(keys) <= p.Key {
+			keys = append(keys, fmt.Sprintf("%skey%d", prefix, len(keys)))
+		}
+	}
+
+	errs := make([]error, c.Nodes)
+	var wg sync.WaitGroup
+	for node := range c.Nodes {
+		wg.Go(func() {
+			errs[node] = rec.playNode(ctx, clients[node], node, plan, script, keys, seqKey)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("live: %s: %w", c.Name, err)
+	}
+	return rec, nil
+}
+
+// playNode sends node's requests, in plan order, each at its planned time
+// or as soon as the node's previous request has come back.
+func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Limiter, keys []string, seqKey string) error {
+	cs := rec.Case
+	nodeOffset := model.Offset(node, cs.Nodes, cs.Skew)
+	redisNow := func() int64 { return time.Now().UnixMicro() + rec.ClockOffset }
+	na, err := lua.NewNonAtomic(cs.Algorithm.Name)
+	if err != nil {
+		return err
+	}
+	na.Clock = func() int64 { return redisNow() + nodeOffset }
+	for i := range plan {
+		p := plan[i]
+		if p.Node != node {
+			continue
+		}
+		if wait := time.Duration(rec.Origin+p.Send-redisNow()) * time.Microsecond; wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		r := Request{Planned: p, Sent: redisNow() - rec.Origin}
+		req := lua.Request{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
+		switch cs.Deployment {
+		case model.NodeClock, model.StoreClock:
+			if cs.Deployment == model.NodeClock {
+				req.Now = rec.Origin + r.Sent + nodeOffset
+			}
+			reply, err := script.Do(ctx, c, req)
+			if err != nil {
+				return err
+			}
+			r.Told = req.Now - rec.Origin
+			if req.Now < 0 {
+				r.Told = reply.RedisTime - rec.Origin
+			}
+			r.Ran, r.Seq = reply.RedisTime-rec.Origin, reply.Seq
+			r.Decided, r.Allowed = r.Ran, reply.Decision.Allowed
+		case model.GetSet:
+			reply, err := na.Do(ctx, c, req)
+			if err != nil {
+				return err
+			}
+			r.Told = reply.Told - rec.Origin
+			r.Ran, r.Seq = reply.ReadTime-rec.Origin, reply.ReadSeq
+			r.Decided, r.Allowed = r.Told-nodeOffset, reply.Decision.Allowed
+			r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
+		}
+		rec.Requests[i] = r
+	}
+	return nil
+}
+
+// clockOffset is Redis TIME minus this machine's clock, from the TIME
+// round trip that took least time.
+func clockOffset(ctx context.Context, c *redis.Client) (int64, error) {
+	best, offset := int64(math.MaxInt64), int64(0)
+	for range 20 {
+		before := time.Now().UnixMicro()
+		t, err := c.Time(ctx).Result()
+		after := time.Now().UnixMicro()
+		if err != nil {
+			return 0, fmt.Errorf("live: TIME: %w", err)
+		}
+		if rtt := after - before; rtt < best {
+			best, offset = rtt, t.UnixMicro()-(before+after)/2
+		}
+	}
+	return offset, nil
+}
+
+// Summary is what a run admitted: the count, and the peak, the most admits
+// of one key in any window of the limit's length, as a multiple of the rate.
+type Summary struct {
+	Admitted int
+	Peak     float64
+}
+
+// summarize totals admits given each request's key and decision time.
+func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (int64, bool)) Summary {
+	byKey := map[int][]int64{}
+	var s Summary
+	for i := range n {
+		if at, ok := admitted(i); ok {
+			s.Admitted++
+			byKey[key(i)] = append(byKey[key(i)], at)
+		}
+	}
+	for _, times := range byKey {
+		slices.Sort(times)
+		s.Peak = max(s.Peak, float64(algos.MostInAnyWindow(times, l.Window))/float64(l.Rate))
+	}
+	return s
+}
+
+// Redis is what Redis (GetSet: the nodes) decided.
+func (rec *Recording) Redis() Summary {
+	return summarize(rec.Case.Limit, len(rec.Requests),
+		func(i int) int { return rec.Requests[i].Key },
+		func(i int) (int64, bool) { return rec.Requests[i].Decided, rec.Requests[i].Allowed })
+}
+
+// Replay recomputes every decision with the model's store, applying each
+// operation in the order Redis ran it and telling the algorithm the time it
+// was told live. It returns the model's summary, placing each admit at the
+// measured decision time, and how many decisions differ from Redis's.
+func (rec *Recording) Replay() (Summary, int, error) {
+	cs := rec.Case
+	store, err := model.NewStore(cs.Algorithm, cs.Limit, 0)
+	if err != nil {
+		return Summary{}, 0, err
+	}
+	type op struct {
+		seq int64
+		i   int
+		set bool
+	}
+	ops := make([]op, 0, 2*len(rec.Requests))
+	for i, r := range rec.Requests {
+		ops = append(ops, op{seq: r.Seq, i: i})
+		if cs.Deployment == model.GetSet {
+			ops = append(ops, op{seq: r.SetSeq, i: i, set: true})
+		}
+	}
+	slices.SortFunc(ops, func(a, b op) int { return int(a.seq - b.seq) })
+	allowed := make([]bool, len(rec.Requests))
+	copies := make(map[int]algos.State) // GetSet: each request's copy between its GET and SET
+	for _, o := range ops {
+		r := rec.Requests[o.i]
+		switch {
+		case cs.Deployment != model.GetSet:
+			allowed[o.i] = store.Call(r.Key, r.Told).Allowed
+		case !o.set:
+			st := store.Get(r.Key)
+			allowed[o.i] = cs.Algorithm.Decide(&st, r.Told, cs.Limit).Allowed
+			copies[o.i] = st
+		default:
+			store.Set(r.Key, copies[o.i])
+			delete(copies, o.i)
+		}
+	}
+	differ := 0
+	for i, r := range rec.Requests {
+		if allowed[i] != r.Allowed {
+			differ++
+		}
+	}
+	s := summarize(cs.Limit, len(rec.Requests),
+		func(i int) int { return rec.Requests[i].Key },
+		func(i int) (int64, bool) { return rec.Requests[i].Decided, allowed[i] })
+	return s, differ, nil
+}
+
+// MeanDelays is the average of each step of the run, in µs: from the
+// planned send to the script (or GET) running in Redis, including the time a
+// node was still busy with its previous request; for GetSet, from the GET to
+// the node's decision, and from the decision to the SET.
+func (rec *Recording) MeanDelays() model.Legs {
+	var out, back, set int64
+	for _, r := range rec.Requests {
+		out += r.Ran - r.Send
+		back += r.Decided - r.Ran
+		set += r.SetRan - r.Decided
+	}
+	n := int64(len(rec.Requests))
+	legs := model.Legs{Out: max(1, out/n)}
+	if rec.Case.Deployment == model.GetSet {
+		legs.Back, legs.Set = max(0, back/n), max(0, set/n)
+	}
+	return legs
+}
+
+// MeanDelay runs the model on the planned traffic with every step taking
+// exactly its measured mean (MeanDelays, no jitter): what the simulator
+// predicts when it knows the latencies but not how they clump.
+func (rec *Recording) MeanDelay() (Summary, error) {
+	cfg := rec.Case.config()
+	cfg.Legs = rec.MeanDelays()
+	return run(cfg)
+}
+
+// Ideal is the same traffic on one node with a true clock and no latency.
+func (rec *Recording) Ideal() (Summary, error) {
+	cfg := rec.Case.config()
+	cfg.Deployment = model.Ideal
+	return run(cfg)
+}
+
+func run(cfg model.Config) (Summary, error) {
+	res, err := model.Run(cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	var s Summary
+	for k := range res.Keys {
+		times := res.AdmitTimes(k)
+		s.Admitted += len(times)
+		s.Peak = max(s.Peak, float64(algos.MostInAnyWindow(times, cfg.Limit.Window))/float64(cfg.Limit.Rate))
+	}
+	return s, nil
+}

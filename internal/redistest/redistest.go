@@ -1,0 +1,161 @@
+// Package redistest gives a test a real Redis 7, in the order DESIGN.md sets:
+// the server named by OVERSHOOT_REDIS, else a container started by
+// testcontainers-go from OVERSHOOT_REDIS_IMAGE (default redis:7-alpine),
+// else a skip that says how to get one. OVERSHOOT_REQUIRE_REDIS=1 turns the
+// skip into a failure, so CI never skips silently.
+//
+// Tests talk to 127.0.0.1 only: when the Docker host is a local socket and
+// the user has not said otherwise, the package points testcontainers at
+// loopback (it would otherwise dial the default gateway on machines that look
+// like containers) and turns Ryuk off (it needs an image from a registry);
+// each container is removed in t.Cleanup instead.
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/testcontainers/testcontainers-go"
+	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
+)
+
+// Environment variables that steer where the Redis comes from.
+const (
+	EnvAddr    = "OVERSHOOT_REDIS"         // host:port of an existing Redis 7
+	EnvImage   = "OVERSHOOT_REDIS_IMAGE"   // image for testcontainers
+	EnvRequire = "OVERSHOOT_REQUIRE_REDIS" // "1": no Redis is a failure
+	// DefaultImage is pulled from a registry as usual; `make redis-image`
+	// builds LocalImage for engines that cannot pull.
+	DefaultImage = "redis:7-alpine"
+	LocalImage   = "overshoot/redis:7-local"
+)
+
+// Server is a Redis a test may use.
+type Server struct {
+	Addr   string // host:port on loopback (or OVERSHOOT_REDIS as given)
+	Source string // where it came from, for logs and reports
+}
+
+// Start returns a Redis for t, or skips t (fails it under
+// OVERSHOOT_REQUIRE_REDIS=1) with a one-line reason. A container it starts is
+// removed when t ends.
+func Start(t testing.TB) Server {
+	t.Helper()
+	if addr := os.Getenv(EnvAddr); addr != "" {
+		if err := ping(addr); err != nil {
+			unavailable(t, fmt.Sprintf("%s=%s does not answer PING: %v", EnvAddr, addr, err))
+		}
+		return Server{Addr: addr, Source: EnvAddr + "=" + addr}
+	}
+	image := os.Getenv(EnvImage)
+	if image == "" {
+		image = DefaultImage
+	}
+	if !dockerReachable() {
+		unavailable(t, "no Docker socket and no "+EnvAddr)
+	}
+	loopbackOnly()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := tcredis.Run(ctx, image)
+	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
+	if err != nil {
+		unavailable(t, fmt.Sprintf("testcontainers could not start %s: %v", image, err))
+	}
+	uri, err := c.ConnectionString(ctx)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	opt, err := redis.ParseURL(uri)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	if err := ping(opt.Addr); err != nil {
+		t.Fatalf("redistest: container %s started but does not answer PING: %v", image, err)
+	}
+	return Server{Addr: opt.Addr, Source: "testcontainers " + image}
+}
+
+// Client returns a client of s with a single connection pool sized for
+// tests; it is closed when t ends.
+func (s Server) Client(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Prefix is a fresh key prefix for t, so tests sharing a Redis never meet.
+// Keys under it are deleted when t ends.
+func (s Server) Prefix(t testing.TB) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
+	prefix := "overshoot:" + strings.Trim(name, "-") + ":" + hex.EncodeToString(b) + ":"
+	t.Cleanup(func() {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return prefix
+}
+
+func unavailable(t testing.TB, reason string) {
+	t.Helper()
+	msg := "redis: " + reason + "; set " + EnvAddr + "=127.0.0.1:6379, or run `make redis-image` and set " + EnvImage + "=" + LocalImage
+	if os.Getenv(EnvRequire) == "1" {
+		t.Fatal(msg + " (" + EnvRequire + "=1)")
+	}
+	t.Skip(msg)
+}
+
+func ping(addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	var err error
+	for range 50 { // a restarted server takes a moment to listen
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err = c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// dockerReachable reports whether a Docker engine may be there: a
+// DOCKER_HOST, or the default socket.
+func dockerReachable() bool {
+	if os.Getenv("DOCKER_HOST") != "" {
+		return true
+	}
+	_, err := os.Stat("/var/run/docker.sock")
+	return err == nil
+}
+
+// loopbackOnly sets what testcontainers reads once per process, unless the
+// user has set it: a local socket is reached on 127.0.0.1, and Ryuk is off.
+func loopbackOnly() {
+	host := os.Getenv("DOCKER_HOST")
+	local := host == "" || strings.HasPrefix(host, "unix://")
+	if local && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+}

@@ -1,0 +1,263 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Deployment says who tells the algorithm the time and where its state
+// lives. The zero Deployment is invalid, so a Config that forgot to choose
+// one is an error rather than a silent default.
+type Deployment uint8
+
+// The deployments. Ideal is the reference every other run is compared with;
+// NodeClock, StoreClock and StoreWiped are atomic scripts in a shared store;
+// LocalSplit has no store; GetSet and LocalFull are the two deployment bugs.
+const (
+	// Ideal is one node with a true clock and its state in memory: each
+	// request is decided at the instant it is sent. Nodes, Skew, latency,
+	// Seed, WipeAt and RestartEvery are ignored.
+	Ideal Deployment = iota + 1
+	// NodeClock runs one atomic script per request in the store, and the
+	// time the script is told is the sending node's clock, read when it sent.
+	NodeClock
+	// StoreClock runs one atomic script per request in the store, and the
+	// script reads the store's own clock (true time) when it runs.
+	StoreClock
+	// StoreWiped is StoreClock whose store loses every key at true time
+	// WipeAt, before any script that arrives at that instant.
+	StoreWiped
+	// LocalSplit has no store: each node runs its own limiter of
+	// Rate/Nodes per Window with burst Burst/Nodes (integer division) on its
+	// own clock, decided when the request reaches it (the send time), and
+	// loses all its state whenever it restarts (see RestartEvery).
+	LocalSplit
+	// GetSet is the non-atomic bug: the node GETs the key's state, decides on
+	// its copy with its own clock when the reply arrives, and SETs the copy
+	// back (admitted or not), overwriting whatever the store holds by then.
+	GetSet
+	// LocalFull is the other bug: LocalSplit where every node is given the
+	// full limit instead of its share.
+	LocalFull
+)
+
+var deploymentNames = [...]string{
+	Ideal:      "ideal",
+	NodeClock:  "node-clock",
+	StoreClock: "store-clock",
+	StoreWiped: "store-wiped",
+	LocalSplit: "local-split",
+	GetSet:     "get-set",
+	LocalFull:  "local-full",
+}
+
+// Deployments lists every valid Deployment in declaration order.
+func Deployments() []Deployment {
+	return []Deployment{Ideal, NodeClock, StoreClock, StoreWiped, LocalSplit, GetSet, LocalFull}
+}
+
+// String is the deployment's short name, as ParseDeployment reads it.
+func (d Deployment) String() string {
+	if d.valid() {
+		return deploymentNames[d]
+	}
+	return fmt.Sprintf("Deployment(%d)", uint8(d))
+}
+
+// ParseDeployment is the inverse of Deployment.String.
+func ParseDeployment(name string) (Deployment, error) {
+	for _, d := range Deployments() {
+		if deploymentNames[d] == name {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("model: no deployment named %q", name)
+}
+
+func (d Deployment) valid() bool { return d >= Ideal && d <= LocalFull }
+
+// usesStore is true for the deployments whose state is in the shared store.
+func (d Deployment) usesStore() bool {
+	return d == NodeClock || d == StoreClock || d == StoreWiped || d == GetSet
+}
+
+func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
+
+// Arrival is one request: the key it is for (a small index, one limiter
+// state per key) and the true time, in µs, at which a node sends it.
+type Arrival struct {
+	Key  int
+	Time int64
+}
+
+// Legs fixes the mean one-way delays to and from the store, in µs, instead
+// of RTT/2 each. Out is node → store for the atomic script and for GET; Back
+// is store → node for the GET's reply; Set is from the GET/SET node's
+// decision to its SET reaching the store. Jitter applies to each of them.
+// The zero Legs means "RTT/2 each way"; any other Legs is used as given,
+// so a zero field in it is a leg without delay.
+//
+// A replay that measured the average delay of each step can run the model
+// with those averages and Jitter 0 (the "mean delay" model).
+type Legs struct {
+	Out, Back, Set int64
+}
+
+// Config is one simulated run. Run and Plan never modify it (in particular
+// Arrivals), so one Arrivals slice can be shared by concurrent runs.
+type Config struct {
+	// Algorithm decides; its Promise is what every admit is checked against.
+	Algorithm algos.Algorithm
+	// Limit is the limit the deployment is meant to enforce, per key.
+	Limit algos.Limit
+	// Deployment is who tells the time and where the state lives.
+	Deployment Deployment
+	// Nodes is how many nodes the balancer spreads requests over (at least 1).
+	Nodes int
+	// Skew is the distance, in µs, between the clocks of the first and the
+	// last node; node i reads true time + Offset(i, Nodes, Skew). With one
+	// node there is no skew.
+	Skew int64
+	// RTT is the round trip to the store in µs; each leg is RTT/2 unless
+	// Legs is set.
+	RTT int64
+	// Legs, when non-zero, replaces RTT/2 for each leg.
+	Legs Legs
+	// Jitter spreads each leg uniformly over ±Jitter percent of its mean
+	// (integer µs); 0 makes every leg exactly its mean. DefaultJitter is the
+	// design's ±25%.
+	Jitter int
+	// WipeAt is the true time at which a StoreWiped store drops every key.
+	// It must be positive for StoreWiped and is ignored otherwise.
+	WipeAt int64
+	// RestartEvery is the mean time in µs between restarts of one node in the
+	// local deployments; each gap is drawn uniformly from [1, 2·RestartEvery]
+	// by that node's own stream. 0 means nodes never restart.
+	RestartEvery int64
+	// Seed selects the random streams (balancer, legs, restarts).
+	Seed uint64
+	// Arrivals are the requests, sorted by Time, with Time ≥ 0 and
+	// 0 ≤ Key < MaxKeys.
+	Arrivals []Arrival
+}
+
+// DefaultJitter is the design's jitter on each leg to or from the store: ±25%.
+const DefaultJitter = 25
+
+// MaxKeys bounds key indices: the model keeps one state per key (and per
+// node for the local deployments) in a dense slice.
+const MaxKeys = 1 << 20
+
+// Offset is node i's clock offset from true time, in µs, when nodes clocks
+// are spread evenly across skew: -skew/2 + i·skew/(nodes-1), rounded down,
+// so that Offset(nodes-1) - Offset(0) = skew exactly. With one node it is 0.
+func Offset(i, nodes int, skew int64) int64 {
+	if nodes <= 1 {
+		return 0
+	}
+	// i·skew/(nodes-1) without overflow: split skew into quotient and rest.
+	d := int64(nodes - 1)
+	q, r := skew/d, skew%d
+	return int64(i)*q + int64(i)*r/d - skew/2
+}
+
+// legs returns the mean of each leg in µs.
+func (c *Config) legs() Legs {
+	if c.Legs != (Legs{}) {
+		return c.Legs
+	}
+	return Legs{Out: c.RTT / 2, Back: c.RTT / 2, Set: c.RTT / 2}
+}
+
+// Validate reports the first thing wrong with c, or nil. Run and Plan call
+// it; a Config that passes never makes them panic or overflow.
+func (c *Config) Validate() error {
+	_, err := c.validate()
+	return err
+}
+
+// validate checks c and returns the number of keys (the largest key + 1).
+func (c *Config) validate() (int, error) {
+	a := c.Algorithm
+	switch {
+	case a.Decide == nil:
+		return 0, fmt.Errorf("model: algorithm %q has no Decide function", a.Name)
+	case a.Promise == nil:
+		return 0, fmt.Errorf("model: algorithm %q has no Promise", a.Name)
+	}
+	if err := c.Limit.Validate(); err != nil {
+		return 0, fmt.Errorf("model: invalid limit: %w", err)
+	}
+	if !c.Deployment.valid() {
+		return 0, fmt.Errorf("model: unknown deployment %d (want one of %v)", c.Deployment, Deployments())
+	}
+	const maxSpan = algos.MaxTime / 8 // room for a skew, three legs and a send time
+	legs := c.legs()
+	switch {
+	case c.Nodes < 1:
+		return 0, fmt.Errorf("model: %d nodes; a deployment needs at least one", c.Nodes)
+	case c.Nodes > 1<<16:
+		return 0, fmt.Errorf("model: %d nodes is more than the model handles (65536)", c.Nodes)
+	case c.Skew < 0:
+		return 0, fmt.Errorf("model: negative skew %d µs; skew is the distance between the extreme clocks", c.Skew)
+	case c.Skew > maxSpan:
+		return 0, fmt.Errorf("model: skew of %d µs is too large", c.Skew)
+	case c.RTT < 0:
+		return 0, fmt.Errorf("model: negative round trip %d µs", c.RTT)
+	case c.RTT > maxSpan:
+		return 0, fmt.Errorf("model: round trip of %d µs is too large", c.RTT)
+	case legs.Out < 0 || legs.Back < 0 || legs.Set < 0:
+		return 0, fmt.Errorf("model: negative leg in %+v", legs)
+	case legs.Out > maxSpan || legs.Back > maxSpan || legs.Set > maxSpan:
+		return 0, fmt.Errorf("model: leg in %+v is too large", legs)
+	case c.Jitter < 0 || c.Jitter > 100:
+		return 0, fmt.Errorf("model: jitter of %d%% is outside 0-100%%", c.Jitter)
+	case c.WipeAt < 0:
+		return 0, fmt.Errorf("model: negative wipe time %d µs", c.WipeAt)
+	case c.Deployment == StoreWiped && c.WipeAt == 0:
+		return 0, errors.New("model: deployment store-wiped needs WipeAt > 0, the true time of the wipe")
+	case c.RestartEvery < 0:
+		return 0, fmt.Errorf("model: negative RestartEvery %d µs", c.RestartEvery)
+	case c.RestartEvery > maxSpan:
+		return 0, fmt.Errorf("model: RestartEvery of %d µs is too large", c.RestartEvery)
+	}
+	if c.Deployment == LocalSplit {
+		n := int64(c.Nodes)
+		if c.Limit.Rate < n || c.Limit.Burst < n {
+			return 0, fmt.Errorf("model: local-split over %d nodes needs a rate and burst of at least %d each, have %v", c.Nodes, c.Nodes, c.Limit)
+		}
+	}
+	keys := 0
+	prev := int64(0)
+	for i, a := range c.Arrivals {
+		switch {
+		case a.Key < 0 || a.Key >= MaxKeys:
+			return 0, fmt.Errorf("model: arrival %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
+		case a.Time < 0:
+			return 0, fmt.Errorf("model: arrival %d is at negative time %d µs", i, a.Time)
+		case a.Time > maxSpan:
+			return 0, fmt.Errorf("model: arrival %d at %d µs is too late", i, a.Time)
+		case a.Time < prev:
+			return 0, fmt.Errorf("model: arrivals are not sorted: arrival %d at %s comes after one at %s",
+				i, algos.FormatTime(a.Time), algos.FormatTime(prev))
+		}
+		prev = a.Time
+		keys = max(keys, a.Key+1)
+	}
+	return keys, nil
+}
+
+// localLimit is the limit each node enforces in a local deployment.
+func (c *Config) localLimit() (algos.Limit, error) {
+	if c.Deployment != LocalSplit {
+		return c.Limit, nil
+	}
+	n := int64(c.Nodes)
+	l, err := algos.NewLimit(c.Limit.Rate/n, c.Limit.Window, c.Limit.Burst/n)
+	if err != nil {
+		return algos.Limit{}, fmt.Errorf("model: local-split share of %v over %d nodes: %w", c.Limit, c.Nodes, err)
+	}
+	return l, nil
+}

@@ -1,0 +1,51 @@
+// Package model is overshoot's deterministic discrete-event simulator: it
+// plays a list of requests through one algorithm deployed one way (several
+// nodes with skewed clocks, a store a round trip away, wipes, restarts, two
+// classic deployment bugs) and reports what was admitted, when in true time,
+// and whether the algorithm's own promise held.
+//
+// # The model in one page
+//
+// Time is an int64 count of microseconds of true time. Everything below is a
+// statement about that one timeline; a node's clock is true time plus a fixed
+// offset, and the store's clock is true time itself (Redis TIME).
+//
+//   - Requests. Config.Arrivals lists them: a key index and the true time a
+//     node sends the request. The list is sorted by time and is the only
+//     traffic; the model never invents requests. The same list can be handed
+//     to every deployment, so that deployments differ only in how they decide.
+//   - Nodes. A load balancer sends each request to a node chosen uniformly at
+//     random. Node i's clock reads true time + Offset(i, N, skew), offsets
+//     spread evenly so the first and the last node are exactly Skew apart.
+//   - The store. It is a round trip away: the leg to the store and the leg
+//     back each take RTT/2 (or Config.Legs), jittered uniformly by ±Jitter%.
+//     An operation runs when it arrives, instantly and one at a time; two that
+//     arrive in the same µs run in request order, and a request's GET runs
+//     before its own SET. A script that reads TIME sees true time.
+//   - Decisions are algos.DecideFunc calls. Who tells the algorithm the time,
+//     and where the state lives, is the Deployment.
+//   - The check. Every admitted request is placed at the true time it was
+//     decided (when the store ran the script; when a local node decided;
+//     when a GET/SET node decided on its copy), and each key's admits are
+//     checked against Algorithm.Promise(Limit) for the whole configured
+//     limit: the promise the deployment is supposed to keep.
+//
+// # Determinism
+//
+// Randomness comes from math/rand/v2 PCG generators, one per purpose, each
+// seeded from (Config.Seed, a constant naming the purpose): the balancer,
+// the legs to the store, the legs back and to SET, and each node's restarts.
+// Changing the number of deployments, or the deployment, never changes the
+// draws of another purpose. The simulator starts no goroutines, iterates no
+// maps and reads no clock, so the same Config gives the same Result, bit for
+// bit, on any number of CPUs. The only floating point in overshoot's traffic
+// lives in package scenarios, not here: the model is integer arithmetic.
+//
+// # Cost
+//
+// Run allocates a handful of slices per run (the plan, the outcomes, the
+// admit times) and nothing per request, apart from the sliding log's buffer
+// when a key starts from empty. Atomic deployments keep the store's pending
+// operations in a small binary heap ordered by (arrival at the store,
+// request, GET before SET); it holds only the requests in flight.
+package model

@@ -1,0 +1,108 @@
+package model
+
+import (
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Purposes name the random streams. Each stream is a PCG seeded from
+// (Config.Seed, purpose), so the draws for one purpose never depend on how
+// many draws another purpose made: adding a deployment, a node's restarts or
+// jitter never changes which node a request goes to.
+const (
+	purposeBalancer uint64 = 0x62616c616e636572 // "balancer": node per request
+	purposeOut      uint64 = 0x6c65672d6f757420 // "leg-out ": node → store
+	purposeBack     uint64 = 0x6c65672d6261636b // "leg-back": store → node, node → SET
+	purposeRestart  uint64 = 0x7265737461727400 // "restart" | node: one stream per node
+)
+
+// stream is a PCG generator with the two draws the model needs. It is a
+// value (no pointer, no interface) so a draw is a few inlined instructions.
+type stream struct{ pcg rand.PCG }
+
+func newStream(seed, purpose uint64) stream {
+	var s stream
+	s.pcg.Seed(seed, purpose)
+	return s
+}
+
+// below is uniform in [0, n) for n > 0 (Lemire's multiply-and-reject, the
+// method math/rand/v2 uses, written out so its output is fixed here).
+func (s *stream) below(n uint64) uint64 {
+	hi, lo := bits.Mul64(s.pcg.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(s.pcg.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+// leg draws one leg's delay: uniform over [mean-j, mean+j] with j = mean·jitter%.
+// With no jitter it draws nothing.
+type leg struct {
+	base int64
+	span uint64 // 2j+1 values
+}
+
+func newLeg(mean int64, jitter int) leg {
+	j := mean/100*int64(jitter) + mean%100*int64(jitter)/100
+	return leg{base: mean - j, span: uint64(2*j + 1)}
+}
+
+func (l leg) draw(s *stream) int64 {
+	if l.span == 1 {
+		return l.base
+	}
+	return l.base + int64(s.below(l.span))
+}
+
+// Planned is one request as the deployment plays it before anything reaches
+// the store: which key, when it is sent in true time, which node the
+// balancer chose, and what that node's clock read when it sent. A live
+// replay that plays Plan's output plays exactly the traffic Run simulates.
+//
+// Clock - Send is the node's offset; a node that reads its clock later (the
+// GET/SET node deciding when its reply arrives at true time d) reads
+// d + (Clock - Send).
+type Planned struct {
+	Key   int
+	Node  int
+	Send  int64
+	Clock int64
+}
+
+// Plan validates cfg and returns, for every arrival in order, the request as
+// the balancer and the node clocks make it. Run uses the same plan. For Ideal
+// every request is on node 0 with a true clock. The balancer's choice depends
+// only on Seed, Nodes and the number of requests before it, so it is the same
+// for every non-ideal deployment.
+func Plan(cfg Config) ([]Planned, error) {
+	if _, err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	p := make([]Planned, len(cfg.Arrivals))
+	cfg.plan(p)
+	return p, nil
+}
+
+// plan fills dst (len(c.Arrivals)) for a validated config.
+func (c *Config) plan(dst []Planned) {
+	if c.Deployment == Ideal || c.Nodes == 1 {
+		for i, a := range c.Arrivals {
+			dst[i] = Planned{Key: a.Key, Send: a.Time, Clock: a.Time}
+		}
+		return
+	}
+	offsets := make([]int64, c.Nodes)
+	for i := range offsets {
+		offsets[i] = Offset(i, c.Nodes, c.Skew)
+	}
+	bal := newStream(c.Seed, purposeBalancer)
+	n := uint64(c.Nodes)
+	for i, a := range c.Arrivals {
+		node := int(bal.below(n))
+		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Time, Clock: a.Time + offsets[node]}
+	}
+}

@@ -1,0 +1,92 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Store is the shared store on its own: one algos.State per key, changed
+// only by the operations a caller applies, in the order it applies them.
+// Run drives one; a live replay can drive another with the execution order
+// and times it measured on Redis, and so get the model's decisions for
+// exactly what Redis ran.
+//
+// Design notes: the store has no clock and no latency; it is the "script
+// runs when it arrives, one at a time" half of the model, so whoever calls
+// it decides the order (Run: by arrival at the store; a replay: by what
+// Redis reported). Call is one atomic script; Get and Set are the two halves
+// of the non-atomic bug, with the decision in between made by the caller
+// on its copy. A Store is not safe for concurrent use, like the
+// single-threaded server it stands for.
+type Store struct {
+	decide algos.DecideFunc
+	limit  algos.Limit
+	states []algos.State
+}
+
+// NewStore returns an empty store (every key absent) for keys keys of algo
+// under limit. It fails on an invalid limit or an algorithm without Decide.
+// Keys beyond keys are added on first use; a negative key panics, as a
+// negative slice index does.
+func NewStore(algo algos.Algorithm, limit algos.Limit, keys int) (*Store, error) {
+	if algo.Decide == nil {
+		return nil, fmt.Errorf("model: algorithm %q has no Decide function", algo.Name)
+	}
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("model: invalid limit: %w", err)
+	}
+	return &Store{decide: algo.Decide, limit: limit, states: make([]algos.State, max(0, keys))}, nil
+}
+
+// state is the stored state of key, adding keys as needed.
+func (s *Store) state(key int) *algos.State {
+	if key >= len(s.states) {
+		s.states = append(s.states, make([]algos.State, key+1-len(s.states))...)
+	}
+	return &s.states[key]
+}
+
+// Keys is the number of keys the store has room for.
+func (s *Store) Keys() int { return len(s.states) }
+
+// Call runs the atomic script for key: the algorithm decides with the time
+// it is told (now, µs) on the stored state and the store keeps the new state.
+func (s *Store) Call(key int, now int64) algos.Decision {
+	return s.decide(s.state(key), now, s.limit)
+}
+
+// Get returns a copy of key's stored state (the zero State if absent), as a
+// GET over the network would: later changes to the store do not show in it.
+func (s *Store) Get(key int) algos.State {
+	return s.state(key).Clone()
+}
+
+// Set overwrites key's stored state with a copy of st, whatever the store
+// held: the SET of the non-atomic bug. The store keeps no reference to st.
+func (s *Store) Set(key int, st algos.State) {
+	copyState(s.state(key), &st)
+}
+
+// Wipe drops every key, as a store that restarts without persistence does.
+func (s *Store) Wipe() { clear(s.states) }
+
+// copyState makes *dst a copy of *src that shares no memory with it, reusing
+// dst's own log buffer when it is large enough, so that the GET/SET
+// simulation allocates nothing once its buffers have grown. dst and src
+// must own distinct buffers (or be the same State).
+func copyState(dst, src *algos.State) {
+	buf := dst.Log
+	*dst = *src
+	if src.Log == nil {
+		return
+	}
+	live := src.Log[src.Head:]
+	if cap(buf) < len(live) || buf == nil {
+		buf = make([]int64, len(live), max(16, 2*len(live)))
+	} else {
+		buf = buf[:len(live)]
+	}
+	copy(buf, live)
+	dst.Log, dst.Head = buf, 0
+}

@@ -1,0 +1,91 @@
+package properties
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"pgregory.net/rapid"
+)
+
+// Property is one claim about an algorithm, ready for rapid.
+type Property struct {
+	Name   string // the subtest name, e.g. "promise-holds"
+	Claim  string // what passing it shows, in one sentence
+	Checks int    // how many cases Check runs by default
+	Prop   func(*rapid.T)
+}
+
+// Properties lists the contract for algo, in the order Check runs it. The
+// step-back claim of no double refill is included only with
+// WithNoDoubleRefill, since the token bucket and the window counters break
+// it by design.
+func Properties(algo algos.Algorithm, opts ...Option) []Property {
+	c := configure(opts)
+	ps := []Property{
+		{"promise-holds", "the algorithm's own promise holds on one node with a true clock", 5000, PromiseHolds(algo, opts...)},
+		{"burst-from-idle", "from idle, one instant gets exactly the promised burst, then a deny", 2000, BurstFromIdle(algo, opts...)},
+		{"retry-after-honest", "a retry at exactly now+RetryAfter is admitted (and, if ExactRetry, one µs earlier is not)", 2000, RetryAfterHonest(algo, opts...)},
+		{"retry-loop-never-extends", "retrying while denied never moves the deadline now+RetryAfter later", 2000, RetryLoopNeverExtends(algo, opts...)},
+		{"remaining-never-negative", "remaining, retry-after and reset are never negative, and a denial has remaining 0 and a retry-after", 3000, RemainingNeverNegative(algo, opts...)},
+		{"remaining-is-exact", "exactly Remaining more requests are admitted at the same instant", 1000, RemainingIsExact(algo, opts...)},
+		{"reset-reaches-idle", "at now+Reset the key grants a full burst again", 1000, ResetReachesIdle(algo, opts...)},
+		{"refill-capped-after-idle", "after an hour or more idle, one admit leaves exactly the burst minus one", 3000, RefillCappedAfterIdle(algo, opts...)},
+		{"step-back-no-negative-refill", "a clock stepping back never makes remaining negative, nor leaves the key worse off than its own admits once the clock has caught up", 2000, StepBackNoNegativeRefill(algo, opts...)},
+		{"step-back-no-long-lockout", "after a step back, a denial waits at most the step plus the longest wait from full to idle", 2000, StepBackNoLongLockout(algo, opts...)},
+	}
+	if c.noDoubleRefill {
+		ps = append(ps, Property{"step-back-no-double-refill", "a node whose clock is behind never leaves the key better off once the clock has caught up", 2000, StepBackNoDoubleRefill(algo, opts...)})
+	}
+	for i := range ps {
+		if c.checks > 0 {
+			ps[i].Checks = c.checks
+		}
+	}
+	return ps
+}
+
+// Check runs every property of Properties(algo, opts...) on algo, each as
+// a subtest, with its Checks cases (rounded up to whole runs of
+// -rapid.checks, default 100; -short runs a fifth), and logs how many cases
+// each ran. A property that breaks fails its subtest with rapid's shrunk
+// counterexample; the others still run.
+func Check(t *testing.T, algo algos.Algorithm, opts ...Option) {
+	t.Helper()
+	for _, p := range Properties(algo, opts...) {
+		t.Run(p.Name, func(t *testing.T) {
+			cases := 0
+			counted := func(rt *rapid.T) { cases++; p.Prop(rt) }
+			for range rounds(p.Checks) {
+				rapid.Check(quiet{t}, counted)
+			}
+			t.Logf("%s: %d cases: %s", algo.Name, cases, p.Claim)
+		})
+	}
+}
+
+// quiet is t without rapid's "OK, passed N tests" line, which would repeat
+// once per run; Check logs the total instead.
+type quiet struct{ *testing.T }
+
+func (q quiet) Logf(format string, args ...any) {
+	if strings.HasPrefix(format, "[rapid] OK") {
+		return
+	}
+	q.T.Helper()
+	q.T.Logf(format, args...)
+}
+
+// rounds is how many calls of rapid.Check make at least checks cases.
+func rounds(checks int) int {
+	per := 100
+	if f := flag.Lookup("rapid.checks"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if n, ok := g.Get().(int); ok && n > 0 {
+				per = n
+			}
+		}
+	}
+	return max(1, (checks+per-1)/per)
+}

@@ -1,0 +1,131 @@
+package properties
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"pgregory.net/rapid"
+)
+
+// Fails runs prop for at least checks cases (whole runs of -rapid.checks)
+// and reports whether it failed, with rapid's report: the failure message
+// and the shrunk counterexample (rapid's "[rapid] draw ..." lines and the
+// property's own message, replayed on the minimal case). It is how a test
+// shows that a planted bug is caught. It leaves no rapid fail file behind.
+// It must run inside a test (rapid reads the test flags).
+func Fails(prop func(*rapid.T), checks int) (failed bool, report string) {
+	for range rounds(checks) {
+		r := newRecorder()
+		r.check(prop)
+		if r.Failed() {
+			return true, r.report()
+		}
+	}
+	return false, ""
+}
+
+// recorder is a rapid.TB that keeps what rapid says instead of failing a
+// test.
+type recorder struct {
+	name    string
+	created []string // folders that rapid's fail file created, deepest last
+
+	mu     sync.Mutex
+	text   strings.Builder
+	failed bool
+}
+
+var recorders atomic.Int64
+
+func newRecorder() *recorder {
+	// A name of its own, so rapid neither replays nor mixes fail files.
+	return &recorder{name: fmt.Sprintf("overshoot-fails-%d-%d", os.Getpid(), recorders.Add(1))}
+}
+
+// stop unwinds rapid.Check after it calls FailNow on the recorder.
+type stop struct{}
+
+func (r *recorder) check(prop func(*rapid.T)) {
+	dir := filepath.Join("testdata", "rapid", r.name)
+	for _, d := range []string{"testdata", filepath.Join("testdata", "rapid"), dir} {
+		if _, err := os.Stat(d); os.IsNotExist(err) {
+			r.created = append(r.created, d)
+		}
+	}
+	defer r.removeFailFile()
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(stop); !ok {
+				panic(p)
+			}
+		}
+	}()
+	rapid.Check(r, prop)
+}
+
+var failFile = regexp.MustCompile(`-rapid\.failfile="([^"]+)"`)
+
+// removeFailFile deletes the fail file rapid wrote and the folders it made.
+func (r *recorder) removeFailFile() {
+	r.mu.Lock()
+	m := failFile.FindStringSubmatch(r.text.String())
+	r.mu.Unlock()
+	if m != nil && strings.Contains(m[1], r.name) {
+		os.Remove(m[1])
+	}
+	for i := len(r.created) - 1; i >= 0; i-- {
+		os.Remove(r.created[i]) // only if empty
+	}
+}
+
+// report is what rapid said, without the line on reproducing it through a
+// fail file that no longer exists.
+func (r *recorder) report() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(r.text.String()), "\n") {
+		if !strings.HasPrefix(line, "To reproduce, specify") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *recorder) write(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.text.WriteString(strings.TrimSuffix(s, "\n"))
+	r.text.WriteString("\n")
+}
+
+func (r *recorder) fail() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Name() string                      { return r.name }
+func (r *recorder) Logf(format string, args ...any)   { r.write(fmt.Sprintf(format, args...)) }
+func (r *recorder) Log(args ...any)                   { r.write(fmt.Sprintln(args...)) }
+func (r *recorder) Errorf(format string, args ...any) { r.Logf(format, args...); r.fail() }
+func (r *recorder) Error(args ...any)                 { r.Log(args...); r.fail() }
+func (r *recorder) Fatalf(format string, args ...any) { r.Logf(format, args...); r.FailNow() }
+func (r *recorder) Fatal(args ...any)                 { r.Log(args...); r.FailNow() }
+func (r *recorder) FailNow()                          { r.fail(); panic(stop{}) }
+func (r *recorder) Fail()                             { r.fail() }
+func (r *recorder) Skipf(format string, args ...any)  { r.Logf(format, args...); panic(stop{}) }
+func (r *recorder) Skip(args ...any)                  { r.Log(args...); panic(stop{}) }
+func (r *recorder) SkipNow()                          { panic(stop{}) }
+
+func (r *recorder) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}

@@ -1,0 +1,102 @@
+package properties
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"pgregory.net/rapid"
+)
+
+// Hour is an hour in µs: the idle spells are at least this long.
+const Hour = 3600 * algos.Second
+
+// SmallLimits draws limits small enough that every edge gets hit: 1 to 6
+// requests per 1 to 40 µs (now and then per 1 ms or 1 s), bursts of 1 to 8.
+// Rates above the window give emission intervals below 1 µs, and most pairs
+// give fractional ones.
+func SmallLimits() *rapid.Generator[algos.Limit] {
+	return rapid.Custom(func(t *rapid.T) algos.Limit {
+		rate := rapid.Int64Range(1, 6).Draw(t, "rate")
+		window := rapid.OneOf(rapid.Int64Range(1, 40), rapid.SampledFrom([]int64{1000, algos.Second})).Draw(t, "window")
+		burst := rapid.Int64Range(1, 8).Draw(t, "burst")
+		return algos.MustLimit(rate, window, burst)
+	})
+}
+
+// Arrivals draws the times one node with a true clock calls at: sorted,
+// starting near 0 or anywhere up to MaxTime/2, mixing calls at the same µs
+// (bursts), 1 µs gaps, gaps of about W and about k·W/L, jumps to just
+// before, onto and just after the next aligned window edge, and idle spells
+// of an hour to a day. It shrinks towards fewer calls, all at one instant.
+func Arrivals(l algos.Limit) *rapid.Generator[[]int64] {
+	return rapid.Custom(func(t *rapid.T) []int64 {
+		now := rapid.OneOf(rapid.Int64Range(0, 3*l.Window), rapid.Int64Range(0, algos.MaxTime/2)).Draw(t, "start")
+		n := rapid.IntRange(0, 64).Draw(t, "n")
+		times := make([]int64, 0, n)
+		for range n {
+			now = min(algos.MaxTime, now+gap(t, l, now))
+			times = append(times, now)
+		}
+		return times
+	})
+}
+
+// gap draws the wait before the next call (never negative).
+func gap(t *rapid.T, l algos.Limit, now int64) int64 {
+	w := l.Window
+	var g int64
+	switch rapid.IntRange(0, 15).Draw(t, "kind") {
+	case 0, 1, 2, 3, 4, 5:
+		g = 0
+	case 6:
+		g = 1
+	case 7, 8:
+		g = rapid.Int64Range(0, 2*w).Draw(t, "small")
+	case 9, 10:
+		g = w + nudge(t)
+	case 11:
+		g = nextEdge(now, w) - now + nudge(t)
+	case 12, 13, 14:
+		g = rapid.Int64Range(1, 3).Draw(t, "intervals")*interval(l) + nudge(t)
+	default:
+		g = Hour + rapid.Int64Range(0, 24*Hour).Draw(t, "idle")
+	}
+	return max(0, g)
+}
+
+// stepBack draws how far a node's clock steps back from now: 1 µs, about a
+// window, to about the start of the current aligned window (so the step
+// often crosses an edge), about k·W/L, anything up to 3·W, or an hour. It
+// is at least 1 unless now is 0.
+func stepBack(t *rapid.T, l algos.Limit, now int64) int64 {
+	w := l.Window
+	var s int64
+	switch rapid.IntRange(0, 5).Draw(t, "step kind") {
+	case 0:
+		s = 1
+	case 1:
+		s = w + nudge(t)
+	case 2:
+		s = now - floorDiv(now, w)*w + nudge(t)
+	case 3:
+		s = rapid.Int64Range(1, 3).Draw(t, "intervals")*interval(l) + nudge(t)
+	case 4:
+		s = rapid.Int64Range(1, 3*w).Draw(t, "step")
+	default:
+		s = Hour
+	}
+	return min(now, max(1, s))
+}
+
+func nudge(t *rapid.T) int64 { return rapid.Int64Range(-1, 1).Draw(t, "nudge") }
+
+// interval is W/L rounded up: the emission interval in whole µs.
+func interval(l algos.Limit) int64 { return (l.Window + l.Rate - 1) / l.Rate }
+
+func nextEdge(now, w int64) int64 { return (floorDiv(now, w) + 1) * w }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,37 @@
+package properties
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"pgregory.net/rapid"
+)
+
+// RefillCappedAfterIdle claims that a long idle spell refills the key to
+// idle and no further: after any traffic and then at least max(1 h,
+// MaxWait(l)) without a call (up to the end of MaxTime), one call is
+// admitted and leaves exactly the promised burst minus one (Burst-1 for
+// buckets, Rate-1 for windows).
+func RefillCappedAfterIdle(algo algos.Algorithm, opts ...Option) func(*rapid.T) {
+	c := configure(opts)
+	return func(t *rapid.T) {
+		l := c.limits.Draw(t, "limit")
+		times := Arrivals(l).Draw(t, "arrivals")
+		s, calls := replay(algo, l, times, nil)
+		last := int64(0)
+		if len(times) > 0 {
+			last = times[len(times)-1]
+		}
+		least := max(Hour, c.maxWait(l))
+		extra := rapid.OneOf(
+			rapid.Int64Range(0, 2*l.Window),
+			rapid.Int64Range(0, 30*24*Hour),
+			rapid.Int64Range(0, max(0, algos.MaxTime-last-least)),
+		).Draw(t, "idle beyond the least")
+		at := last + least + extra
+		n := atOneInstant(t, algo.Promise(l))
+		d := algo.Decide(&s, at, l)
+		calls = append(calls, call{at, d})
+		if !d.Allowed || d.Remaining != n-1 {
+			t.Fatalf("%s under %v: after %s idle, want an admit leaving %d, got %+v%s", algo.Name, l, algos.FormatMicros(at-last), n-1, d, trace(calls))
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package properties
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"pgregory.net/rapid"
+)
+
+// Option adjusts what the properties draw and claim.
+type Option func(*config)
+
+type config struct {
+	limits         *rapid.Generator[algos.Limit]
+	maxWait        func(algos.Limit) int64
+	checks         int
+	noDoubleRefill bool
+}
+
+func configure(opts []Option) config {
+	c := config{limits: SmallLimits(), maxWait: DefaultMaxWait}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithLimits draws the limits from g instead of SmallLimits.
+func WithLimits(g *rapid.Generator[algos.Limit]) Option {
+	return func(c *config) { c.limits = g }
+}
+
+// WithLimit holds every property to the one limit l.
+func WithLimit(l algos.Limit) Option { return WithLimits(rapid.Just(l)) }
+
+// WithMaxWait sets the longest a key can take, on one node with a true
+// clock, to go from full to idle under l; the idle and step-back properties
+// use it as a bound. The default, DefaultMaxWait, covers the six.
+func WithMaxWait(f func(algos.Limit) int64) Option {
+	return func(c *config) { c.maxWait = f }
+}
+
+// WithChecks makes Check run n cases of every property.
+func WithChecks(n int) Option { return func(c *config) { c.checks = n } }
+
+// WithNoDoubleRefill adds StepBackNoDoubleRefill to Check, for algorithms
+// whose state only moves forward (leaky bucket, GCRA, sliding log).
+func WithNoDoubleRefill() Option { return func(c *config) { c.noDoubleRefill = true } }
+
+// DefaultMaxWait is max(2·W, ⌈B·W/L⌉): a bucket drains a full burst in
+// B·W/L, and a window algorithm forgets its last admit within two windows
+// (the sliding counter carries the previous one).
+func DefaultMaxWait(l algos.Limit) int64 {
+	return max(2*l.Window, (l.Capacity()+l.Refill-1)/l.Refill)
+}

@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// A hunt asks one question of a deployed algorithm: under conditions where
+// its promise must hold exactly, does any run break it? It is how overshoot
+// checks its own checker (planted bugs must be caught, correct deployments
+// must stay clean), and how a user checks a limiter of their own.
+
+// Suspect is an algorithm deployed one way, to be hunted for violations.
+type Suspect struct {
+	// Name labels the suspect in reports; empty means "algorithm, deployment".
+	Name       string
+	Algorithm  algos.Algorithm
+	Deployment model.Deployment
+}
+
+func (s Suspect) label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Algorithm.Name + ", " + s.Deployment.String()
+}
+
+// HuntOptions are the mutants' conditions: 4 nodes, a 1 ms round trip
+// (±25% a leg), clocks in agreement, nothing restarting, the four clients at
+// 100 per second, 200 seeds of 12 s each. Only the deployment's own mistake
+// or the algorithm's own bug can break a promise under them.
+func HuntOptions() Options {
+	o := DefaultOptions()
+	o.Duration = 12 * algos.Second
+	o.WipeAt = o.Duration / 2 // unused: no suspect deployment wipes unless asked
+	o.Skew, o.RestartEvery = 0, 0
+	o.Seeds = make([]uint64, 200)
+	for i := range o.Seeds {
+		o.Seeds[i] = uint64(i + 1)
+	}
+	return o
+}
+
+// Verdict is what a hunt found for one suspect.
+type Verdict struct {
+	Suspect string
+	// Caught is true when at least one seed's run broke the promise.
+	Caught bool
+	// SeedsCaught of Seeds runs broke it; FirstSeed is the lowest seed that
+	// did (0 when none), FirstClient its first broken client, and First its
+	// first violation, with the reason in words.
+	SeedsCaught, Seeds int
+	FirstSeed          uint64
+	FirstClient        Client
+	First              *algos.Violation
+	// Requests is how many requests the hunt simulated, for throughput.
+	Requests int
+}
+
+// Hunt runs every suspect on every seed of o (all four clients, each on its
+// own key) and reports, per suspect, whether the algorithm's promise was
+// broken, first where and how often. Skew and RestartEvery of o apply to
+// every suspect; HuntOptions sets both to zero. The verdicts depend on the
+// suspects and o alone, not on o.Workers.
+func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if len(suspects) == 0 {
+		return nil, errors.New("scenarios: no suspects to hunt")
+	}
+	algs := make([]algos.Algorithm, len(suspects))
+	for i, s := range suspects {
+		algs[i] = s.Algorithm
+		algs[i].Name = fmt.Sprint(i, ":", s.Algorithm.Name) // names may repeat across deployments
+	}
+	if _, err := checkAlgorithms(algs); err != nil {
+		return nil, err
+	}
+	traffic, err := o.traffic()
+	if err != nil {
+		return nil, err
+	}
+	ns := len(o.Seeds)
+	runs := make([][NumClients]ClientRun, len(suspects)*ns)
+	err = o.parallel(len(runs), func(i int) error {
+		s := suspects[i/ns]
+		col := Column{Name: s.Deployment.String(), Deployment: s.Deployment, Skew: o.Skew, RestartEvery: o.RestartEvery}
+		clients, err := measure(o.config(s.Algorithm, col, o.Seeds[i%ns], traffic[i%ns]), o.WipeAt)
+		if err != nil {
+			return fmt.Errorf("scenarios: hunting %s, seed %d: %w", s.label(), o.Seeds[i%ns], err)
+		}
+		runs[i] = clients
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	verdicts := make([]Verdict, len(suspects))
+	for i, s := range suspects {
+		v := Verdict{Suspect: s.label(), Seeds: ns}
+		for j, run := range runs[i*ns : (i+1)*ns] {
+			broken := false
+			for _, c := range Clients() {
+				v.Requests += run[c].Requests
+				if run[c].Violation == nil || broken {
+					continue
+				}
+				broken = true
+				if !v.Caught {
+					v.Caught, v.FirstSeed, v.FirstClient, v.First = true, o.Seeds[j], c, run[c].Violation
+				}
+			}
+			if broken {
+				v.SeedsCaught++
+			}
+		}
+		verdicts[i] = v
+	}
+	return verdicts, nil
+}
+
+// WriteVerdicts renders verdicts as an aligned table, one row per suspect.
+func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "deployment\tverdict\tfirst seed\tseeds caught\tfirst violation")
+	fmt.Fprintln(tw, "----------\t-------\t----------\t------------\t---------------")
+	for _, v := range verdicts {
+		verdict, first, reason := "clean", "-", "-"
+		if v.Caught {
+			verdict, first = "caught", fmt.Sprint(v.FirstSeed)
+			reason = v.FirstClient.String() + " client: " + v.First.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", v.Suspect, verdict, first, v.SeedsCaught, v.Seeds, strings.ReplaceAll(reason, "\t", " "))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,270 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/scenarios"
+)
+
+// small is a quick table: 3 seeds of 6 s.
+func small() scenarios.Options {
+	o := scenarios.DefaultOptions()
+	o.Seeds = []uint64{1, 2, 3}
+	o.Duration = 6 * algos.Second
+	o.WipeAt = 3*algos.Second + algos.Second/2
+	return o
+}
+
+func TestTrafficIsTheSeedsAlone(t *testing.T) {
+	l := algos.MustLimit(100, algos.Second, 100)
+	a, err := scenarios.Traffic(1, l, 20*algos.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := scenarios.Traffic(1, l, 20*algos.Second)
+	c, _ := scenarios.Traffic(2, l, 20*algos.Second)
+	if !slices.Equal(a, b) {
+		t.Fatal("the same seed gave different traffic")
+	}
+	if slices.Equal(a, c) {
+		t.Fatal("seeds 1 and 2 gave the same traffic")
+	}
+	// The burst's limit does not change the traffic: it depends on L and W.
+	if d, _ := scenarios.Traffic(1, algos.MustLimit(100, algos.Second, 7), 20*algos.Second); !slices.Equal(a, d) {
+		t.Error("the burst changed the traffic")
+	}
+	if !slices.IsSortedFunc(a, func(x, y model.Arrival) int { return int(x.Time - y.Time) }) {
+		t.Fatal("traffic is not sorted by time")
+	}
+	per := make([][]int64, scenarios.NumClients)
+	for _, r := range a {
+		if r.Key < 0 || r.Key >= scenarios.NumClients || r.Time < 0 || r.Time >= 20*algos.Second {
+			t.Fatalf("request %+v outside the four keys or the run", r)
+		}
+		per[r.Key] = append(per[r.Key], r.Time)
+	}
+	// Flood: Poisson at 500/s for 20 s, 10,000 expected (sd 100).
+	if n := len(per[scenarios.Flood]); n < 9_500 || n > 10_500 {
+		t.Errorf("flood sent %d requests in 20 s, want about 10,000", n)
+	}
+	// Boundary: 100 in the 10 ms before and 100 in the 10 ms after 1 s, 3 s, ..., 19 s.
+	if n := len(per[scenarios.Boundary]); n != 10*200 {
+		t.Errorf("boundary sent %d requests, want 2,000", n)
+	}
+	for _, ts := range per[scenarios.Boundary] {
+		edge := (ts + algos.Second/2) / algos.Second * algos.Second
+		if edge%(2*algos.Second) != algos.Second || ts < edge-10_000 || ts >= edge+10_000 {
+			t.Fatalf("boundary request at %s is not within 10 ms of an odd second", algos.FormatTime(ts))
+		}
+	}
+	// On-off: only during [5k, 5k+2) s, about 4 × 1,000.
+	for _, ts := range per[scenarios.OnOff] {
+		if ts%(5*algos.Second) >= 2*algos.Second {
+			t.Fatalf("on-off request at %s falls in an off period", algos.FormatTime(ts))
+		}
+	}
+	if n := len(per[scenarios.OnOff]); n < 3_700 || n > 4_300 {
+		t.Errorf("on-off sent %d requests, want about 4,000", n)
+	}
+	// Honest: evenly at 90/s, 1,800 in 20 s, gaps of 11,111 or 11,112 µs.
+	h := per[scenarios.Honest]
+	if len(h) != 1_800 {
+		t.Errorf("honest sent %d requests in 20 s, want 1,800", len(h))
+	}
+	for i := 1; i < len(h); i++ {
+		if gap := h[i] - h[i-1]; gap != 11_111 && gap != 11_112 {
+			t.Fatalf("honest gap %d µs at request %d", gap, i)
+		}
+	}
+	if _, err := scenarios.Traffic(1, algos.Limit{}, algos.Second); err == nil {
+		t.Error("Traffic accepted a zero limit")
+	}
+	if _, err := scenarios.Traffic(1, l, 0); err == nil {
+		t.Error("Traffic accepted a zero duration")
+	}
+}
+
+func tableBytes(t *testing.T, o scenarios.Options) []byte {
+	t.Helper()
+	r, err := scenarios.Table(algos.All(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if n, err := r.WriteTo(&b); err != nil || n != int64(b.Len()) {
+		t.Fatalf("WriteTo: %d, %v", n, err)
+	}
+	return b.Bytes()
+}
+
+func sweepBytes(t *testing.T, o scenarios.Options) []byte {
+	t.Helper()
+	r, err := scenarios.Sweep(algos.All(), o, []int64{0, 25_000, 50_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := r.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestReportsDoNotDependOnWorkers(t *testing.T) {
+	o := small()
+	want, wantSweep := tableBytes(t, o), sweepBytes(t, o)
+	for _, workers := range []int{1, 3, 16} {
+		o.Workers = workers
+		if got := tableBytes(t, o); !bytes.Equal(got, want) {
+			t.Errorf("the table differs with %d workers", workers)
+		}
+		if got := sweepBytes(t, o); !bytes.Equal(got, wantSweep) {
+			t.Errorf("the sweep differs with %d workers", workers)
+		}
+	}
+	o.Workers = 0
+	for _, procs := range []int{1, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		got, gotSweep := tableBytes(t, o), sweepBytes(t, o)
+		runtime.GOMAXPROCS(old)
+		if !bytes.Equal(got, want) || !bytes.Equal(gotSweep, wantSweep) {
+			t.Errorf("the reports differ with GOMAXPROCS=%d", procs)
+		}
+	}
+	t.Run("parallel", func(t *testing.T) {
+		for range 2 {
+			t.Run("", func(t *testing.T) {
+				t.Parallel()
+				if !bytes.Equal(tableBytes(t, o), want) {
+					t.Error("a parallel table differs")
+				}
+			})
+		}
+	})
+}
+
+func TestCells(t *testing.T) {
+	r, err := scenarios.Table(algos.All(), small())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range r.Algorithms {
+		ideal, ok := r.Cell(name, model.Ideal)
+		if !ok {
+			t.Fatalf("no ideal cell for %s", name)
+		}
+		if ideal.Over != 0 || ideal.Violations != 0 || ideal.Runs != 3*scenarios.NumClients {
+			t.Errorf("%s ideal: %+v, want no over, no violations, 12 runs", name, ideal)
+		}
+		runs := r.CellRuns(name, model.NodeClock)
+		if len(runs) != 3 || runs[2].Seed != 3 || runs[0].Algorithm != name {
+			t.Fatalf("%s node clock runs: %+v", name, runs)
+		}
+		flood, _ := r.Cell(name, model.NodeClock, scenarios.Flood)
+		all, _ := r.Cell(name, model.NodeClock)
+		if flood.Peak > all.Peak || flood.Runs != 3 || flood.PeakClient != scenarios.Flood {
+			t.Errorf("%s: flood cell %+v against all clients %+v", name, flood, all)
+		}
+	}
+	if _, ok := r.Cell("no-such-algorithm", model.Ideal); ok {
+		t.Error("a cell for an unknown algorithm")
+	}
+	if r.CellRuns("gcra", model.Deployment(99)) != nil {
+		t.Error("runs for an unknown deployment")
+	}
+}
+
+// A user's own algorithm goes through the same matrix: here the token
+// bucket under another name, and a limiter that admits everything, which
+// every deployment shows breaking its promise.
+func TestUserAlgorithm(t *testing.T) {
+	mine := algos.TokenBucket
+	mine.Name = "my <bucket>"
+	open := algos.Algorithm{
+		Name:    "admit-all",
+		Decide:  func(*algos.State, int64, algos.Limit) algos.Decision { return algos.Decision{Allowed: true} },
+		Promise: algos.BucketPromise,
+	}
+	o := small()
+	r, err := scenarios.Table([]algos.Algorithm{mine, open, algos.TokenBucket}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	r.WriteTo(&b)
+	if !strings.Contains(b.String(), "my <bucket>") || !strings.Contains(b.String(), "admit-all") {
+		t.Errorf("the table does not name the user's algorithms:\n%s", b.String())
+	}
+	for _, d := range model.Deployments() {
+		mineCell, _ := r.Cell("my <bucket>", d)
+		theirs, _ := r.Cell("token-bucket", d)
+		if mineCell != theirs {
+			t.Errorf("%s: the renamed token bucket gives %+v, the original %+v", d, mineCell, theirs)
+		}
+		if c, _ := r.Cell("admit-all", d); c.Violations == 0 {
+			t.Errorf("%s: admitting everything broke no promise", d)
+		}
+	}
+	s, err := scenarios.Sweep([]algos.Algorithm{mine}, o, []int64{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	s.WriteSVG(&b)
+	if !strings.Contains(b.String(), "my &lt;bucket&gt;") || strings.Contains(b.String(), "my <bucket>") {
+		t.Error("the SVG does not escape the algorithm's name")
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*scenarios.Options)
+		algs []algos.Algorithm
+		want string
+	}{
+		{"no seeds", func(o *scenarios.Options) { o.Seeds = nil }, nil, "no seeds"},
+		{"twice", func(o *scenarios.Options) { o.Seeds = []uint64{1, 1} }, nil, "twice"},
+		{"wipe after the end", func(o *scenarios.Options) { o.WipeAt = o.Duration }, nil, "wipe"},
+		{"no limit", func(o *scenarios.Options) { o.Limit = algos.Limit{} }, nil, "limit"},
+		{"no nodes", func(o *scenarios.Options) { o.Nodes = 0 }, nil, "nodes"},
+		{"negative workers", func(o *scenarios.Options) { o.Workers = -1 }, nil, "workers"},
+		{"no algorithms", nil, []algos.Algorithm{}, "no algorithms"},
+		{"unnamed", nil, []algos.Algorithm{{Decide: algos.GCRA.Decide, Promise: algos.GCRA.Promise}}, "no name"},
+		{"same name", nil, []algos.Algorithm{algos.GCRA, algos.GCRA}, "two algorithms"},
+		{"no decide", nil, []algos.Algorithm{{Name: "x", Promise: algos.BucketPromise}}, "Decide"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := small()
+			if tc.edit != nil {
+				tc.edit(&o)
+			}
+			algs := tc.algs
+			if algs == nil {
+				algs = []algos.Algorithm{algos.GCRA}
+			}
+			if _, err := scenarios.Table(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Table: %v, want an error mentioning %q", err, tc.want)
+			}
+			if _, err := scenarios.Sweep(algs, o, []int64{0}); err == nil {
+				t.Error("Sweep accepted it")
+			}
+		})
+	}
+	for _, skews := range [][]int64{nil, {-1}, {20, 10}} {
+		if _, err := scenarios.Sweep(algos.All(), small(), skews); err == nil {
+			t.Errorf("Sweep accepted skews %v", skews)
+		}
+	}
+}

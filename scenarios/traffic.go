@@ -1,0 +1,177 @@
+// Package scenarios is overshoot's traffic and its reports: four clients,
+// each on its own key, played through every algorithm and deployment by
+// package model, measured, and rendered as the table and the skew sweep.
+//
+// The traffic depends on the seed, the limit and the duration alone, so
+// every algorithm and every deployment sees exactly the same requests, and a
+// difference between two cells is the algorithm's or the deployment's doing.
+// Table and Sweep take any algos.Algorithm, so a user can put their own
+// limiter through the same matrix as the six built in.
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// Client is one of the four clients. Its value is the key its requests use.
+type Client int
+
+// The four clients. With a limit of L per W:
+const (
+	// Flood sends a Poisson stream at 5·L per W from the start to the end.
+	Flood Client = iota
+	// Boundary sends L requests in the W/100 just before a window edge and L
+	// in the W/100 just after it, at the edges W, 3W, 5W, ...; each request
+	// sits at a seeded place in its own equal slot of the burst.
+	Boundary
+	// OnOff is the flood switched on for 2W and off for 3W, starting on.
+	OnOff
+	// Honest sends evenly at 90% of its limit, a gap of W/(0.9·L) with a
+	// seeded phase: a well-behaved client that should never be turned away.
+	Honest
+	// NumClients is the number of clients (and of keys in the traffic).
+	NumClients = 4
+)
+
+// Clients lists the four clients in key order.
+func Clients() []Client { return []Client{Flood, Boundary, OnOff, Honest} }
+
+var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest"}
+
+// String is the client's short name.
+func (c Client) String() string {
+	if c >= 0 && c < NumClients {
+		return clientNames[c]
+	}
+	return fmt.Sprintf("Client(%d)", int(c))
+}
+
+// Attack is true for the clients that send more than the limit: the flood,
+// the boundary bursts and the on-off flood. "Over" is measured on them.
+func (c Client) Attack() bool { return c != Honest }
+
+// Purposes of the traffic's random streams, one per client, each seeded from
+// (seed, purpose): changing one client never changes another.
+const (
+	purposeFlood    uint64 = 0x666c6f6f64000000 // "flood"
+	purposeBoundary uint64 = 0x626f756e64617279 // "boundary"
+	purposeOnOff    uint64 = 0x6f6e2d6f66660000 // "on-off"
+	purposeHonest   uint64 = 0x686f6e6573740000 // "honest"
+)
+
+// MaxDuration is the longest traffic Traffic generates: one day.
+const MaxDuration = 24 * 3600 * algos.Second
+
+// Traffic returns the four clients' requests over [0, duration) for one
+// seed, each client on the key equal to its Client value, merged in time
+// order (ties in client order). It depends on seed, limit and duration only.
+func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Arrival, error) {
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("scenarios: invalid limit: %w", err)
+	}
+	if duration <= 0 || duration > MaxDuration {
+		return nil, fmt.Errorf("scenarios: duration of %d µs is outside (0, one day]", duration)
+	}
+	if limit.Window > duration {
+		return nil, fmt.Errorf("scenarios: window %s is longer than the run (%s)", algos.FormatMicros(limit.Window), algos.FormatMicros(duration))
+	}
+	// A Poisson stream at 5·L per W needs a mean gap of at least a µs.
+	if limit.Rate > limit.Window/5 {
+		return nil, fmt.Errorf("scenarios: a flood at 5× %v would send more than one request per µs", limit)
+	}
+	var all []model.Arrival
+	all = flood(all, Flood, newRand(seed, purposeFlood), limit, duration, duration, duration)
+	all = boundary(all, newRand(seed, purposeBoundary), limit, duration)
+	all = flood(all, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window)
+	all = honest(all, newRand(seed, purposeHonest), limit, duration)
+	slices.SortStableFunc(all, func(a, b model.Arrival) int {
+		if a.Time != b.Time {
+			if a.Time < b.Time {
+				return -1
+			}
+			return 1
+		}
+		return a.Key - b.Key
+	})
+	return all, nil
+}
+
+func newRand(seed, purpose uint64) *rand.PCG { return rand.NewPCG(seed, purpose) }
+
+// below is uniform in [0, n) for n > 0.
+func below(p *rand.PCG, n uint64) uint64 {
+	hi, lo := bits.Mul64(p.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+// expGap draws an exponential gap of the given mean, rounded to the µs.
+// It is the one place overshoot's traffic uses floating point: -ln(U) with U
+// uniform in (0, 1], on 53 random bits.
+func expGap(p *rand.PCG, mean float64) int64 {
+	u := float64(p.Uint64()>>11+1) / (1 << 53)
+	return int64(-math.Log(u)*mean + 0.5)
+}
+
+// flood appends a Poisson stream at 5·L per W on client's key, on during
+// [k·period, k·period+on) for every k, until duration.
+func flood(dst []model.Arrival, c Client, p *rand.PCG, l algos.Limit, duration, on, period int64) []model.Arrival {
+	mean := float64(l.Window) / float64(5*l.Rate)
+	for start := int64(0); start < duration; start += period {
+		end := min(start+on, duration)
+		for t := start + expGap(p, mean); t < end; t += expGap(p, mean) {
+			dst = append(dst, model.Arrival{Key: int(c), Time: t})
+		}
+	}
+	return dst
+}
+
+// boundary appends L requests just before and L just after the edges W, 3W,
+// 5W, ... that have room for the burst after them before duration.
+func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []model.Arrival {
+	slot := max(1, l.Window/100/l.Rate) // each request's own slot, in µs
+	span := slot * l.Rate               // the length of one half-burst
+	for edge := l.Window; edge+span <= duration; edge += 2 * l.Window {
+		if edge-span < 0 {
+			continue
+		}
+		for half := range int64(2) {
+			from := edge - span + half*span
+			for j := range l.Rate {
+				dst = append(dst, model.Arrival{Key: int(Boundary), Time: from + j*slot + int64(below(p, uint64(slot)))})
+			}
+		}
+	}
+	return dst
+}
+
+// honest appends evenly spaced requests at 90% of the limit: the j-th at
+// phase + ⌊j·10·W/(9·L)⌋, with a seeded phase within the first gap.
+func honest(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []model.Arrival {
+	num, den := 10*l.Window, 9*l.Rate // the gap is num/den µs
+	phase := int64(below(p, uint64((num+den-1)/den)))
+	for j := int64(0); ; j++ {
+		hi, lo := bits.Mul64(uint64(j), uint64(num))
+		if hi != 0 {
+			break
+		}
+		t := phase + int64(lo/uint64(den))
+		if t >= duration {
+			break
+		}
+		dst = append(dst, model.Arrival{Key: int(Honest), Time: t})
+	}
+	return dst
+}
