@@ -55,16 +55,13 @@ func Start(t testing.TB) Server {
 		}
 		return Server{Addr: addr, Source: EnvAddr + "=" + addr}
 	}
-	image := os.Getenv(EnvImage)
-	if image == "" {
-		image = DefaultImage
-	}
 	if !dockerReachable() {
 		unavailable(t, "no Docker socket and no "+EnvAddr)
 	}
 	loopbackOnly()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	image := chooseImage(ctx)
 	c, err := tcredis.Run(ctx, image)
 	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
 	if err != nil {
@@ -110,6 +107,26 @@ func (s Server) Prefix(t testing.TB) string {
 		}
 	})
 	return prefix
+}
+
+// chooseImage is OVERSHOOT_REDIS_IMAGE if set; else the default image if the
+// engine has it, else the locally built one if the engine has that (so an
+// engine without a registry is not sent to one), else the default, pulled.
+func chooseImage(ctx context.Context) string {
+	if image := os.Getenv(EnvImage); image != "" {
+		return image
+	}
+	docker, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return DefaultImage
+	}
+	defer docker.Close()
+	for _, image := range []string{DefaultImage, LocalImage} {
+		if _, err := docker.ImageInspect(ctx, image); err == nil {
+			return image
+		}
+	}
+	return DefaultImage
 }
 
 func unavailable(t testing.TB, reason string) {

@@ -1,0 +1,229 @@
+// Package lua runs overshoot's six algorithms as Lua scripts in Redis, with
+// exactly the integer arithmetic of package algos, call for call.
+//
+// Each script is embedded and loaded once; a call goes through EVALSHA
+// (go-redis falls back to EVAL when Redis has forgotten the script). A call
+// returns the decision, the values the key stores afterwards (in the order
+// algos.State.Stored lists them) and the Redis TIME at which it ran.
+//
+// The package also holds the two ways of getting it wrong that overshoot
+// measures against the scripts: NonAtomic (GET, decide in Go, SET) and
+// GetThenIncr (a fixed window that checks and counts in two commands).
+package lua
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed *.lua
+var sources embed.FS
+
+// TTLMargin is what every script adds to a key's expiry beyond the time the
+// key needs to become idle again. Forgetting an idle key changes nothing, as
+// long as the callers' clocks disagree by less than this.
+const TTLMargin = time.Second
+
+// TTL is the expiry every script (and NonAtomic) sets after a decision d:
+// d.Reset rounded up to the millisecond, plus TTLMargin. d.Reset is, per
+// algorithm, the time to refill or drain fully, until TAT, or until the
+// windows the key can still affect have passed.
+func TTL(d algos.Decision) time.Duration {
+	reset := max(d.Reset, 0)
+	return time.Duration((reset+999)/1000)*time.Millisecond + TTLMargin
+}
+
+// Limiter is one algorithm's script. It is safe for concurrent use.
+type Limiter struct {
+	algo   algos.Algorithm
+	script *redis.Script
+}
+
+// New returns the script of the algorithm registered in algos under name.
+func New(name string) (*Limiter, error) {
+	a, err := algos.ByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("lua: %w", err)
+	}
+	src, err := Source(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Limiter{algo: a, script: redis.NewScript(src)}, nil
+}
+
+// Source is the full text Redis runs for the named algorithm: the shared
+// prelude followed by the algorithm's own script.
+func Source(name string) (string, error) {
+	prelude, err := sources.ReadFile("prelude.lua")
+	if err != nil {
+		return "", fmt.Errorf("lua: %w", err)
+	}
+	body, err := sources.ReadFile(name + ".lua")
+	if err != nil {
+		return "", fmt.Errorf("lua: no script for %q", name)
+	}
+	return string(prelude) + string(body), nil
+}
+
+// Algorithm is the Go twin this script must agree with.
+func (l *Limiter) Algorithm() algos.Algorithm { return l.algo }
+
+// Name is the algorithm's registered name.
+func (l *Limiter) Name() string { return l.algo.Name }
+
+// SHA is the script's SHA-1, the argument of EVALSHA.
+func (l *Limiter) SHA() string { return l.script.Hash() }
+
+// Load puts the script in c's script cache (SCRIPT LOAD). Call does not
+// need it; DoAll does it itself.
+func (l *Limiter) Load(ctx context.Context, c redis.Scripter) error {
+	if err := l.script.Load(ctx, c).Err(); err != nil {
+		return fmt.Errorf("lua: loading %s: %w", l.algo.Name, err)
+	}
+	return nil
+}
+
+// Request is one call: the key, the limit, and the time the caller tells
+// the script (Now < 0: the script reads Redis TIME instead). SeqKey, when
+// set, names a counter the script INCRs, so Reply.Seq orders every call
+// sharing it exactly as Redis ran them.
+type Request struct {
+	Key    string
+	SeqKey string
+	Limit  algos.Limit
+	Now    int64
+}
+
+// Reply is what a script answers.
+type Reply struct {
+	Decision algos.Decision
+	// Stored is what the key holds after the call, in the order
+	// algos.State.Stored lists it: A, B, C for all but the sliding log,
+	// the admitted times for the sliding log.
+	Stored []int64
+	// RedisTime is Redis TIME, in µs, when the script ran.
+	RedisTime int64
+	// Seq is the SeqKey counter after this call, 0 without a SeqKey.
+	Seq int64
+}
+
+// Call decides one request for key at now (µs; now < 0 reads Redis TIME)
+// under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
+// reply of the wrong shape is an error.
+func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (Reply, error) {
+	return l.Do(ctx, c, Request{Key: key, Limit: lim, Now: now})
+}
+
+// Do is Call for a Request, which may carry a SeqKey.
+func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Request) (Reply, error) {
+	keys, args, err := l.prepare(r)
+	if err != nil {
+		return Reply{}, err
+	}
+	v, err := l.script.Run(ctx, c, keys, args...).Result()
+	if err != nil {
+		return Reply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
+	}
+	return l.parse(r.Key, v)
+}
+
+// DoAll sends the requests in one pipeline, in order, and returns a reply
+// for each. It loads the script first, since a pipeline cannot fall back
+// from EVALSHA to EVAL. It fails as a whole on the first failed request.
+func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Request) ([]Reply, error) {
+	if err := l.Load(ctx, c); err != nil {
+		return nil, err
+	}
+	cmds := make([]*redis.Cmd, len(rs))
+	pipe := c.Pipeline()
+	for i, r := range rs {
+		keys, args, err := l.prepare(r)
+		if err != nil {
+			return nil, err
+		}
+		cmds[i] = l.script.EvalSha(ctx, pipe, keys, args...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		// Exec reports the first failed command; find which.
+		for i, cmd := range cmds {
+			if cmd.Err() != nil {
+				return nil, fmt.Errorf("lua: %s request %d on %q: %w", l.algo.Name, i, rs[i].Key, cmd.Err())
+			}
+		}
+		return nil, fmt.Errorf("lua: %s pipeline: %w", l.algo.Name, err)
+	}
+	out := make([]Reply, len(rs))
+	for i, cmd := range cmds {
+		rep, err := l.parse(rs[i].Key, cmd.Val())
+		if err != nil {
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+		out[i] = rep
+	}
+	return out, nil
+}
+
+func (l *Limiter) prepare(r Request) (keys []string, args []any, err error) {
+	if err := r.Limit.Validate(); err != nil {
+		// A zero limit would divide by zero in Lua, which is not an error there.
+		return nil, nil, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
+	}
+	if r.Key == "" {
+		return nil, nil, fmt.Errorf("lua: %s: empty key", l.algo.Name)
+	}
+	keys = []string{r.Key}
+	if r.SeqKey != "" {
+		keys = append(keys, r.SeqKey)
+	}
+	now := r.Now
+	if now < 0 {
+		now = -1
+	}
+	lim := r.Limit
+	return keys, []any{now, lim.Rate, lim.Window, lim.Burst, lim.Unit, lim.Refill}, nil
+}
+
+// replyHead is how many integers precede the stored values in a reply.
+const replyHead = 6
+
+func (l *Limiter) parse(key string, v any) (Reply, error) {
+	bad := func(format string, a ...any) (Reply, error) {
+		return Reply{}, fmt.Errorf("lua: %s on %q: bad reply: %s", l.algo.Name, key, fmt.Sprintf(format, a...))
+	}
+	vals, ok := v.([]any)
+	if !ok {
+		return bad("want an array, got %T %v", v, v)
+	}
+	if len(vals) < replyHead {
+		return bad("want at least %d integers, got %d: %v", replyHead, len(vals), vals)
+	}
+	ints := make([]int64, len(vals))
+	for i, e := range vals {
+		n, ok := e.(int64)
+		if !ok {
+			return bad("element %d is %T %v, not an integer", i, e, e)
+		}
+		ints[i] = n
+	}
+	if ints[0] != 0 && ints[0] != 1 {
+		return bad("allowed is %d, not 0 or 1", ints[0])
+	}
+	return Reply{
+		Decision: algos.Decision{
+			Allowed:    ints[0] == 1,
+			Remaining:  ints[1],
+			RetryAfter: ints[2],
+			Reset:      ints[3],
+		},
+		RedisTime: ints[4],
+		Seq:       ints[5],
+		Stored:    ints[replyHead:],
+	}, nil
+}

@@ -1,0 +1,516 @@
+package overshoot_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2"
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/algos/lua"
+	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
+	"github.com/overshoot-go/overshoot/internal/live"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+var (
+	redisCalls = flag.Int("redis.calls", 5000, "calls per algorithm in TestLuaMatchesGo")
+	redisLive  = flag.String("redis.live", "", `"all": TestLiveReplayMatchesModel plays every case and prints the report table`)
+)
+
+// diffLimits are the limits the differential runs each algorithm under, each
+// on its own key with its own time origin. The odd ones exercise the scaled
+// arithmetic: 7 per 3 s makes a token worth 3,000,000 units refilled 7 at a
+// time, and GCRA's emission interval a fraction of a µs; the origins go from
+// small to near algos.MaxTime, so doubles carry 16 digits.
+var diffLimits = []struct {
+	rate, window, burst int64
+	origin              int64
+}{
+	{7, 3 * algos.Second, 5, 1_700_000_000_000_000},
+	{100, algos.Second, 100, 123_456_789},
+	{3, 1000, 1, 3_100_000_000_000_007},
+	{13, 60 * algos.Second, 20, 999_999_999_999},
+	{250, 7 * algos.Second, 40, 2_251_799_813_685_247},
+}
+
+// diffCall is one call of the differential: which limit (and key) and the
+// time the caller tells the algorithm.
+type diffCall struct {
+	limit int
+	now   int64
+}
+
+// diffCalls plays n calls spread over the limits' keys: mostly near the rate,
+// some in the same µs, some just before or on a window edge, some exactly one
+// window after an earlier call (the sliding log's boundary), some after
+// seconds idle, and 15% from a clock up to 60 ms behind.
+func diffCalls(seed uint64, n int) []diffCall {
+	rng := rand.New(rand.NewPCG(seed, 0x6f7665727368))
+	truth := make([]int64, len(diffLimits))
+	for i, dl := range diffLimits {
+		truth[i] = dl.origin
+	}
+	told := make([][]int64, len(diffLimits)) // recent times told, per key
+	calls := make([]diffCall, n)
+	for i := range calls {
+		k := rng.IntN(len(diffLimits))
+		dl := diffLimits[k]
+		gap := dl.window / dl.rate
+		t := truth[k]
+		exact := false
+		switch p := rng.IntN(100); {
+		case p < 4 && len(told[k]) > 0: // exactly one window after an earlier call
+			t = max(t, told[k][rng.IntN(len(told[k]))]+dl.window)
+			exact = true
+		case p < 8: // the same µs
+		case p < 28: // a burst
+			t += rng.Int64N(50)
+		case p < 38: // just before, on or just after a window edge
+			t = (t/dl.window+1)*dl.window - rng.Int64N(3*gap+1) + rng.Int64N(2)
+			t = max(t, truth[k])
+		case p < 42: // idle for seconds
+			t += algos.Second + rng.Int64N(4*algos.Second)
+		default: // around the rate
+			t += rng.Int64N(gap + 1)
+		}
+		truth[k] = t
+		now := t
+		if rng.IntN(100) < 15 && !exact {
+			now -= rng.Int64N(60_001)
+		}
+		calls[i] = diffCall{limit: k, now: now}
+		if told[k] = append(told[k], now); len(told[k]) > 16 {
+			told[k] = told[k][1:]
+		}
+	}
+	return calls
+}
+
+// TestLuaMatchesGo sends the same calls to each script and to its Go twin
+// and requires every decision and every stored value to be the same, and
+// every key's TTL to be set within the bound lua.TTL states.
+func TestLuaMatchesGo(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	prefix := s.Prefix(t)
+	ctx := context.Background()
+	n := *redisCalls
+	var summary []string
+	for ai, a := range algos.All() {
+		l, err := lua.New(a.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := diffCalls(uint64(ai+1), n)
+		limits := make([]algos.Limit, len(diffLimits))
+		keys := make([]string, len(diffLimits))
+		states := make([]algos.State, len(diffLimits))
+		for i, dl := range diffLimits {
+			limits[i] = algos.MustLimit(dl.rate, dl.window, dl.burst)
+			keys[i] = fmt.Sprintf("%sdiff:%s:%d", prefix, a.Name, i)
+		}
+		var diffs, ttlChecks, admits int
+		const chunk = 1000
+		for from := 0; from < n; from += chunk {
+			part := calls[from:min(n, from+chunk)]
+			reqs := make([]lua.Request, len(part))
+			for i, dc := range part {
+				reqs[i] = lua.Request{Key: keys[dc.limit], Limit: limits[dc.limit], Now: dc.now}
+			}
+			replies, err := l.DoAll(ctx, c, reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := make(map[int]algos.Decision)
+			for i, dc := range part {
+				before := states[dc.limit].Clone()
+				want := a.Decide(&states[dc.limit], dc.now, limits[dc.limit])
+				wantStored := states[dc.limit].Stored()
+				got := replies[i]
+				last[dc.limit] = got.Decision
+				if want.Allowed {
+					admits++
+				}
+				if got.Decision == want && slices.Equal(got.Stored, wantStored) {
+					continue
+				}
+				diffs++
+				if diffs <= 5 {
+					t.Errorf("%s call %d on %s (%v), now %d:\n  go:  %+v stored %s\n  lua: %+v stored %s\n  state before (go): %s",
+						a.Name, from+i, keys[dc.limit], limits[dc.limit], dc.now,
+						want, short(wantStored), got.Decision, short(got.Stored), short(before.Stored()))
+				}
+			}
+			ttlChecks += checkTTLs(t, ctx, c, keys, last)
+		}
+		summary = append(summary, fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", a.Name, n, admits, diffs, ttlChecks))
+	}
+	t.Logf("Lua against Go, %s:\n%s", s.Source, strings.Join(summary, "\n"))
+}
+
+// checkTTLs requires each key's TTL to be at most lua.TTL of the key's last
+// decision and not much less: the scripts set it on every call.
+func checkTTLs(t *testing.T, ctx context.Context, c *redis.Client, keys []string, last map[int]algos.Decision) int {
+	t.Helper()
+	cmds := make(map[int]*redis.DurationCmd)
+	pipe := c.Pipeline()
+	for k := range last {
+		cmds[k] = pipe.PTTL(ctx, keys[k])
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for k, cmd := range cmds {
+		bound := lua.TTL(last[k])
+		got := cmd.Val()
+		// A few ms have passed since the script set it; a slow -race run more.
+		if got > bound || got < bound-500*time.Millisecond {
+			t.Errorf("%s: PTTL %v after %+v, want at most %v and no less than 500ms under it", keys[k], got, last[k], bound)
+		}
+	}
+	return len(cmds)
+}
+
+// short prints a stored log readably when it is long.
+func short(v []int64) string {
+	if len(v) <= 12 {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%v … %v (%d values)", v[:3], v[len(v)-8:], len(v))
+}
+
+// TestNonAtomicSharesTheScriptsLayout: called one at a time, the GET/SET
+// client decides exactly as the Go code does, and it and the script can take
+// turns on the same key (same layout, same sliding-log members), so the
+// only thing wrong with it is the race.
+func TestNonAtomicSharesTheScriptsLayout(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	prefix := s.Prefix(t)
+	ctx := context.Background()
+	const n = 1000
+	for ai, a := range algos.All() {
+		l, err := lua.New(a.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		na, err := lua.NewNonAtomic(a.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states := make([]algos.State, len(diffLimits))
+		diffs := 0
+		for i, dc := range diffCalls(uint64(100+ai), n) {
+			dl := diffLimits[dc.limit]
+			lim := algos.MustLimit(dl.rate, dl.window, dl.burst)
+			req := lua.Request{Key: fmt.Sprintf("%sturns:%s:%d", prefix, a.Name, dc.limit), Limit: lim, Now: dc.now}
+			want := a.Decide(&states[dc.limit], dc.now, lim)
+			var got lua.Reply
+			if i%2 == 0 {
+				got, err = l.Do(ctx, c, req)
+			} else {
+				var r lua.NonAtomicReply
+				r, err = na.Do(ctx, c, req)
+				got = r.Reply
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Decision != want || !slices.Equal(got.Stored, states[dc.limit].Stored()) {
+				if diffs++; diffs <= 3 {
+					t.Errorf("%s call %d (%s) at %d: go %+v %s, redis %+v %s", a.Name, i, map[bool]string{true: "script", false: "GET/SET"}[i%2 == 0],
+						dc.now, want, short(states[dc.limit].Stored()), got.Decision, short(got.Stored))
+				}
+			}
+		}
+	}
+}
+
+// TestLuaBadStateIsAnError: a key holding something no script wrote is an
+// error from the script and from the GET/SET client, not a guess.
+func TestLuaBadStateIsAnError(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	key := s.Prefix(t) + "garbage"
+	ctx := context.Background()
+	if err := c.Set(ctx, key, "not:three:ints", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lim := algos.MustLimit(10, algos.Second, 10)
+	for _, name := range []string{"token-bucket", "fixed-window"} {
+		l, _ := lua.New(name)
+		if _, err := l.Call(ctx, c, key, lim, 5); err == nil || !strings.Contains(err.Error(), "three integers") {
+			t.Errorf("%s script on a bad key: %v", name, err)
+		}
+		na, _ := lua.NewNonAtomic(name)
+		if _, err := na.Do(ctx, c, lua.Request{Key: key, Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
+			t.Errorf("%s GET/SET on a bad key: %v", name, err)
+		}
+	}
+}
+
+// atomicityLimit: 10 per minute, so that every call of a run lands in one window.
+var atomicityLimit = algos.MustLimit(10, 60*algos.Second, 10)
+
+// TestAtomicityGetThenIncrRacesAndLuaDoesNot releases 50 concurrent callers,
+// each on its own connection, on one key limited to 10: the fixed window
+// written as GET then INCR lets more than 10 through, the script exactly 10.
+//
+// On loopback a GET's reply comes back in tens of µs, and about 2 runs in
+// 100 let exactly 10 through; the callers here reach Redis through an
+// in-process toxiproxy that delays every reply by 1 ms, the round trip the
+// simulator models, and then every run races.
+func TestAtomicityGetThenIncrRacesAndLuaDoesNot(t *testing.T) {
+	s := redistest.Start(t)
+	prefix := s.Prefix(t)
+	addr := latencyProxy(t, s.Addr, 1)
+	l, err := lua.New("fixed-window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const callers, runs = 50, 10
+	clients := make([]*redis.Client, callers)
+	for i := range clients {
+		clients[i] = redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxIdleConns: 1, DisableIdentity: true})
+		t.Cleanup(func() { clients[i].Close() })
+	}
+	ctx := context.Background()
+	if err := l.Load(ctx, clients[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Every connection is open before the barrier, so the race is between
+	// commands and not between dials.
+	for _, c := range clients {
+		if err := c.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	race := func(call func(c *redis.Client) (bool, error)) int {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		admitted := 0
+		start := make(chan struct{})
+		for _, c := range clients {
+			wg.Go(func() {
+				<-start
+				ok, err := call(c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					admitted++
+					mu.Unlock()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		return admitted
+	}
+	now := (time.Now().UnixMicro()/atomicityLimit.Window)*atomicityLimit.Window + atomicityLimit.Window/2
+	var naive, script []int
+	for run := range runs {
+		key := fmt.Sprintf("%satomic:%d:", prefix, run)
+		naive = append(naive, race(func(c *redis.Client) (bool, error) {
+			return lua.GetThenIncr(ctx, c, key+"naive", atomicityLimit, now)
+		}))
+		script = append(script, race(func(c *redis.Client) (bool, error) {
+			r, err := l.Call(ctx, c, key+"lua", atomicityLimit, now)
+			return r.Decision.Allowed, err
+		}))
+	}
+	t.Logf("%d callers, limit %d, 1 ms to Redis and back, %d runs: GET-then-INCR admitted %v, the script %v", callers, atomicityLimit.Rate, runs, naive, script)
+	for run := range runs {
+		if naive[run] <= int(atomicityLimit.Rate) {
+			t.Errorf("run %d: GET-then-INCR admitted %d, want more than %d", run, naive[run], atomicityLimit.Rate)
+		}
+		if script[run] != int(atomicityLimit.Rate) {
+			t.Errorf("run %d: the script admitted %d, want exactly %d", run, script[run], atomicityLimit.Rate)
+		}
+	}
+}
+
+// latencyProxy starts an in-process toxiproxy in front of upstream that
+// delays everything Redis sends back by ms milliseconds, and returns its
+// loopback address. It stops when t ends.
+func latencyProxy(t testing.TB, upstream string, ms int64) string {
+	t.Helper()
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(server, "redis", "127.0.0.1:0", upstream)
+	if err := proxy.Start(); err != nil {
+		t.Fatalf("toxiproxy: %v", err)
+	}
+	t.Cleanup(proxy.Stop)
+	toxic := fmt.Sprintf(`{"type": "latency", "stream": "downstream", "attributes": {"latency": %d}}`, ms)
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
+		t.Fatalf("toxiproxy: %v", err)
+	}
+	return proxy.Listen
+}
+
+// benchLimit is the limit of the benchmarks and of algos/lua/bench.sh, so
+// that both measure the same script doing the same work.
+var benchLimit = algos.MustLimit(100, algos.Second, 100)
+
+// BenchmarkLua measures each script's throughput through go-redis, EVALSHA
+// with Redis TIME, on one key and spread over 10,000 keys, from enough
+// parallel clients that the client is not what limits it. Compare with
+// algos/lua/bench.sh, redis-benchmark on the same script and Redis.
+func BenchmarkLua(b *testing.B) {
+	s := redistest.Start(b)
+	prefix := s.Prefix(b)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: 64, DisableIdentity: true})
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	for _, a := range algos.All() {
+		l, err := lua.New(a.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Load(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		for _, keys := range []int{1, 10_000} {
+			names := make([]string, keys)
+			for i := range names {
+				names[i] = fmt.Sprintf("%sbench:%s:%d", prefix, a.Name, i)
+			}
+			b.Run(fmt.Sprintf("%s/keys=%d", a.Name, keys), func(b *testing.B) {
+				var seed atomicSeed
+				b.SetParallelism(16) // 32 clients on 2 cores, as redis-benchmark -c 32
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					rng := rand.New(rand.NewPCG(seed.next(), 1))
+					for pb.Next() {
+						if _, err := l.Call(ctx, c, names[rng.IntN(keys)], benchLimit, -1); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			})
+		}
+	}
+}
+
+// atomicSeed hands each parallel benchmark goroutine its own seed.
+type atomicSeed struct {
+	mu sync.Mutex
+	n  uint64
+}
+
+func (s *atomicSeed) next() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return s.n
+}
+
+// liveCase is one case of the live replay; def marks the ones the default
+// run plays (-redis.live=all plays all).
+type liveCase struct {
+	algo       string
+	deployment model.Deployment
+	skew       int64
+	def        bool
+}
+
+var liveCases = []liveCase{
+	{"token-bucket", model.NodeClock, 50_000, true},
+	{"leaky-bucket", model.NodeClock, 50_000, false},
+	{"gcra", model.NodeClock, 50_000, false},
+	{"fixed-window", model.NodeClock, 50_000, false},
+	{"sliding-log", model.NodeClock, 50_000, false},
+	{"sliding-counter", model.NodeClock, 50_000, false},
+	{"token-bucket", model.StoreClock, 0, false},
+	{"sliding-log", model.StoreClock, 0, false},
+	{"token-bucket", model.GetSet, 0, true},
+	{"fixed-window", model.GetSet, 0, false},
+}
+
+// liveDuration is how long each case plays in real time.
+const liveDuration = 6 * algos.Second
+
+// TestLiveReplayMatchesModel plays the scenarios' four clients (100/s each,
+// seed 1, 4 nodes) against Redis in real time, then hands the simulator the
+// measured timings: it must reproduce Redis's admitted count within 0.5% and
+// its peak within 0.02 of the limit. It also reports what the simulator
+// predicts from each step's mean delay alone, without checking it.
+func TestLiveReplayMatchesModel(t *testing.T) {
+	s := redistest.Start(t)
+	prefix := s.Prefix(t)
+	limit := algos.MustLimit(100, algos.Second, 100)
+	arrivals, err := scenarios.Traffic(1, limit, liveDuration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, lc := range liveCases {
+		if !lc.def && *redisLive != "all" {
+			continue
+		}
+		name := fmt.Sprintf("%s %s", lc.algo, lc.deployment)
+		if lc.skew > 0 {
+			name += " " + algos.FormatMicros(lc.skew)
+		}
+		a, err := algos.ByName(lc.algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := live.Case{Name: name, Algorithm: a, Limit: limit, Deployment: lc.deployment, Nodes: 4, Skew: lc.skew, Seed: 1, Arrivals: arrivals}
+		rec, err := live.Play(context.Background(), s.Addr, fmt.Sprintf("%slive:%d:", prefix, len(rows)), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rec.Redis()
+		replay, differ, err := rec.Replay()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, err := rec.MeanDelay()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ideal, err := rec.Ideal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		legs := rec.MeanDelays()
+		rows = append(rows, fmt.Sprintf("%-32s %5d %5d %5.2fx  %5d %5.2fx %4d  %5d %5.2fx %+6.1f%%  %5d %5.2fx  %4d/%d/%d",
+			name, len(arrivals), got.Admitted, got.Peak, replay.Admitted, replay.Peak, differ,
+			mean.Admitted, mean.Peak, pct(mean.Admitted, got.Admitted), ideal.Admitted, ideal.Peak, legs.Out, legs.Back, legs.Set))
+		if d := replay.Admitted - got.Admitted; float64(abs(d)) > 0.005*float64(got.Admitted) {
+			t.Errorf("%s: the replay admitted %d, Redis %d: more than 0.5%% apart", name, replay.Admitted, got.Admitted)
+		}
+		if d := replay.Peak - got.Peak; d > 0.02 || d < -0.02 {
+			t.Errorf("%s: the replay's peak is %.3fx, Redis's %.3fx: more than 0.02 apart", name, replay.Peak, got.Peak)
+		}
+	}
+	t.Logf("live replay, %s, %s per case, 100/s per key, 4 clients, 4 nodes, seed 1\n"+
+		"%-32s %5s %12s  %17s  %20s  %12s  %s\n%s", s.Source, algos.FormatMicros(liveDuration),
+		"case", "reqs", "redis", "replay (differ)", "mean delay (vs redis)", "ideal", "mean legs µs (out/back/set)",
+		strings.Join(rows, "\n"))
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a-b) / float64(b)
+}
+
+func abs(x int) int { return max(x, -x) }
