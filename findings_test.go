@@ -9,6 +9,8 @@ package overshoot_test
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -105,6 +107,8 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 			t.Logf("token bucket peak at %d ms: %.2fx", ms, p.PeakX)
 		}
 	}
+	headline := fmt.Sprintf("token bucket %.2fx at 50 ms skew", tb.PeakX)
+	defer func() { t.Logf("measured: %s", headline) }()
 	for _, name := range []string{"leaky-bucket", "gcra"} {
 		all := findingsCell(t, r, name, model.NodeClock)
 		flood := findingsCell(t, r, name, model.NodeClock, scenarios.Flood)
@@ -112,6 +116,7 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 		onoff := findingsCell(t, r, name, model.NodeClock, scenarios.OnOff)
 		t.Logf("%s, clocks 50 ms apart: peak %.2fx (worst client %s); over the ideal: flood %+.1f%%, boundary %+.1f%%, on-off %+.1f%%",
 			name, all.PeakX, all.PeakClient, flood.Over, boundary.Over, onoff.Over)
+		headline += fmt.Sprintf(", %s %.2fx", name, all.PeakX)
 		if all.PeakX > 2.1 {
 			t.Errorf("%s peaks at %.2fx under 50 ms of skew, above 2.1x", name, all.PeakX)
 		}
@@ -132,11 +137,18 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 // window (the honest client's 91st in one second).
 func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 	r := findingsReport(t)
+	equal := 0
+	defer func() {
+		t.Logf("measured: store-clock peak equals the ideal for %d of %d algorithms", equal, len(r.Algorithms))
+	}()
 	for _, name := range r.Algorithms {
 		store := findingsCell(t, r, name, model.StoreClock)
 		ideal := findingsCell(t, r, name, model.Ideal)
 		t.Logf("%s: store clock %.2fx (%s), ideal %.2fx (%s), %d store-clock runs broke the promise",
 			name, store.PeakX, store.PeakClient, ideal.PeakX, ideal.PeakClient, store.Violations)
+		if store.Peak == ideal.Peak {
+			equal++
+		}
 		if name == "fixed-window" {
 			if d := ideal.Peak - store.Peak; d < 0 || d > 7 {
 				t.Errorf("fixed window: the store clock peaks %d admits below the ideal, outside 0-7", d)
@@ -168,6 +180,10 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 // they turn it away less than 1% of the time.
 func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 	r := findingsReport(t)
+	worstOver, worstHonest := 0.0, 0.0
+	defer func() {
+		t.Logf("measured: up to %+.1f%% over the ideal, honest turned away up to %.1f%%", worstOver, worstHonest)
+	}()
 	for _, name := range r.Algorithms {
 		cell := findingsCell(t, r, name, model.LocalSplit)
 		ideal := findingsRuns(t, r, name, model.Ideal)
@@ -177,6 +193,7 @@ func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 		}
 		t.Logf("%s, local split: worst over %+.1f%% (%s, seed %d), flood at least %+d admits on every seed, honest turned away %.1f%%",
 			name, cell.Over, cell.OverClient, cell.OverSeed, least, cell.HonestRejected)
+		worstOver, worstHonest = max(worstOver, cell.Over), max(worstHonest, cell.HonestRejected)
 		if least <= 0 {
 			t.Errorf("%s: on some seed the split admitted %+d against the ideal on the flood", name, least)
 		}
@@ -199,6 +216,10 @@ func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 // twice its ideal in the window across the wipe.
 func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 	r := findingsReport(t)
+	fewest := 1 << 30
+	defer func() {
+		t.Logf("measured: at least %+d flood admits beyond the ideal in the second after the wipe", fewest)
+	}()
 	for _, name := range r.Algorithms {
 		wiped, ideal := findingsRuns(t, r, name, model.StoreWiped), findingsRuns(t, r, name, model.Ideal)
 		least, most := 1<<30, -1<<30
@@ -216,6 +237,7 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 			}
 			continue
 		}
+		fewest = min(fewest, least)
 		if least <= 0 {
 			t.Errorf("%s: on some seed the wipe gave %+d admits in the next second", name, least)
 		}
@@ -235,6 +257,7 @@ func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
 	}
 	c := findingsCell(t, r, "fixed-window", model.Ideal, scenarios.Boundary)
 	t.Logf("fixed window, boundary bursts, ideal: peak %.2fx (every seed checked), promise violations %d", c.PeakX, c.Violations)
+	t.Logf("measured: boundary peak %.2fx", c.PeakX)
 }
 
 // The sliding log never admits more than the limit in any window on one
@@ -244,6 +267,7 @@ func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 	for _, d := range []model.Deployment{model.Ideal, model.StoreClock} {
 		c := findingsCell(t, r, "sliding-log", d)
 		t.Logf("sliding log, %s: peak %.2fx over %d runs, %d promise violations", d, c.PeakX, c.Runs, c.Violations)
+		t.Logf("measured: peak %.2fx, %d violations", c.PeakX, c.Violations)
 		if c.PeakX > 1 || c.Violations != 0 {
 			t.Errorf("sliding log, %s: peak %.2fx, %d violations", d, c.PeakX, c.Violations)
 		}
@@ -255,11 +279,14 @@ func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 // a 1 ms round trip, and breaks every algorithm's promise.
 func TestFindingGetSetOverAdmits(t *testing.T) {
 	r := findingsReport(t)
+	lowest := math.Inf(1)
+	defer func() { t.Logf("measured: at least %+.1f%% of the flood over the ideal", lowest) }()
 	for _, name := range r.Algorithms {
 		flood := findingsCell(t, r, name, model.GetSet, scenarios.Flood)
 		all := findingsCell(t, r, name, model.GetSet)
 		t.Logf("%s, GET/SET: flood %+.1f%% over the ideal, peak %.2fx; worst client %+.1f%% (%s); %d of %d runs broke the promise",
 			name, flood.Over, all.PeakX, all.Over, all.OverClient, all.Violations, all.Runs)
+		lowest = min(lowest, flood.Over)
 		if flood.Over < 25 {
 			t.Errorf("%s: GET/SET lets %+.1f%% of the flood through, less than a quarter", name, flood.Over)
 		}
@@ -275,6 +302,8 @@ func TestFindingGetSetOverAdmits(t *testing.T) {
 func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 	r := findingsReport(t)
 	n := float64(r.Options.Nodes)
+	low, high := math.Inf(1), 0.0
+	defer func() { t.Logf("measured: %.2f to %.2f times the ideal on %.0f nodes", low, high, n) }()
 	for _, name := range r.Algorithms {
 		ideal := findingsRuns(t, r, name, model.Ideal)
 		lo, hi := 1e9, 0.0
@@ -283,6 +312,7 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 			lo, hi = min(lo, x), max(hi, x)
 		}
 		t.Logf("%s, local limiters with the full limit on %.0f nodes: the flood gets %.3f to %.3f times the ideal's admits", name, n, lo, hi)
+		low, high = min(low, lo), max(high, hi)
 		if lo < 0.875*n || hi > 1.0125*n {
 			t.Errorf("%s: %.3f to %.3f times the ideal, outside [%.2f, %.2f]", name, lo, hi, 0.875*n, 1.0125*n)
 		}
@@ -297,6 +327,10 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	o := scenarios.DefaultOptions()
 	r := findingsReport(t)
+	total := 0
+	defer func() {
+		t.Logf("measured: %d of %d runs broke a promise with clocks in agreement", total, len(algos.All())*len(o.Seeds)*scenarios.NumClients)
+	}()
 	for _, a := range algos.All() {
 		broken, worst := 0, int64(0)
 		for _, seed := range o.Seeds {
@@ -317,6 +351,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 			}
 		}
 		t.Logf("%s, node clock, no skew: %d of %d runs broke the promise, by at most %d admit(s)", a.Name, broken, len(o.Seeds)*scenarios.NumClients, worst)
+		total += broken
 		if broken == 0 || worst > 1 {
 			t.Errorf("%s: %d broken runs, worst by %d admits; want some, each by one admit", a.Name, broken, worst)
 		}
