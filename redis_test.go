@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ import (
 )
 
 var (
-	redisCalls = flag.Int("redis.calls", 5000, "calls per algorithm in TestLuaMatchesGo")
+	redisCalls = flag.Int("redis.calls", 5000, "calls per algorithm in TestLuaMatchesGo, spread over its five keys")
 	redisLive  = flag.String("redis.live", "", `"all": TestLiveReplayMatchesModel plays every case and prints the report table`)
 )
 
@@ -44,142 +45,198 @@ var diffLimits = []struct {
 	{250, 7 * algos.Second, 40, 2_251_799_813_685_247},
 }
 
-// diffCall is one call of the differential: which limit (and key) and the
-// time the caller tells the algorithm.
-type diffCall struct {
-	limit int
-	now   int64
+// diffSeed is the seed of lua.DifferentialCalls for key k of a run seeded
+// base, so that every algorithm and every key has its own calls.
+func diffSeed(base, k int) uint64 { return uint64(base)<<8 | uint64(k) }
+
+// diffShare is how many of n calls key k of the diffLimits gets.
+func diffShare(n, k int) int {
+	share := n / len(diffLimits)
+	if k < n%len(diffLimits) {
+		share++
+	}
+	return share
 }
 
-// diffCalls plays n calls spread over the limits' keys: mostly near the rate,
-// some in the same µs, some just before or on a window edge, some exactly one
-// window after an earlier call (the sliding log's boundary), some after
-// seconds idle, and 15% from a clock up to 60 ms behind.
-func diffCalls(seed uint64, n int) []diffCall {
-	rng := rand.New(rand.NewPCG(seed, 0x6f7665727368))
-	truth := make([]int64, len(diffLimits))
-	for i, dl := range diffLimits {
-		truth[i] = dl.origin
-	}
-	told := make([][]int64, len(diffLimits)) // recent times told, per key
-	calls := make([]diffCall, n)
-	for i := range calls {
-		k := rng.IntN(len(diffLimits))
-		dl := diffLimits[k]
-		gap := dl.window / dl.rate
-		t := truth[k]
-		exact := false
-		switch p := rng.IntN(100); {
-		case p < 4 && len(told[k]) > 0: // exactly one window after an earlier call
-			t = max(t, told[k][rng.IntN(len(told[k]))]+dl.window)
-			exact = true
-		case p < 8: // the same µs
-		case p < 28: // a burst
-			t += rng.Int64N(50)
-		case p < 38: // just before, on or just after a window edge
-			t = (t/dl.window+1)*dl.window - rng.Int64N(3*gap+1) + rng.Int64N(2)
-			t = max(t, truth[k])
-		case p < 42: // idle for seconds
-			t += algos.Second + rng.Int64N(4*algos.Second)
-		default: // around the rate
-			t += rng.Int64N(gap + 1)
-		}
-		truth[k] = t
-		now := t
-		if rng.IntN(100) < 15 && !exact {
-			now -= rng.Int64N(60_001)
-		}
-		calls[i] = diffCall{limit: k, now: now}
-		if told[k] = append(told[k], now); len(told[k]) > 16 {
-			told[k] = told[k][1:]
-		}
-	}
-	return calls
-}
-
-// TestLuaMatchesGo sends the same calls to each script and to its Go twin
-// and requires every decision and every stored value to be the same, and
-// every key's TTL to be set within the bound lua.TTL states.
+// TestLuaMatchesGo sends the same calls to each script and to its Go twin,
+// through lua.Differential on each of the diffLimits' keys, and requires
+// every decision and every stored value to be the same, and every key's TTL
+// to be set within the bound lua.TTL states.
 func TestLuaMatchesGo(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
 	ctx := context.Background()
-	n := *redisCalls
 	var summary []string
 	for ai, a := range algos.All() {
 		l, err := lua.New(a.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		calls := diffCalls(uint64(ai+1), n)
-		limits := make([]algos.Limit, len(diffLimits))
-		keys := make([]string, len(diffLimits))
-		states := make([]algos.State, len(diffLimits))
-		for i, dl := range diffLimits {
-			limits[i] = algos.MustLimit(dl.rate, dl.window, dl.burst)
-			keys[i] = fmt.Sprintf("%sdiff:%s:%d", prefix, a.Name, i)
-		}
-		var diffs, ttlChecks, admits int
-		const chunk = 1000
-		for from := 0; from < n; from += chunk {
-			part := calls[from:min(n, from+chunk)]
-			reqs := make([]lua.Request, len(part))
-			for i, dc := range part {
-				reqs[i] = lua.Request{Key: keys[dc.limit], Limit: limits[dc.limit], Now: dc.now}
-			}
-			replies, err := l.DoAll(ctx, c, reqs)
+		var calls, admits, diffs, ttls int
+		for k, dl := range diffLimits {
+			lim := algos.MustLimit(dl.rate, dl.window, dl.burst)
+			times, err := lua.DifferentialCalls(diffSeed(ai+1, k), lim, dl.origin, diffShare(*redisCalls, k))
 			if err != nil {
 				t.Fatal(err)
 			}
-			last := make(map[int]algos.Decision)
-			for i, dc := range part {
-				before := states[dc.limit].Clone()
-				want := a.Decide(&states[dc.limit], dc.now, limits[dc.limit])
-				wantStored := states[dc.limit].Stored()
-				got := replies[i]
-				last[dc.limit] = got.Decision
-				if want.Allowed {
-					admits++
-				}
-				if got.Decision == want && slices.Equal(got.Stored, wantStored) {
-					continue
-				}
-				diffs++
-				if diffs <= 5 {
-					t.Errorf("%s call %d on %s (%v), now %d:\n  go:  %+v stored %s\n  lua: %+v stored %s\n  state before (go): %s",
-						a.Name, from+i, keys[dc.limit], limits[dc.limit], dc.now,
-						want, short(wantStored), got.Decision, short(got.Stored), short(before.Stored()))
-				}
+			rep, err := lua.Differential(ctx, c, l, fmt.Sprintf("%sdiff:%s:%d", prefix, a.Name, k), lim, times)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ttlChecks += checkTTLs(t, ctx, c, keys, last)
+			if !rep.OK() {
+				t.Error(rep)
+			}
+			calls += rep.Calls
+			admits += rep.Admitted
+			diffs += rep.Differences
+			ttls += rep.TTLChecks - rep.TTLDifferences
 		}
-		summary = append(summary, fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", a.Name, n, admits, diffs, ttlChecks))
+		summary = append(summary, fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", a.Name, calls, admits, diffs, ttls))
 	}
 	t.Logf("Lua against Go, %s:\n%s", s.Source, strings.Join(summary, "\n"))
 }
 
-// checkTTLs requires each key's TTL to be at most lua.TTL of the key's last
-// decision and not much less: the scripts set it on every call.
-func checkTTLs(t *testing.T, ctx context.Context, c *redis.Client, keys []string, last map[int]algos.Decision) int {
-	t.Helper()
-	cmds := make(map[int]*redis.DurationCmd)
-	pipe := c.Pipeline()
-	for k := range last {
-		cmds[k] = pipe.PTTL(ctx, keys[k])
+// userFixedWindow is a user's own limiter's Go twin, for
+// TestUserScriptDifferential: the Go half of
+// algos/lua/testdata/user-fixed-window.lua, a fixed window that never goes
+// back (a clock behind is counted in the stored, later window).
+var userFixedWindow = algos.Algorithm{
+	Name:       "user-fixed-window",
+	Decide:     decideUserFixedWindow,
+	Promise:    algos.AlignedWindowPromise,
+	StateDoc:   "window index, count, 0",
+	StateInts:  func(algos.Limit) int64 { return 3 },
+	ExactRetry: true,
+}
+
+// decideUserFixedWindow is written for times of 0 or more, as the
+// differential's are, so its / is the floor.
+func decideUserFixedWindow(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	if idx := now / l.Window; !s.Set || s.A < idx {
+		*s = algos.State{Set: true, A: idx}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	end := (s.A+1)*l.Window - now
+	d := algos.Decision{Reset: end}
+	if s.B < l.Rate {
+		s.B++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	d.Remaining = l.Rate - s.B
+	return d
+}
+
+// userScript is the user's script, as a user passes it to lua.FromSource.
+const userScript = "algos/lua/testdata/user-fixed-window.lua"
+
+// TestUserScriptDifferential holds a user's own script and its Go twin to
+// the differential the six built-in scripts pass: written correctly it
+// agrees call for call on every diffLimits key; with "<" planted as "<=" the
+// report's first difference is the first call the twin denies, told in
+// words; with the expiry's margin left out, every TTL check says so.
+func TestUserScriptDifferential(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	prefix := s.Prefix(t)
+	ctx := context.Background()
+	src, err := os.ReadFile(userScript)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for k, cmd := range cmds {
-		bound := lua.TTL(last[k])
-		got := cmd.Val()
-		// A few ms have passed since the script set it; a slow -race run more.
-		if got > bound || got < bound-500*time.Millisecond {
-			t.Errorf("%s: PTTL %v after %+v, want at most %v and no less than 500ms under it", keys[k], got, last[k], bound)
+	body := string(src)
+	plant := func(correct, wrong string) *lua.Limiter {
+		t.Helper()
+		if n := strings.Count(body, correct); n != 1 {
+			t.Fatalf("%s holds %q %d times, want once", userScript, correct, n)
+		}
+		l, err := lua.FromSource(userFixedWindow, strings.Replace(body, correct, wrong, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	good, err := lua.FromSource(userFixedWindow, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	calls := func(k int) (algos.Limit, []int64) {
+		t.Helper()
+		dl := diffLimits[k]
+		lim := algos.MustLimit(dl.rate, dl.window, dl.burst)
+		times, err := lua.DifferentialCalls(diffSeed(50, k), lim, dl.origin, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lim, times
+	}
+	run := func(l *lua.Limiter, key string, lim algos.Limit, times []int64) lua.DiffReport {
+		t.Helper()
+		rep, err := lua.Differential(ctx, c, l, prefix+key, lim, times)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+
+	var lines []string
+	for k := range diffLimits {
+		lim, times := calls(k)
+		rep := run(good, fmt.Sprintf("user:%d", k), lim, times)
+		if !rep.OK() || rep.Differences != 0 || rep.Calls != n || rep.TTLChecks == 0 {
+			t.Errorf("the user's script against its twin:\n%v", rep)
+		}
+		lines = append(lines, fmt.Sprintf("%-26s %s", lim, rep.Summary()))
+	}
+
+	// The planted "<=" admits one more than the limit per window: the first
+	// difference is the first call the twin denies, and everything before it
+	// agreed.
+	lim, times := calls(0)
+	planted := run(plant("if count < rate then", "if count <= rate then"), "user:planted", lim, times)
+	firstDeny := -1
+	var st algos.State
+	for i, now := range times {
+		if !userFixedWindow.Decide(&st, now, lim).Allowed {
+			firstDeny = i
+			break
 		}
 	}
-	return len(cmds)
+	if planted.OK() || planted.Differences == 0 || len(planted.First) == 0 {
+		t.Fatalf("the planted <= was not reported:\n%v", planted)
+	}
+	f := planted.First[0]
+	if f.Call != firstDeny || f.Go.Allowed || !f.Lua.Allowed ||
+		len(f.GoStored) != 3 || f.GoStored[1] != lim.Rate || len(f.LuaStored) != 3 || f.LuaStored[1] != lim.Rate+1 {
+		t.Errorf("first difference is not the twin's first denial (call %d) admitted by the script:\n%v", firstDeny, f)
+	}
+	if got, want := strings.Join(f.Fields(), ", "), "allowed, remaining, retry-after, stored"; got != want {
+		t.Errorf("the first difference differs in %q, want %q", got, want)
+	}
+	text := planted.String()
+	for _, want := range []string{
+		fmt.Sprintf("call %d at %d µs differs in allowed, remaining, retry-after, stored:", firstDeny, times[firstDeny]),
+		fmt.Sprintf("before the call the twin held [%d %d 0] (window index, count, 0)", f.Before[0], lim.Rate),
+		fmt.Sprintf("go twin: denied, remaining 0, retry-after %d µs", f.Go.Reset),
+		"script:  admitted, remaining -1, retry-after 0 µs",
+		fmt.Sprintf("stores [%d %d 0]", f.GoStored[0], lim.Rate+1),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the planted difference's report lacks %q:\n%s", want, text)
+		}
+	}
+
+	// An expiry without the margin decides alike, and every TTL check
+	// reports it.
+	noMargin := run(plant("ttl(window_end)", "fmt(ceildiv(window_end, 1000))"), "user:no-margin", lim, times)
+	if noMargin.Differences != 0 || noMargin.TTLDifferences != noMargin.TTLChecks || noMargin.TTLChecks == 0 ||
+		!strings.Contains(noMargin.String(), "the key expires in") || !strings.Contains(noMargin.String(), "want at most") {
+		t.Errorf("the expiry without its margin was not reported on every check:\n%v", noMargin)
+	}
+	t.Logf("a user's script (%s) against its Go twin, %s:\n%s\n\nwith \"<\" planted as \"<=\":\n%v\n\nwith the expiry's margin left out:\n%v",
+		userScript, s.Source, strings.Join(lines, "\n"), planted, noMargin)
 }
 
 // short prints a stored log readably when it is long.
@@ -209,28 +266,34 @@ func TestNonAtomicSharesTheScriptsLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		states := make([]algos.State, len(diffLimits))
 		diffs := 0
-		for i, dc := range diffCalls(uint64(100+ai), n) {
-			dl := diffLimits[dc.limit]
+		for k, dl := range diffLimits {
 			lim := algos.MustLimit(dl.rate, dl.window, dl.burst)
-			req := lua.Request{Key: fmt.Sprintf("%sturns:%s:%d", prefix, a.Name, dc.limit), Limit: lim, Now: dc.now}
-			want := a.Decide(&states[dc.limit], dc.now, lim)
-			var got lua.Reply
-			if i%2 == 0 {
-				got, err = l.Do(ctx, c, req)
-			} else {
-				var r lua.NonAtomicReply
-				r, err = na.Do(ctx, c, req)
-				got = r.Reply
-			}
+			times, err := lua.DifferentialCalls(diffSeed(100+ai, k), lim, dl.origin, diffShare(n, k))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Decision != want || !slices.Equal(got.Stored, states[dc.limit].Stored()) {
-				if diffs++; diffs <= 3 {
-					t.Errorf("%s call %d (%s) at %d: go %+v %s, redis %+v %s", a.Name, i, map[bool]string{true: "script", false: "GET/SET"}[i%2 == 0],
-						dc.now, want, short(states[dc.limit].Stored()), got.Decision, short(got.Stored))
+			key := fmt.Sprintf("%sturns:%s:%d", prefix, a.Name, k)
+			var state algos.State
+			for i, now := range times {
+				req := lua.Request{Key: key, Limit: lim, Now: now}
+				want := a.Decide(&state, now, lim)
+				var got lua.Reply
+				if i%2 == 0 {
+					got, err = l.Do(ctx, c, req)
+				} else {
+					var r lua.NonAtomicReply
+					r, err = na.Do(ctx, c, req)
+					got = r.Reply
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Decision != want || !slices.Equal(got.Stored, state.Stored()) {
+					if diffs++; diffs <= 3 {
+						t.Errorf("%s key %d call %d (%s) at %d: go %+v %s, redis %+v %s", a.Name, k, i, map[bool]string{true: "script", false: "GET/SET"}[i%2 == 0],
+							now, want, short(state.Stored()), got.Decision, short(got.Stored))
+					}
 				}
 			}
 		}

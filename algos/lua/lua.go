@@ -6,6 +6,10 @@
 // returns the decision, the values the key stores afterwards (in the order
 // algos.State.Stored lists them) and the Redis TIME at which it ran.
 //
+// A user's own script runs the same way: FromSource puts it after the same
+// prelude, with its Go twin, and Differential compares the two call for call
+// on the calls DifferentialCalls makes, as the built-in scripts are compared.
+//
 // The package also holds the two ways of getting it wrong that overshoot
 // measures against the scripts: NonAtomic (GET, decide in Go, SET) and
 // GetThenIncr (a fixed window that checks and counts in two commands).
@@ -16,6 +20,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -42,20 +47,90 @@ func TTL(d algos.Decision) time.Duration {
 // Limiter is one algorithm's script. It is safe for concurrent use.
 type Limiter struct {
 	algo   algos.Algorithm
+	source string
 	script *redis.Script
 }
 
-// New returns the script of the algorithm registered in algos under name.
+// New returns the script of the algorithm registered in algos under name:
+// FromSource with that algorithm and its embedded file.
 func New(name string) (*Limiter, error) {
 	a, err := algos.ByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("lua: %w", err)
 	}
-	src, err := Source(name)
+	body, err := sources.ReadFile(name + ".lua")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lua: no script for %q", name)
 	}
-	return &Limiter{algo: a, script: redis.NewScript(src)}, nil
+	return FromSource(a, string(body))
+}
+
+// preludeEnd is the prelude's last line; a body that contains it already
+// holds the prelude.
+const preludeEnd = "-- end of prelude"
+
+// FromSource returns a Limiter that runs body, a user's own limiter script,
+// after the shared prelude, and whose Go twin is algo: Differential holds
+// the two to the same call-for-call comparison as the six built-in scripts,
+// and properties.Check(t, algo) holds the twin to the algorithm contract.
+//
+// It fails when algo has no Name or no Decide, when body is empty or blank,
+// or when body already contains the prelude. It cannot check the Lua itself:
+// a syntax error is Redis's error on the first call, and its line numbers
+// count the whole script, the prelude first (see Limiter.Source).
+//
+// The prelude runs first, in the same chunk, so its locals are in scope in
+// body. It gives the body:
+//
+//   - KEY, which is KEYS[1]: the one key the limiter keeps its state in.
+//     KEYS[2] is the prelude's (an optional counter it INCRs, Request.SeqKey);
+//     the body must not touch it.
+//   - now: the time of the decision in µs, an integer, from ARGV[1], or
+//     Redis TIME when the caller passed a negative time. The body decides at
+//     now and never reads TIME itself. redis_time is TIME, for the reply.
+//   - rate, window, burst, unit, refill: the fields of the algos.Limit
+//     (ARGV[2..6]; a Limiter only sends limits that pass Limit.Validate).
+//     The prelude returns an error reply, before the body runs, when one is
+//     missing or below 1.
+//   - floordiv(a, b) = ⌊a/b⌋, quo(a, b) and rem(a, b) = Go's a/b and a%b
+//     (truncated), ceildiv(a, b) = Go's (a+b-1)/b, all exact for b > 0 and
+//     integers below 2^53. Lua numbers are doubles: + - * of integers are
+//     exact while the results stay below 2^53, plain / is not, so divide
+//     only through these.
+//   - fmt(x): an integer as a decimal string without exponent, for writing
+//     numbers into Redis (tostring switches to exponent form past 14 digits).
+//   - ttl(reset): the key's expiry in ms (a string, as PX and PEXPIRE take
+//     it) for a decision whose reset is reset µs: lua.TTL of that decision.
+//   - load3() returns the three integers stored at KEY as "A:B:C", or nil
+//     when KEY is absent (anything else is a script error); store3(a, b, c, reset) writes them with the expiry
+//     ttl(reset). A body may keep any layout instead (a hash, a sorted set).
+//   - reply(allowed, remaining, retry_after, reset, stored): the reply.
+//
+// The body must end by returning reply(...) with the decision (allowed a
+// boolean; remaining, retry_after and reset integers, in requests and µs, as
+// algos.Decision has them) and stored, a Lua list of what KEY holds after
+// the call in exactly the order algos.State.Stored lists the twin's state:
+// {A, B, C} (three integers, even if C is unused), or the sliding log's
+// times. An absent key is an empty list. To pass Differential's TTL check,
+// the body sets KEY's expiry to ttl(reset) of its decision on every call
+// (store3 does), and leaves KEY absent exactly when stored is empty.
+func FromSource(algo algos.Algorithm, body string) (*Limiter, error) {
+	switch {
+	case algo.Name == "":
+		return nil, errors.New("lua: the Go twin has no Name")
+	case algo.Decide == nil:
+		return nil, fmt.Errorf("lua: the Go twin %q has no Decide", algo.Name)
+	case strings.TrimSpace(body) == "":
+		return nil, fmt.Errorf("lua: %s: the script body is empty", algo.Name)
+	case strings.Contains(body, preludeEnd):
+		return nil, fmt.Errorf("lua: %s: the script body already contains the prelude; pass only what follows it", algo.Name)
+	}
+	prelude, err := sources.ReadFile("prelude.lua")
+	if err != nil {
+		return nil, fmt.Errorf("lua: %w", err)
+	}
+	src := string(prelude) + body
+	return &Limiter{algo: algo, source: src, script: redis.NewScript(src)}, nil
 }
 
 // Source is the full text Redis runs for the named algorithm: the shared
@@ -72,10 +147,14 @@ func Source(name string) (string, error) {
 	return string(prelude) + string(body), nil
 }
 
+// Source is the full text this Limiter sends to Redis, the prelude followed
+// by the body, so that a line number in a Redis error can be looked up.
+func (l *Limiter) Source() string { return l.source }
+
 // Algorithm is the Go twin this script must agree with.
 func (l *Limiter) Algorithm() algos.Algorithm { return l.algo }
 
-// Name is the algorithm's registered name.
+// Name is the Go twin's name: for New, the algorithm's registered name.
 func (l *Limiter) Name() string { return l.algo.Name }
 
 // SHA is the script's SHA-1, the argument of EVALSHA.

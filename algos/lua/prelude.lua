@@ -1,4 +1,6 @@
--- overshoot prelude, prepended to every limiter script when it is loaded.
+-- overshoot prelude, prepended to every limiter script when it is loaded
+-- (the six here, and a user's own through lua.FromSource, whose doc lists
+-- what this prelude gives the script that follows it).
 --
 -- KEYS[1]  the limited key's state.
 -- KEYS[2]  optional: a counter INCRed on every call, so that callers learn
