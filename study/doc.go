@@ -1,0 +1,28 @@
+// Package study reproduces, against a real Redis, an empirical study of
+// Redis-based rate limiting under concurrency: what eight client strategies
+// let through when many workers share one key, how far a network delay and
+// the arrival pattern move that, what happens around a window edge with
+// atomic decisions, and what callers' clocks do to a token bucket.
+//
+// # What it measures
+//
+//   - Strategies: check-then-act (GET, compare, INCR), increment-then-check
+//     (INCR, compare), WATCH/MULTI with a retry budget of 3 and of 10, and
+//     algos/lua's fixed window, token bucket, sliding log and sliding counter
+//     scripts on Redis TIME. They share the Strategy interface.
+//   - A Trial: c workers, each on its own connection (a Fleet), send their
+//     share of the offered requests against one fresh key, released together
+//     by a barrier (Adversarial) or after seeded random offsets (Random). A
+//     Result counts admits, over-admission (admitted − L), refusals of
+//     requests that were within the limit (RefusedWithinLimit defines them
+//     per strategy), and every request's latency.
+//   - A Path: loopback, or an in-process toxiproxy with latency toxics on
+//     both legs; its RTT is measured with PING and reported.
+//   - Models beside the measurements: the lockstep model of check-then-act
+//     (LockstepOver), and the Go algorithms run on the same traffic with no
+//     network (EdgeModel, SkewModel). ModelReport is golden/concurrency.txt.
+//
+// The findings are the package's TestFinding tests; TestStudy prints the
+// live tables (`make study` runs the full sweep). Every load loop is bounded
+// in requests and in time, and talks to a loopback Redis only.
+package study

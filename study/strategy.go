@@ -1,0 +1,301 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// Kind sorts the strategies by how they decide, which is what the findings
+// are about.
+type Kind int
+
+const (
+	// Racy strategies read and write in separate commands with the decision
+	// in between, in the client: concurrent callers decide on stale reads.
+	Racy Kind = iota + 1
+	// Atomic strategies decide in one Redis command (an INCR or a script),
+	// so Redis orders every decision and none is taken on a stale read.
+	Atomic
+	// Optimistic strategies read, decide, and commit only if nothing changed
+	// in between (WATCH/MULTI/EXEC), retrying a bounded number of times.
+	Optimistic
+)
+
+// String names the kind as the report prints it.
+func (k Kind) String() string {
+	switch k {
+	case Racy:
+		return "racy"
+	case Atomic:
+		return "atomic"
+	case Optimistic:
+		return "optimistic"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Refusal says why a request was refused.
+type Refusal int
+
+const (
+	// NotRefused: the request was admitted.
+	NotRefused Refusal = iota
+	// AtLimit: the strategy saw the limit reached (a count of L or more, an
+	// empty bucket, a full log) and refused, as it should.
+	AtLimit
+	// Exhausted: an optimistic strategy ran out of retries while the last
+	// count it read was below L. The limit had room for this request; the
+	// strategy refused it anyway. This is the optimistic strategies' refusal
+	// within the limit.
+	Exhausted
+)
+
+// Outcome is one request's decision, with what the harness needs to judge it.
+type Outcome struct {
+	Allowed bool
+	Refusal Refusal // NotRefused exactly when Allowed
+	// Attempts is how many times the strategy tried: 1 for all but the
+	// optimistic ones, which count each WATCH…EXEC they ran.
+	Attempts int
+	// Seq is the request's place in the order Redis decided the trial's
+	// requests, counted from 1, for the scripts (which INCR a counter in the
+	// same atomic step); 0 when the strategy does not know it.
+	Seq int64
+	// RedisTime is Redis TIME in µs when a script decided; 0 otherwise.
+	RedisTime int64
+}
+
+// Call is where a strategy sends one request: the connection to use, the
+// limited key, and a counter key that strategies able to report Redis's
+// order of decisions may INCR atomically with them (Outcome.Seq).
+type Call struct {
+	Client *redis.Client
+	Key    string
+	SeqKey string
+	Limit  algos.Limit
+}
+
+// Strategy is one way of enforcing "at most Limit.Rate requests" on a key
+// shared through Redis. Allow decides one request; it is safe for concurrent
+// use by several workers as long as each passes its own Client (the
+// optimistic strategies hold the connection across WATCH…EXEC). An error is
+// a failure of Redis or of the connection, never a refusal.
+type Strategy interface {
+	Name() string
+	Kind() Kind
+	Allow(ctx context.Context, c Call) (Outcome, error)
+}
+
+// Strategies returns the eight strategies of the study, in the report's
+// order. It fails only if the Lua scripts cannot be loaded from algos/lua.
+func Strategies() ([]Strategy, error) {
+	out := []Strategy{CheckThenAct{}, IncrThenCheck{}, Watch{Budget: 3}, Watch{Budget: 10}}
+	for _, name := range LuaAlgorithms {
+		s, err := NewScript(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// StrategyByName finds one of Strategies by its Name.
+func StrategyByName(name string) (Strategy, error) {
+	all, err := Strategies()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range all {
+		if s.Name() == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("study: no strategy named %q", name)
+}
+
+// LuaAlgorithms are the four algorithms the study runs as scripts, by their
+// names in package algos.
+var LuaAlgorithms = []string{
+	algos.FixedWindow.Name, algos.TokenBucket.Name, algos.SlidingLog.Name, algos.SlidingCounter.Name,
+}
+
+// CheckThenAct reads the count (GET), compares it with the limit in the
+// client, and counts the request (INCR) if it was below. Between the GET and
+// the INCR lies a round trip in which every other worker may read the same
+// count, which is the race the study measures.
+//
+// It refuses only after reading a count of L or more, and the count is
+// exactly the number admitted so far (only admits INCR it), so it never
+// refuses a request within the limit.
+type CheckThenAct struct{}
+
+// Name is "check-then-act".
+func (CheckThenAct) Name() string { return "check-then-act" }
+
+// Kind is Racy.
+func (CheckThenAct) Kind() Kind { return Racy }
+
+// Allow runs GET, compare, INCR.
+func (CheckThenAct) Allow(ctx context.Context, c Call) (Outcome, error) {
+	n, err := readCount(ctx, c.Client, c.Key)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if n >= c.Limit.Rate {
+		return Outcome{Refusal: AtLimit, Attempts: 1}, nil
+	}
+	if err := c.Client.Incr(ctx, c.Key).Err(); err != nil {
+		return Outcome{}, fmt.Errorf("check-then-act INCR: %w", err)
+	}
+	return Outcome{Allowed: true, Attempts: 1}, nil
+}
+
+// IncrThenCheck counts every request first (INCR) and admits it when the
+// new count is at most L. INCR is atomic, so the first L requests Redis runs
+// get 1…L and are admitted, and every later one gets more than L, which
+// means L admits are already in: it never over-admits and never refuses
+// within the limit. (Its count keeps growing with refusals, which is why it
+// only suits a window that expires.)
+type IncrThenCheck struct{}
+
+// Name is "incr-then-check".
+func (IncrThenCheck) Name() string { return "incr-then-check" }
+
+// Kind is Atomic.
+func (IncrThenCheck) Kind() Kind { return Atomic }
+
+// Allow runs INCR, compare.
+func (IncrThenCheck) Allow(ctx context.Context, c Call) (Outcome, error) {
+	n, err := c.Client.Incr(ctx, c.Key).Result()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("incr-then-check INCR: %w", err)
+	}
+	if n > c.Limit.Rate {
+		return Outcome{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
+	}
+	return Outcome{Allowed: true, Attempts: 1, Seq: n}, nil
+}
+
+// Watch is check-then-act made safe optimistically: WATCH the key, GET it,
+// and if the count is below L, INCR it inside MULTI/EXEC, which Redis runs
+// only if nobody changed the key since the WATCH. A failed EXEC is retried
+// up to Budget more times; a request whose budget runs out is refused
+// (Outcome.Refusal == Exhausted) although the count it last read was below
+// L. It never over-admits.
+//
+// One attempt is three round trips on the worker's own connection (WATCH;
+// GET; MULTI INCR EXEC in one pipeline), and a refusal at the limit is three
+// as well (WATCH; GET; UNWATCH).
+type Watch struct {
+	Budget int // retries after the first attempt
+}
+
+// Name is "watch-multi-<budget>".
+func (w Watch) Name() string { return fmt.Sprintf("watch-multi-%d", w.Budget) }
+
+// Kind is Optimistic.
+func (Watch) Kind() Kind { return Optimistic }
+
+// Allow tries up to 1+Budget times.
+func (w Watch) Allow(ctx context.Context, c Call) (Outcome, error) {
+	for attempt := 1; attempt <= 1+w.Budget; attempt++ {
+		var atLimit bool
+		err := c.Client.Watch(ctx, func(tx *redis.Tx) error {
+			n, err := readCount(ctx, tx, c.Key)
+			if err != nil {
+				return err
+			}
+			if n >= c.Limit.Rate {
+				atLimit = true
+				return nil
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Incr(ctx, c.Key)
+				return nil
+			})
+			return err
+		}, c.Key)
+		switch {
+		case errors.Is(err, redis.TxFailedErr):
+			continue // someone wrote the key after our WATCH: read again
+		case err != nil:
+			return Outcome{}, fmt.Errorf("%s: %w", w.Name(), err)
+		case atLimit:
+			return Outcome{Refusal: AtLimit, Attempts: attempt}, nil
+		default:
+			return Outcome{Allowed: true, Attempts: attempt}, nil
+		}
+	}
+	return Outcome{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
+}
+
+// Script is one of algos/lua's scripts, deciding at Redis TIME: the read,
+// the decision and the write are one atomic step in Redis.
+type Script struct {
+	limiter *lua.Limiter
+}
+
+// NewScript returns the script of the algorithm registered in algos under
+// name.
+func NewScript(name string) (Script, error) {
+	l, err := lua.New(name)
+	if err != nil {
+		return Script{}, fmt.Errorf("study: %w", err)
+	}
+	return Script{limiter: l}, nil
+}
+
+// Name is "lua-<algorithm>".
+func (s Script) Name() string { return "lua-" + s.limiter.Name() }
+
+// Algorithm is the algorithm the script runs.
+func (s Script) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
+
+// Kind is Atomic.
+func (Script) Kind() Kind { return Atomic }
+
+// Allow runs the script once with now < 0, so that it reads Redis TIME, and
+// INCRs c.SeqKey in the same step when set.
+func (s Script) Allow(ctx context.Context, c Call) (Outcome, error) {
+	r, err := s.limiter.Do(ctx, c.Client, lua.Request{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: -1})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return fromReply(r), nil
+}
+
+// AllowAt runs the script with the caller's own time now (µs) instead of
+// Redis TIME: the deployment in which each caller's clock decides.
+func (s Script) AllowAt(ctx context.Context, c Call, now int64) (Outcome, error) {
+	r, err := s.limiter.Do(ctx, c.Client, lua.Request{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: now})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return fromReply(r), nil
+}
+
+func fromReply(r lua.Reply) Outcome {
+	o := Outcome{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
+	if !o.Allowed {
+		o.Refusal = AtLimit
+	}
+	return o
+}
+
+// readCount is GET as an integer, 0 for an absent key.
+func readCount(ctx context.Context, c redis.Cmdable, key string) (int64, error) {
+	n, err := c.Get(ctx, key).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("GET %s: %w", key, err)
+	}
+	return n, nil
+}

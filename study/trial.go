@@ -1,0 +1,317 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/redis/go-redis/v9"
+)
+
+// Arrival is how a trial's workers start.
+type Arrival int
+
+const (
+	// Adversarial: every worker is released at the same instant by a
+	// barrier and sends its share back to back.
+	Adversarial Arrival = iota + 1
+	// Random: every worker waits a seeded random offset, uniform in
+	// [0, Trial.Spread), after the barrier, then sends its share back to back.
+	Random
+)
+
+// String names the arrival as the report prints it.
+func (a Arrival) String() string {
+	switch a {
+	case Adversarial:
+		return "adversarial"
+	case Random:
+		return "random"
+	}
+	return fmt.Sprintf("Arrival(%d)", int(a))
+}
+
+// Trial is one run of one strategy: Workers workers, each on its own
+// connection, send PerWorker requests each against one fresh key under Limit.
+type Trial struct {
+	Strategy  Strategy
+	Workers   int
+	PerWorker int
+	Limit     algos.Limit
+	Arrival   Arrival
+	Spread    time.Duration // Random only: the range of the start offsets
+	Seed      uint64        // Random only: the offsets' seed
+}
+
+// Sent is how many requests the trial offers in all.
+func (t Trial) Sent() int { return t.Workers * t.PerWorker }
+
+// Result is what a trial measured.
+type Result struct {
+	Trial Trial
+	// Admitted is how many requests were admitted; Over is Admitted − L,
+	// negative when the limit's capacity went unused.
+	Admitted, Over int
+	// RefusedAtLimit counts refusals taken when the limit was reached.
+	RefusedAtLimit int
+	// RefusedWithin counts refusals of requests that were within the limit,
+	// per strategy (see RefusedWithinLimit).
+	RefusedWithin int
+	// Attempts sums every request's attempts (more than Sent only for the
+	// optimistic strategies).
+	Attempts int
+	// Latencies holds every request's time from send to decision, sorted.
+	Latencies []time.Duration
+	// Elapsed is from the barrier's release to the last decision.
+	Elapsed time.Duration
+	// WindowBefore and WindowAfter are the aligned window index floor(t/W)
+	// of Redis TIME just before the release and after the last decision
+	// (Run reruns a trial whose two differ).
+	WindowBefore, WindowAfter int64
+}
+
+// Quantile is the q-quantile (0 ≤ q ≤ 1, nearest rank) of the trial's
+// latencies.
+func (r Result) Quantile(q float64) time.Duration { return quantile(r.Latencies, q) }
+
+// Throughput is decisions per second: requests sent over Elapsed.
+func (r Result) Throughput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Trial.Sent()) / r.Elapsed.Seconds()
+}
+
+// Fleet is the workers' connections to one Path: worker i uses client i,
+// whose pool holds exactly one connection, opened before any trial so that
+// no dial is timed. A Fleet runs one trial at a time.
+type Fleet struct {
+	Path    *Path
+	clients []*redis.Client
+}
+
+// NewFleet opens n worker connections through p and PINGs each (all at
+// once: through a slow path, one after another would take n round trips).
+func NewFleet(ctx context.Context, p *Path, n int) (*Fleet, error) {
+	f := &Fleet{Path: p}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		c := newWorkerClient(p.Addr)
+		f.clients = append(f.clients, c)
+		wg.Go(func() { errs[i] = c.Ping(ctx).Err() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("study: opening worker connections to %s: %w", p.Addr, err)
+	}
+	return f, nil
+}
+
+// Close closes every worker connection.
+func (f *Fleet) Close() {
+	for _, c := range f.clients {
+		c.Close()
+	}
+}
+
+// preparer is a strategy with work to do once before a trial (a script to
+// load, so that no worker's first call pays EVALSHA's NOSCRIPT round trip).
+type preparer interface {
+	prepare(ctx context.Context, c *redis.Client) error
+}
+
+func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
+
+// maxTrialReruns bounds how often Run repeats a trial that straddled a
+// window edge; two in a row would need a window shorter than two trials.
+const maxTrialReruns = 2
+
+// Run runs t against key (and key+":seq" for the strategies that report
+// Redis's order), deleting both before and after. If Redis TIME shows that
+// the trial straddled an aligned window edge of t.Limit.Window, it is run
+// again on a fresh key: the study's trials must fall inside one window.
+func (f *Fleet) Run(ctx context.Context, t Trial, key string) (Result, error) {
+	for range maxTrialReruns + 1 {
+		r, err := f.runOnce(ctx, t, key)
+		if err != nil || r.WindowBefore == r.WindowAfter {
+			return r, err
+		}
+	}
+	return Result{}, fmt.Errorf("study: %d runs of %s straddled a window edge of %s; use a longer window",
+		maxTrialReruns+1, t.Strategy.Name(), algos.FormatMicros(t.Limit.Window))
+}
+
+type record struct {
+	out     Outcome
+	latency time.Duration
+	done    time.Duration // since the release
+}
+
+func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error) {
+	if t.Workers < 1 || t.Workers > len(f.clients) {
+		return Result{}, fmt.Errorf("study: %d workers, but the fleet has %d connections", t.Workers, len(f.clients))
+	}
+	if t.PerWorker < 1 {
+		return Result{}, errors.New("study: a trial needs at least one request per worker")
+	}
+	if err := t.Limit.Validate(); err != nil {
+		return Result{}, err
+	}
+	admin := f.clients[0]
+	seqKey := key + ":seq"
+	if err := admin.Del(ctx, key, seqKey).Err(); err != nil {
+		return Result{}, err
+	}
+	defer admin.Del(context.WithoutCancel(ctx), key, seqKey)
+	if p, ok := t.Strategy.(preparer); ok {
+		if err := p.prepare(ctx, admin); err != nil {
+			return Result{}, err
+		}
+	}
+	offsets := make([]time.Duration, t.Workers)
+	if t.Arrival == Random && t.Spread > 0 {
+		rng := rand.New(rand.NewPCG(t.Seed, 0x6f76657273686f74))
+		for i := range offsets {
+			offsets[i] = time.Duration(rng.Int64N(int64(t.Spread)))
+		}
+	}
+	before, err := redisNow(ctx, admin)
+	if err != nil {
+		return Result{}, err
+	}
+
+	recs := make([][]record, t.Workers)
+	errs := make([]error, t.Workers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var release time.Time
+	for w := range t.Workers {
+		recs[w] = make([]record, 0, t.PerWorker)
+		wg.Go(func() {
+			call := Call{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
+			<-start
+			if offsets[w] > 0 {
+				time.Sleep(offsets[w])
+			}
+			for range t.PerWorker {
+				t0 := time.Now()
+				out, err := t.Strategy.Allow(ctx, call)
+				now := time.Now()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				recs[w] = append(recs[w], record{out: out, latency: now.Sub(t0), done: now.Sub(release)})
+			}
+		})
+	}
+	release = time.Now()
+	close(start) // the barrier: every worker goroutine is waiting on it
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
+	}
+	after, err := redisNow(ctx, admin)
+	if err != nil {
+		return Result{}, err
+	}
+
+	all := slices.Concat(recs...)
+	r := Result{
+		Trial:        t,
+		WindowBefore: floorDiv(before, t.Limit.Window),
+		WindowAfter:  floorDiv(after, t.Limit.Window),
+	}
+	for _, rec := range all {
+		r.Attempts += rec.out.Attempts
+		r.Latencies = append(r.Latencies, rec.latency)
+		r.Elapsed = max(r.Elapsed, rec.done)
+		switch {
+		case rec.out.Allowed:
+			r.Admitted++
+		case rec.out.Refusal == AtLimit:
+			r.RefusedAtLimit++
+		}
+	}
+	r.Over = r.Admitted - int(t.Limit.Rate)
+	r.RefusedWithin = RefusedWithinLimit(all2outcomes(all), t.Limit.Rate)
+	slices.Sort(r.Latencies)
+	return r, nil
+}
+
+// RefusedWithinLimit counts the refusals of requests that were within the
+// limit: refused while fewer than L requests had been admitted in total.
+// How that is known depends on the strategy:
+//
+//   - Exhausted refusals (the optimistic strategies) count: the last count
+//     the request read was below L.
+//   - Refusals that carry Redis's order of decisions (Seq: the scripts, and
+//     increment-then-check, whose INCR reply is its place) count when fewer
+//     than L admits come before them in that order.
+//   - Check-then-act carries no order, and needs none: it refuses only on
+//     reading a count of L or more, and its count is the number admitted.
+func RefusedWithinLimit(outs []Outcome, limit int64) int {
+	var admits []int64
+	for _, o := range outs {
+		if o.Allowed && o.Seq > 0 {
+			admits = append(admits, o.Seq)
+		}
+	}
+	slices.Sort(admits)
+	n := 0
+	for _, o := range outs {
+		switch {
+		case o.Allowed:
+		case o.Refusal == Exhausted:
+			n++
+		case o.Seq > 0:
+			before, _ := slices.BinarySearch(admits, o.Seq)
+			if int64(before) < limit {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func all2outcomes(recs []record) []Outcome {
+	out := make([]Outcome, len(recs))
+	for i, r := range recs {
+		out[i] = r.out
+	}
+	return out
+}
+
+// redisNow is Redis TIME in µs.
+func redisNow(ctx context.Context, c *redis.Client) (int64, error) {
+	t, err := c.Time(ctx).Result()
+	if err != nil {
+		return 0, fmt.Errorf("study: TIME: %w", err)
+	}
+	return t.UnixMicro(), nil
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0, as algos computes window indices.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// quantile is the nearest-rank q-quantile of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
