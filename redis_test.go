@@ -20,6 +20,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/study"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -95,6 +96,59 @@ func TestLuaMatchesGo(t *testing.T) {
 		summary = append(summary, fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", a.Name, calls, admits, diffs, ttls))
 	}
 	t.Logf("Lua against Go, %s:\n%s", s.Source, strings.Join(summary, "\n"))
+}
+
+// TestLuaNegativeRefillMatchesGo holds the planted negative-refill token
+// bucket's Lua body (study.NegativeRefillLimiter, through lua.FromSource) to
+// its Go twin, algos.PlantedTokenBucketNegativeRefill, on the calls and keys
+// TestLuaMatchesGo uses: the 15% of calls told a time behind drive the
+// stored tokens below zero, which must survive the prelude's load3 and
+// store3. Each key's calls end with steps of 100 years back and forth
+// (0, MaxTime, 0, 1), where the twin's floor on the debt and its bound on
+// a refill decide, so that those agree too.
+func TestLuaNegativeRefillMatchesGo(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	prefix := s.Prefix(t)
+	ctx := context.Background()
+	l, err := study.NegativeRefillLimiter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := l.Algorithm()
+	var calls, admits, diffs, ttls, owing int
+	for k, dl := range diffLimits {
+		lim := algos.MustLimit(dl.rate, dl.window, dl.burst)
+		times, err := lua.DifferentialCalls(diffSeed(60, k), lim, dl.origin, diffShare(*redisCalls, k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, 0, algos.MaxTime, 0, 1)
+		rep, err := lua.Differential(ctx, c, l, fmt.Sprintf("%sdiff:%s:%d", prefix, twin.Name, k), lim, times)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK() {
+			t.Error(rep)
+		}
+		// The twin replayed: how many calls left tokens owed, so that the
+		// comparison above covered negative stored values.
+		var st algos.State
+		for _, now := range times {
+			if twin.Decide(&st, now, lim); st.A < 0 {
+				owing++
+			}
+		}
+		calls += rep.Calls
+		admits += rep.Admitted
+		diffs += rep.Differences
+		ttls += rep.TTLChecks - rep.TTLDifferences
+	}
+	if owing == 0 {
+		t.Errorf("no call left the bucket owing tokens: the negative refill was not exercised")
+	}
+	t.Logf("Lua against Go, %s:\n%-16s %6d calls (%d admitted, %d left tokens owed), %d differences, %d TTLs within bound",
+		s.Source, "negative-refill", calls, admits, owing, diffs, ttls)
 }
 
 // userFixedWindow is a user's own limiter's Go twin, for

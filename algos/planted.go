@@ -193,3 +193,95 @@ func decidePlantedSlidingLogTrimsTooMuch(s *State, now int64, l Limit) Decision 
 	}
 	return d
 }
+
+// PlantedTokenBucketNegativeRefill is the token bucket whose refill is not
+// clamped at zero for a clock that is behind.
+//
+// PLANTED BUG: the refill line is
+//
+//	tokens := min(capacity, s.A+(now-s.B)*l.Refill)
+//
+// instead of `tokens := refill(s.A, now-s.B, l)`, which adds nothing when
+// now-s.B <= 0. An author writes it because on one machine time only moves
+// forward, so elapsed looks non-negative and max(0, …) looks redundant.
+// Once callers send their own clocks (or NTP steps a clock back), a caller
+// behind the stored last gets a negative refill: the bucket drains by the
+// skew's worth of tokens and owes them, the stored tokens go below zero,
+// and every caller waits until they are paid back. Under a true clock it is
+// the token bucket, decision for decision.
+//
+// No property of the contract catches it, because it is GCRA decision for
+// decision, clocks behind included (properties'
+// TestTokenBucketNegativeRefillIsGCRA): with P = tokens - now·Refill,
+// min(capacity, …) is GCRA's TAT = max(TAT, now) and an admit is TAT += T.
+// A node whose clock steps back can be locked out for as long as the step,
+// as with GCRA (StepBackNoLongLockout allows the step plus the longest
+// wait), and once its clock has caught up the debt is paid back in full. What it gets
+// wrong shows when callers' clocks disagree all along: the cap applied at
+// the caller furthest ahead throws away refill that the callers behind then
+// owe, and near the limit only the callers closest to the furthest ahead
+// are admitted. The study's caller-clock trials measure it (GCRA's model
+// admits the same there).
+//
+// Everything else is what such an author writes to stay consistent with a
+// level that can be negative: last = now on every call, as the token
+// bucket; remaining is reported as 0, never below, while tokens are owed;
+// retry-after and reset are computed from the owed level, so they are honest
+// on the bucket's own terms (a retry at now+RetryAfter on the same clock is
+// admitted). One guard is not the author's: the level never goes below
+// minOwedLevel(l), so that the scaled integers stay below 2^52 and the Lua
+// twin (doubles) computes exactly what Go does, for any step back up to
+// algos.MaxTime. Only a debt of more than (2^52 - capacity)/Refill µs of
+// refill reaches it: at 100 per second, over a hundred years.
+//
+// Stored: A = tokens (scaled, possibly negative), B = last (µs).
+var PlantedTokenBucketNegativeRefill = Algorithm{
+	Name:       "planted-token-bucket-negative-refill",
+	Decide:     decidePlantedTokenBucketNegativeRefill,
+	Promise:    BucketPromise,
+	StateDoc:   "tokens (scaled integer, negative while owed), last refill time",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedTokenBucketNegativeRefill(s *State, now int64, l Limit) Decision {
+	capacity := l.Capacity()
+	if !s.Set {
+		*s = State{Set: true, A: capacity, B: now}
+	}
+	// Not the bug: elapsed is bounded so the product below cannot overflow.
+	elapsed := owedElapsed(s.A, now-s.B, l)
+	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, l)
+	s.B = now
+	d := Decision{}
+	if tokens >= l.Unit {
+		tokens -= l.Unit
+		d.Allowed = true
+	} else {
+		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
+	}
+	s.A = tokens
+	d.Remaining = max(0, tokens/l.Unit)
+	d.Reset = ceilDiv(capacity-tokens, l.Refill)
+	return d
+}
+
+// minOwedLevel is the lowest level PlantedTokenBucketNegativeRefill stores:
+// capacity - minOwedLevel stays below 2^52, so reset and retry-after, and
+// every product on the way, are exact in a double too.
+func minOwedLevel(l Limit) int64 { return l.Capacity() - (maxExact - 1) }
+
+// owedElapsed bounds elapsed so that level + elapsed·Refill stays exact:
+// at most the µs that fill the bucket from level, which changes nothing
+// (min caps there anyway), and at least minus the whole µs that take level
+// down to minOwedLevel, the deepest debt the bucket keeps. Level is never
+// below minOwedLevel, so neither bound is negative.
+func owedElapsed(level, elapsed int64, l Limit) int64 {
+	if up := ceilDiv(l.Capacity()-level, l.Refill); elapsed > up {
+		return up
+	}
+	if down := (level - minOwedLevel(l)) / l.Refill; elapsed < -down {
+		return -down
+	}
+	return elapsed
+}

@@ -2,7 +2,8 @@
 // Redis-based rate limiting under concurrency: what eight client strategies
 // let through when many workers share one key, how far a network delay and
 // the arrival pattern move that, what happens around a window edge with
-// atomic decisions, and what callers' clocks do to a token bucket.
+// atomic decisions, and what callers' clocks do to a token bucket whose
+// refill is clamped at zero and to one whose refill is not.
 //
 // # What it measures
 //

@@ -137,11 +137,12 @@ func (p SkewPlan) Allowed() int64 {
 	return p.Limit.Burst + p.Limit.Rate*p.Duration/p.Limit.Window
 }
 
-// SkewModel plays the plan through the Go token bucket on one store with no
-// network: each request is decided at its true time, told either that true
-// time (callerClock false: the store's clock) or its worker's clock (true
-// time + Offset). It returns how many were sent and admitted.
-func SkewModel(p SkewPlan, callerClock bool) (sent, admitted int) {
+// SkewModel plays the plan through the Go algorithm a (the study runs the
+// SkewBuckets) on one store with no network: each request is decided at its
+// true time, told either that true time (callerClock false: the store's
+// clock) or its worker's clock (true time + Offset). It returns how many
+// were sent and admitted.
+func SkewModel(a algos.Algorithm, p SkewPlan, callerClock bool) (sent, admitted int) {
 	var all []SkewSend
 	for _, ws := range p.Sends() {
 		all = append(all, ws...)
@@ -155,7 +156,7 @@ func SkewModel(p SkewPlan, callerClock bool) (sent, admitted int) {
 			now += p.Offset(r.Worker)
 		}
 		sent++
-		if algos.TokenBucket.Decide(&s, now, p.Limit).Allowed {
+		if a.Decide(&s, now, p.Limit).Allowed {
 			admitted++
 		}
 	}

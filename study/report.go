@@ -51,7 +51,26 @@ var (
 	// SkewSkews are the clock skews of the caller-clock trials: worker
 	// offsets spread evenly over ±skew.
 	SkewSkews = []int64{0, 10 * algos.Second / 1000, 100 * algos.Second / 1000, algos.Second}
+	// SkewBuckets are the token buckets of the caller-clock trials, side by
+	// side: the shipped one, whose refill max(0, now-last) is clamped at
+	// zero, so a caller behind can only add tokens; and the planted one
+	// (algos.PlantedTokenBucketNegativeRefill), whose refill now-last goes
+	// negative for a caller behind, so the bucket drains and owes tokens.
+	SkewBuckets = []algos.Algorithm{algos.TokenBucket, algos.PlantedTokenBucketNegativeRefill}
 )
+
+// SkewLabel is the short name the reports give a caller-clock bucket:
+// "clamped" for the shipped token bucket, "unclamped" for the planted one,
+// else the algorithm's name.
+func SkewLabel(name string) string {
+	switch name {
+	case algos.TokenBucket.Name:
+		return "clamped"
+	case algos.PlantedTokenBucketNegativeRefill.Name:
+		return "unclamped"
+	}
+	return name
+}
 
 // ConcurrencyLimitFor is ConcurrencyLimit with another rate (and the same
 // burst): rate requests in the same one-hour window.
@@ -113,17 +132,34 @@ func ModelReport() string {
 	}
 	b.WriteString("\n")
 
-	b.WriteString("== caller clocks (Go token bucket, one store, no network)\n\n")
+	b.WriteString("== caller clocks (Go token buckets, one store, no network)\n\n")
 	p := SkewPlanFor(0)
-	fmt.Fprintf(&b, "limit %s; %d workers offering %.1fx the rate for %s, phases seeded; allowed = B + L·T/W = %d\n\n",
+	fmt.Fprintf(&b, "limit %s; %d workers offering %.1fx the rate for %s, phases seeded; allowed = B + L·T/W = %d\n",
 		SkewLimit, p.Workers, p.Load, algos.FormatMicros(p.Duration), p.Allowed())
-	fmt.Fprintf(&b, "%8s %6s %14s %14s\n", "skew", "sent", "redis clock", "caller clock")
+	fmt.Fprintf(&b, "clamped:   %s (shipped), tokens += max(0, now-last)·rate: a caller behind adds nothing\n", algos.TokenBucket.Name)
+	fmt.Fprintf(&b, "unclamped: %s, tokens += (now-last)·rate: a caller behind drains it\n", algos.PlantedTokenBucketNegativeRefill.Name)
+	b.WriteString("each cell: admitted, and its share of allowed\n\n")
+	head := fmt.Sprintf("%8s %6s", "", "")
+	for _, a := range SkewBuckets {
+		head += fmt.Sprintf("   %-28s", SkewLabel(a.Name))
+	}
+	b.WriteString(strings.TrimRight(head, " ") + "\n")
+	fmt.Fprintf(&b, "%8s %6s", "skew", "sent")
+	for range SkewBuckets {
+		fmt.Fprintf(&b, "   %13s %14s", "redis clock", "caller clock")
+	}
+	b.WriteString("\n")
 	for _, skew := range SkewSkews {
 		p := SkewPlanFor(skew)
-		sent, redisAdm := SkewModel(p, false)
-		_, callerAdm := SkewModel(p, true)
-		fmt.Fprintf(&b, "%8s %6d %6d %6.0f%% %6d %6.0f%%\n", "±"+algos.FormatMicros(skew), sent,
-			redisAdm, 100*float64(redisAdm)/float64(p.Allowed()), callerAdm, 100*float64(callerAdm)/float64(p.Allowed()))
+		sent, _ := SkewModel(SkewBuckets[0], p, false)
+		fmt.Fprintf(&b, "%8s %6d", "±"+algos.FormatMicros(skew), sent)
+		for _, a := range SkewBuckets {
+			_, redisAdm := SkewModel(a, p, false)
+			_, callerAdm := SkewModel(a, p, true)
+			fmt.Fprintf(&b, "   %6d %5.0f%% %6d %6.0f%%", redisAdm, 100*float64(redisAdm)/float64(p.Allowed()),
+				callerAdm, 100*float64(callerAdm)/float64(p.Allowed()))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -151,9 +187,10 @@ func EdgeTable(lead int64, rs []EdgeResult) string {
 // SkewTable renders live caller-clock results beside the model.
 func SkewTable(rs []SkewResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%8s %-7s %6s %8s %8s %7s %6s\n", "skew", "clock", "sent", "allowed", "admitted", "share", "model")
+	fmt.Fprintf(&b, "%8s %-10s %-7s %6s %8s %8s %7s %6s %7s\n", "skew", "bucket", "clock", "sent", "allowed", "admitted", "share", "model", "share")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "%8s %-7s %6d %8d %8d %6.0f%% %6d\n", "±"+fmtSkew(r.Skew), r.Clock, r.Sent, r.Allowed, r.Admitted, 100*r.Share(), r.Model)
+		fmt.Fprintf(&b, "%8s %-10s %-7s %6d %8d %8d %6.0f%% %6d %6.0f%%\n", "±"+fmtSkew(r.Skew), SkewLabel(r.Bucket), r.Clock, r.Sent, r.Allowed,
+			r.Admitted, 100*r.Share(), r.Model, 100*float64(r.Model)/float64(r.Allowed))
 	}
 	return b.String()
 }

@@ -235,8 +235,10 @@ func (w Watch) Allow(ctx context.Context, c Call) (Outcome, error) {
 	return Outcome{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
-// Script is one of algos/lua's scripts, deciding at Redis TIME: the read,
-// the decision and the write are one atomic step in Redis.
+// Script is a Lua limiter script from algos/lua (one of its six, or a body
+// through lua.FromSource, as SkewScript's planted bucket), deciding at
+// Redis TIME unless told a time: the read, the decision and the write are
+// one atomic step in Redis.
 type Script struct {
 	limiter *lua.Limiter
 }

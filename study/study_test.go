@@ -122,15 +122,23 @@ func TestStudy(t *testing.T) {
 		}
 	}
 
-	fmt.Fprintf(out, "== caller clocks (live, loopback): %s, 8 workers at 1.2x the rate for 3s\n\n", SkewLimit)
-	var sk []SkewResult
-	for _, skew := range skews {
-		rc, cc, err := RunSkew(l.ctx, l.redis.Addr, SkewPlanFor(skew), l.prefix+"skew")
+	fmt.Fprintf(out, "== caller clocks (live, loopback): %s, 8 workers at 1.2x the rate for 3s; clamped and unclamped token buckets at once\n\n", SkewLimit)
+	var buckets []Script
+	for _, a := range SkewBuckets {
+		s, err := SkewScript(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		trials += 2
-		sk = append(sk, rc, cc)
+		buckets = append(buckets, s)
+	}
+	var sk []SkewResult
+	for _, skew := range skews {
+		rs, err := RunSkew(l.ctx, l.redis.Addr, SkewPlanFor(skew), buckets, l.prefix+"skew")
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials += len(rs)
+		sk = append(sk, rs...)
 	}
 	fmt.Fprint(out, SkewTable(sk))
 
