@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,9 @@ func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 	for _, c := range WorkerCounts[1:] {
 		s := l.cell(f, cta, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps).Summarize()
 		t.Logf("c=%2d: over-admitted in %2d of %d trials, mean %+.1f (%s of L), max %+d", c, s.OverAdmittingTrials, reps, s.OverMean, pct(s.OverMean/100), s.OverMax)
+		if c == WorkerCounts[len(WorkerCounts)-1] {
+			t.Logf("measured: %+.1f%% over L on average with %d workers, %+d at worst", s.OverMean, c, s.OverMax)
+		}
 		if s.OverMean <= 0 {
 			t.Errorf("c=%d: mean over-admission %+.2f over %d trials, want > 0", c, s.OverMean, reps)
 		}
@@ -49,6 +53,8 @@ func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 	l := newLab(t, 5*time.Minute)
 	p := l.path(DelayLegs[len(DelayLegs)-1])
 	f := l.fleet(p, 64)
+	worst := 0
+	defer func() { t.Logf("measured: within %d of c·ceil(L/c) - L at RTT %s", worst, fmtDur(p.RTT)) }()
 	for _, limit := range LockstepLimits {
 		for _, c := range WorkerCounts[1:] { // one worker is exact everywhere (see above)
 			model := LockstepOver(c, limit)
@@ -58,6 +64,7 @@ func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 				return l.cell(f, CheckThenAct{}, c, ceilDiv(limit, c)+1, limit, Adversarial, 1).Results[0].Over
 			})
 			t.Logf("RTT %s, L=%d, c=%2d: model %+3d, measured %+3d %v", fmtDur(p.RTT), limit, c, model, got, runs)
+			worst = max(worst, abs(got-model))
 			if !near(got) {
 				t.Errorf("L=%d c=%d: over-admitted %+d (median of %v), the lockstep model says %+d (tolerance ±1)", limit, c, got, runs, model)
 			}
@@ -112,6 +119,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 		check(slow, 64, Adversarial)
 	}
 	t.Logf("%d trials, every one admitted exactly L = 100", trials)
+	t.Logf("measured: %d trials, each admitted exactly L", trials)
 }
 
 // WATCH/MULTI never lets more than L through, but under contention its
@@ -134,6 +142,7 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 			within[budget] += s.WithinMax
 		}
 	}
+	t.Logf("measured: refused within the limit: %d with 3 retries, %d with 10", within[3], within[10])
 	if within[3] == 0 || within[10] == 0 {
 		t.Errorf("refusals within the limit: budget 3: %d, budget 10: %d; want some for both", within[3], within[10])
 	}
@@ -159,6 +168,8 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 	if *full {
 		paths = DelayLegs
 	}
+	lowest := math.Inf(1)
+	defer func() { t.Logf("measured: Lua at least %.1fx as fast as WATCH/MULTI with %d workers", lowest, c) }()
 	for _, legs := range paths {
 		f := l.fleet(l.path(legs), c)
 		script := l.cell(f, lua, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
@@ -167,6 +178,7 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 			ratio := ContentionRatio(script, watch)
 			t.Logf("RTT %s, c=%d: %s %.0f req/s, %s %.0f req/s: %.1fx", fmtDur(f.Path.RTT), c,
 				lua.Name(), script.Summarize().Throughput, w.Name(), watch.Summarize().Throughput, ratio)
+			lowest = min(lowest, ratio)
 			if ratio < 2 {
 				t.Errorf("%s: Lua is %.2fx as fast as %s, want at least 2x", f.Path.Name, ratio, w.Name())
 			}
@@ -223,6 +235,8 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 			break
 		}
 	}
+	var headline []string
+	defer func() { t.Logf("measured: %s", strings.Join(headline, ", ")) }()
 	for i, r := range runs[0] {
 		var mosts []int
 		for _, run := range runs {
@@ -232,6 +246,7 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 		slices.Sort(sorted)
 		most := sorted[len(sorted)/2]
 		t.Logf("%-16s most in any %s: %3d (%.2fx L) %v, model %3d", r.Algorithm, algos.FormatMicros(EdgeLimit.Window), most, float64(most)/float64(L), mosts, r.Model)
+		headline = append(headline, fmt.Sprintf("%s %.2fx", r.Algorithm, float64(most)/float64(L)))
 		if !want[r.Algorithm](most) {
 			t.Errorf("%s: %d admits in one window of %s (median of %v; model %d), want %s", r.Algorithm, most, algos.FormatMicros(EdgeLimit.Window), mosts, r.Model, says[r.Algorithm])
 		}
