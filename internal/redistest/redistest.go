@@ -154,13 +154,18 @@ func ping(addr string) error {
 	return err
 }
 
-// dockerReachable reports whether a Docker engine may be there: a
-// DOCKER_HOST, or the default socket.
+// dockerReachable reports whether a Docker engine may be there: its
+// socket exists, or DOCKER_HOST names a remote engine.
 func dockerReachable() bool {
-	if os.Getenv("DOCKER_HOST") != "" {
-		return true
+	host := os.Getenv("DOCKER_HOST")
+	if host != "" && !strings.HasPrefix(host, "unix://") {
+		return true // a TCP or SSH engine: only trying tells
 	}
-	_, err := os.Stat("/var/run/docker.sock")
+	socket := strings.TrimPrefix(host, "unix://")
+	if socket == "" {
+		socket = "/var/run/docker.sock"
+	}
+	_, err := os.Stat(socket)
 	return err == nil
 }
 
