@@ -1,8 +1,9 @@
 package model
 
 import (
-	"math/bits"
 	"math/rand/v2"
+
+	"github.com/overshoot-go/overshoot/internal/draw"
 )
 
 // Purposes name the random streams. Each stream is a PCG seeded from
@@ -26,18 +27,8 @@ func newStream(seed, purpose uint64) stream {
 	return s
 }
 
-// below is uniform in [0, n) for n > 0 (Lemire's multiply-and-reject, the
-// method math/rand/v2 uses, written out so its output is fixed here).
-func (s *stream) below(n uint64) uint64 {
-	hi, lo := bits.Mul64(s.pcg.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(s.pcg.Uint64(), n)
-		}
-	}
-	return hi
-}
+// below is uniform in [0, n) for n > 0.
+func (s *stream) below(n uint64) uint64 { return draw.Below(&s.pcg, n) }
 
 // leg draws one leg's delay: uniform over [mean-j, mean+j] with j = mean·jitter%.
 // With no jitter it draws nothing.

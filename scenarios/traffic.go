@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/draw"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -105,18 +106,6 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Arrival, e
 
 func newRand(seed, purpose uint64) *rand.PCG { return rand.NewPCG(seed, purpose) }
 
-// below is uniform in [0, n) for n > 0.
-func below(p *rand.PCG, n uint64) uint64 {
-	hi, lo := bits.Mul64(p.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(p.Uint64(), n)
-		}
-	}
-	return hi
-}
-
 // expGap draws an exponential gap of the given mean, rounded to the µs.
 // It is the one place overshoot's traffic uses floating point: -ln(U) with U
 // uniform in (0, 1], on 53 random bits.
@@ -150,7 +139,7 @@ func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) [
 		for half := range int64(2) {
 			from := edge - span + half*span
 			for j := range l.Rate {
-				dst = append(dst, model.Arrival{Key: int(Boundary), Time: from + j*slot + int64(below(p, uint64(slot)))})
+				dst = append(dst, model.Arrival{Key: int(Boundary), Time: from + j*slot + int64(draw.Below(p, uint64(slot)))})
 			}
 		}
 	}
@@ -161,7 +150,7 @@ func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) [
 // phase + ⌊j·10·W/(9·L)⌋, with a seeded phase within the first gap.
 func honest(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []model.Arrival {
 	num, den := 10*l.Window, 9*l.Rate // the gap is num/den µs
-	phase := int64(below(p, uint64((num+den-1)/den)))
+	phase := int64(draw.Below(p, uint64((num+den-1)/den)))
 	for j := int64(0); ; j++ {
 		hi, lo := bits.Mul64(uint64(j), uint64(num))
 		if hi != 0 {
