@@ -81,8 +81,9 @@ func Start(t testing.TB) Server {
 	return Server{Addr: opt.Addr, Source: "testcontainers " + image}
 }
 
-// Client returns a client of s with a single connection pool sized for
-// tests; it is closed when t ends.
+// Client returns a go-redis client of s with go-redis's default pool; it
+// is closed when t ends. Tests that need one connection per worker make
+// their own clients with PoolSize 1.
 func (s Server) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
 	t.Cleanup(func() { c.Close() })
