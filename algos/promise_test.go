@@ -165,3 +165,13 @@ func TestMostInAnyWindow(t *testing.T) {
 		}
 	}
 }
+
+// A promise built on a zero limit is reported, not a division by zero.
+func TestPromiseOnAZeroLimitIsAViolationThatSaysWhy(t *testing.T) {
+	for _, p := range []algos.Promise{algos.BucketPromise(algos.Limit{}), algos.AlignedWindowPromise(algos.Limit{}), algos.SlidingWindowPromise(algos.Limit{})} {
+		v := p.CheckAdmits([]int64{0, 1})
+		if v == nil || !strings.Contains(v.Reason, "must be positive") {
+			t.Errorf("%v: want a violation saying the limit must be positive", v)
+		}
+	}
+}
