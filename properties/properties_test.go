@@ -33,7 +33,7 @@ func TestSixKeepTheContract(t *testing.T) {
 }
 
 // The other three hand out the same interval twice after a step back, by
-// design (DESIGN.md: token bucket's last = now, the windows' restart), and
+// design (the token bucket stores last = now, and the windows restart), and
 // the property says so with a counterexample.
 func TestDoubleRefillIsTheWeaknessOfTheOtherThree(t *testing.T) {
 	for _, algo := range algos.All() {
