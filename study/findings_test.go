@@ -3,7 +3,6 @@ package study
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,8 @@ import (
 // With every worker released at once on loopback, check-then-act lets more
 // than L through at every concurrency above one: some GETs always read a
 // count that other workers are about to INCR. With one worker it is exact.
+//
+// Badge: check-then-act
 func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 	l := newLab(t, 2*time.Minute)
 	f := l.fleet(l.path([2]int{}), 64)
@@ -41,57 +42,67 @@ func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 	}
 }
 
-// Under a 6.5 ms round trip the workers move in lockstep, and check-then-act
-// admits c·⌈L/c⌉: within one request of the model, for a limit that c
-// divides (100: no over-admission at c ≤ 4) and one that no c > 1 divides
-// (101: over-admission at every c > 1).
+// Under a 6.5 ms round trip check-then-act follows the lockstep model
+// c·⌈L/c⌉ − L exactly, for a limit that c divides (100: no over-admission at
+// c ≤ 4) and one that no c > 1 divides (101: over-admission at every c > 1).
 //
-// A trial can fall out of step when the machine is busy (another process
-// takes the CPU and the proxy's timers fire late); a cell whose trial
-// misses by more than one is judged by the median of five (see judged).
+// The model is about rounds in which every worker reads before any worker
+// writes. The experiment enforces what it can: workers are released together
+// for every request (Rounds), so drift cannot build up from one request to
+// the next; the round trip does the rest, keeping a round's GETs ahead of its
+// INCRs. Whether it did is measured, not assumed: a round is in step when
+// every GET in it read exactly the admits of the rounds before. A trial with
+// a round out of step (a busy machine delayed some GET by a round trip) did
+// not run under the model's conditions; it is reported and run again, up to
+// lockstepTries times, and the finding fails if no trial ran in step. The
+// count of an in-step trial must equal the model exactly.
+//
+// Badge: lockstep model
 func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 	l := newLab(t, 5*time.Minute)
 	p := l.path(DelayLegs[len(DelayLegs)-1])
 	f := l.fleet(p, 64)
-	worst := 0
-	defer func() { t.Logf("measured: within %d of c·ceil(L/c) - L at RTT %s", worst, fmtDur(p.RTT)) }()
+	const lockstepTries = 20 // a trial at c = 64 is three rounds, some 50 ms
+	matched, cells, reruns := 0, 0, 0
+	defer func() {
+		t.Logf("measured: %d of %d cells exactly c·ceil(L/c) - L at RTT %s (%d trials rerun for a round out of step)",
+			matched, cells, fmtDur(p.RTT), reruns)
+	}()
 	for _, limit := range LockstepLimits {
 		for _, c := range WorkerCounts[1:] { // one worker is exact everywhere (see above)
+			cells++
 			model := LockstepOver(c, limit)
-			near := func(over int) bool { return abs(over-model) <= 1 }
-			got, runs := judged(near, func() int {
+			var tried []string
+			var inStep *Result
+			for range lockstepTries {
 				// ⌈L/c⌉+1 requests each: enough for the last round to read L.
-				return l.cell(f, CheckThenAct{}, c, ceilDiv(limit, c)+1, limit, Adversarial, 1).Results[0].Over
-			})
-			t.Logf("RTT %s, L=%d, c=%2d: model %+3d, measured %+3d %v", fmtDur(p.RTT), limit, c, model, got, runs)
-			worst = max(worst, abs(got-model))
-			if !near(got) {
-				t.Errorf("L=%d c=%d: over-admitted %+d (median of %v), the lockstep model says %+d (tolerance ±1)", limit, c, got, runs, model)
+				r := l.cell(f, CheckThenAct{}, c, ceilDiv(limit, c)+1, limit, Rounds, 1).Results[0]
+				tried = append(tried, fmt.Sprintf("%+d (%d of %d rounds out of step)", r.Over, r.RoundsOutOfStep, r.Rounds))
+				if r.RoundsOutOfStep == 0 {
+					inStep = &r
+					break
+				}
+				reruns++
+			}
+			t.Logf("RTT %s, L=%d, c=%2d: model %+3d, trials %s", fmtDur(p.RTT), limit, c, model, strings.Join(tried, ", "))
+			switch {
+			case inStep == nil:
+				t.Errorf("L=%d c=%d: no trial of %d ran in step (%s): the machine delayed some GET by more than a round trip every time",
+					limit, c, lockstepTries, strings.Join(tried, ", "))
+			case inStep.Over != model:
+				t.Errorf("L=%d c=%d: an in-step trial over-admitted %+d, the lockstep model says %+d", limit, c, inStep.Over, model)
+			default:
+				matched++
 			}
 		}
 	}
 }
 
-// judged runs a timing-sensitive trial once and returns its number if ok
-// accepts it; otherwise it runs the trial four more times and returns the
-// median of all five, with every run, so that one trial a busy machine
-// disturbed does not decide a finding, and a finding that is false fails.
-func judged(ok func(int) bool, trial func() int) (int, []int) {
-	runs := []int{trial()}
-	if ok(runs[0]) {
-		return runs[0], runs
-	}
-	for range 4 {
-		runs = append(runs, trial())
-	}
-	sorted := slices.Clone(runs)
-	slices.Sort(sorted)
-	return sorted[len(sorted)/2], runs
-}
-
 // Increment-then-check and the four Lua scripts decide in one atomic Redis
 // command: every trial admits exactly L and refuses nothing within it, at
 // every concurrency and arrival, on loopback and under delay.
+//
+// Badge: atomic strategies
 func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 	l := newLab(t, 3*time.Minute)
 	loop := l.fleet(l.path([2]int{}), 64)
@@ -125,6 +136,8 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 // WATCH/MULTI never lets more than L through, but under contention its
 // retries run out while the count is still below L, and it refuses requests
 // the limit had room for: more with a budget of 3 retries than of 10.
+//
+// Badge: WATCH/MULTI
 func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) {
 	l := newLab(t, 3*time.Minute)
 	p := l.path(DelayLegs[0])
@@ -160,6 +173,8 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 // workers then mostly run one after another, WATCH meets little contention,
 // and the ratio swings between runs (1.2× to 24× measured); the report
 // prints it.
+//
+// Badge: Lua vs WATCH/MULTI
 func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.T) {
 	l := newLab(t, 3*time.Minute)
 	const c, reps = 64, 3
@@ -190,8 +205,18 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 // L just before the edge and L just after (2L in one window's length); a
 // token bucket set to L per W admits its burst and then L·(W-1µs)/W refilled
 // tokens (2L - 1: the L-th refill lands exactly W after the burst); the
-// sliding counter admits more than L, as the model says for this lead; only
-// the sliding log holds at L.
+// sliding counter admits more than L; only the sliding log holds at L.
+//
+// Two things are checked, and kept apart. What no scheduling can change:
+// each script decides exactly as its Go twin replayed at the Redis TIMEs it
+// decided at, in Redis's order (0 differences in every trial). What depends
+// on the plan being kept: the counts above hold for a flood that arrives on
+// time, so they are judged on a trial in which every request was decided
+// within EdgeMaxLag of its planned time. A trial a busy machine delayed
+// past that did not run the plan; it is reported and run again, up to
+// edgeTries times, and the finding fails if none ran on plan.
+//
+// Badge: window edge, live
 func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 	l := newLab(t, time.Minute)
 	var scripts []Script
@@ -202,61 +227,62 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 		}
 		scripts = append(scripts, s)
 	}
+	const edgeTries = 5
 	lead := EdgeLeads[1]
 	plan := EdgePlanFor(lead)
 	L := int(EdgeLimit.Rate)
 	want := map[string]func(most int) bool{
 		algos.FixedWindow.Name:    func(most int) bool { return most == 2*L },
 		algos.TokenBucket.Name:    func(most int) bool { return most == 2*L-1 },
-		algos.SlidingCounter.Name: func(most int) bool { return most > L && abs(most-EdgeModel(algos.SlidingCounter, plan)) <= 2 },
+		algos.SlidingCounter.Name: func(most int) bool { return most > L },
 		algos.SlidingLog.Name:     func(most int) bool { return most == L },
 	}
 	says := map[string]string{
 		algos.FixedWindow.Name:    fmt.Sprintf("exactly 2L = %d", 2*L),
 		algos.TokenBucket.Name:    fmt.Sprintf("exactly 2L-1 = %d", 2*L-1),
-		algos.SlidingCounter.Name: "more than L, within 2 of the model",
+		algos.SlidingCounter.Name: fmt.Sprintf("more than L = %d", L),
 		algos.SlidingLog.Name:     fmt.Sprintf("exactly L = %d", L),
 	}
-	// One live trial runs all four scripts; as in judged, it is rerun four
-	// times when any misses, and each algorithm is judged by its median.
-	trial := func() []EdgeResult {
+	var onPlan []EdgeResult
+	var lags []string
+	for try := 1; try <= edgeTries && onPlan == nil; try++ {
 		rs, err := RunEdge(l.ctx, l.redis.Addr, scripts, plan, EdgeWorkers, l.prefix+"edge")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rs
-	}
-	runs := [][]EdgeResult{trial()}
-	for _, r := range runs[0] {
-		if !want[r.Algorithm](r.Most) {
-			for range 4 {
-				runs = append(runs, trial())
+		kept := true
+		for _, r := range rs {
+			if r.Differences != 0 {
+				t.Errorf("%s: %d decisions differ from the Go twin replayed at the same Redis TIMEs: the script is not the algorithm", r.Algorithm, r.Differences)
 			}
-			break
+			kept = kept && r.OnPlan()
+			lags = append(lags, fmt.Sprintf("%s %s", r.Algorithm, algos.FormatMicros(r.Lag)))
 		}
+		t.Logf("trial %d: latest decision after its plan: %s", try, strings.Join(lags[len(lags)-len(rs):], ", "))
+		if kept {
+			onPlan = rs
+		}
+	}
+	if onPlan == nil {
+		t.Fatalf("no trial of %d kept the plan within %s (latest decisions: %s): the machine was too busy to run it",
+			edgeTries, algos.FormatMicros(EdgeMaxLag), strings.Join(lags, ", "))
 	}
 	var headline []string
 	defer func() { t.Logf("measured: %s", strings.Join(headline, ", ")) }()
-	for i, r := range runs[0] {
-		var mosts []int
-		for _, run := range runs {
-			mosts = append(mosts, run[i].Most)
-		}
-		sorted := slices.Clone(mosts)
-		slices.Sort(sorted)
-		most := sorted[len(sorted)/2]
-		t.Logf("%-16s most in any %s: %3d (%.2fx L) %v, model %3d", r.Algorithm, algos.FormatMicros(EdgeLimit.Window), most, float64(most)/float64(L), mosts, r.Model)
-		headline = append(headline, fmt.Sprintf("%s %.2fx", r.Algorithm, float64(most)/float64(L)))
-		if !want[r.Algorithm](most) {
-			t.Errorf("%s: %d admits in one window of %s (median of %v; model %d), want %s", r.Algorithm, most, algos.FormatMicros(EdgeLimit.Window), mosts, r.Model, says[r.Algorithm])
+	for _, r := range onPlan {
+		t.Logf("%-16s most in any %s: %3d (%.2fx L), replayed %3d, model on the plan %3d", r.Algorithm, algos.FormatMicros(EdgeLimit.Window),
+			r.Most, float64(r.Most)/float64(L), r.Replayed, r.Model)
+		headline = append(headline, fmt.Sprintf("%s %.2fx", r.Algorithm, float64(r.Most)/float64(L)))
+		if !want[r.Algorithm](r.Most) {
+			t.Errorf("%s: %d admits in one window of %s (model on the plan %d), want %s", r.Algorithm, r.Most, algos.FormatMicros(EdgeLimit.Window), r.Model, says[r.Algorithm])
 		}
 	}
 }
 
 // A token bucket told the time by its callers, whose clocks are spread over
 // ±1 s, does not hold its rate near the limit, while the same bucket on
-// Redis's clock admits exactly what the model does (99% of B + L·T/W: the
-// last request comes before the last token).
+// Redis's clock admits what its promise allows (99% of B + L·T/W in the
+// model: the last request comes before the last token).
 //
 // The published study reports the caller-clock bucket admitting 16% of its
 // rate. This repository's token bucket refills max(0, now-last) and stores
@@ -265,18 +291,15 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 // lose tokens to skew, only gain them. Measured: it admits everything
 // offered (1.2x the rate), 116% of what the limit allows. The 16% is what a
 // bucket without the clamp does: see the next finding.
+//
+// Badge: caller clocks, clamped
 func TestFindingCallerClockBucketOverAdmitsAtOneSecondSkewWhileRedisClockStaysExact(t *testing.T) {
 	l := newLab(t, 2*time.Minute)
-	plan := SkewPlanFor(algos.Second)
-	redisClock, callerClock := l.skewTrials(plan, algos.TokenBucket)
-	var shares []string
-	for _, cc := range callerClock {
-		shares = append(shares, pct(cc.Share()))
-		if cc.Share() < 1.10 || abs(cc.Admitted-cc.Model) > 3 {
-			t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want at least 110%% and the model's %d ± 3", cc.Admitted, pct(cc.Share()), cc.Allowed, cc.Model)
-		}
+	redisClock, callerClock := l.skewTrial(SkewPlanFor(algos.Second), algos.TokenBucket)
+	if callerClock.Share() < 1.10 {
+		t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want at least 110%%", callerClock.Admitted, pct(callerClock.Share()), callerClock.Allowed)
 	}
-	t.Logf("measured: %s of the rate on callers' clocks at ±1s skew, %s on Redis's", strings.Join(shares, ", "), pct(redisClock.Share()))
+	t.Logf("measured: %s of the rate on callers' clocks at ±1s skew, %s on Redis's", pct(callerClock.Share()), pct(redisClock.Share()))
 }
 
 // The other common way to write the bucket, without the clamp
@@ -289,68 +312,53 @@ func TestFindingCallerClockBucketOverAdmitsAtOneSecondSkewWhileRedisClockStaysEx
 // far below its rate. (It is GCRA's arithmetic written as a bucket, and
 // GCRA's model admits the same 46 here.)
 // Bound asserted: under 50% of B + L·T/W on callers' clocks at ±1 s (the
-// model says 15%; the published study measured 16%), and on Redis's clock
-// the model's count ± 3 and at most what is allowed, as for the clamped
-// bucket above; the caller-clock count within 3 of the model's, as there
-// (measured: exactly the model's 46 in every run).
+// model says 15%; the published study measured 16%); on Redis's clock, as
+// for the clamped bucket above.
+//
+// Badge: caller clocks, unclamped
 func TestFindingCallerClockWithoutClampStarvesAtOneSecondSkew(t *testing.T) {
 	l := newLab(t, 2*time.Minute)
-	plan := SkewPlanFor(algos.Second)
-	redisClock, callerClock := l.skewTrials(plan, algos.PlantedTokenBucketNegativeRefill)
-	var shares []string
-	for _, cc := range callerClock {
-		shares = append(shares, pct(cc.Share()))
-		if cc.Share() >= 0.5 || abs(cc.Admitted-cc.Model) > 3 {
-			t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want under 50%% and the model's %d ± 3", cc.Admitted, pct(cc.Share()), cc.Allowed, cc.Model)
-		}
+	redisClock, callerClock := l.skewTrial(SkewPlanFor(algos.Second), algos.PlantedTokenBucketNegativeRefill)
+	if callerClock.Share() >= 0.5 {
+		t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want under 50%%", callerClock.Admitted, pct(callerClock.Share()), callerClock.Allowed)
 	}
-	t.Logf("measured: %s of the rate on callers' clocks at ±1s skew, %s on Redis's", strings.Join(shares, ", "), pct(redisClock.Share()))
+	t.Logf("measured: %s of the rate on callers' clocks at ±1s skew, %s on Redis's", pct(callerClock.Share()), pct(redisClock.Share()))
 }
 
-// skewTrials runs plan on bucket a (RunSkew with that bucket alone) and
-// judges it as judged does, by the Redis-clock count: exact is the model's
-// count ± 3 and at most what the limit allows. It fails t when the median
-// is not exact, and returns the Redis-clock result whose count is that
-// median, with every caller-clock result (one per run), each logged.
-func (l *lab) skewTrials(plan SkewPlan, a algos.Algorithm) (redisClock SkewResult, callerClock []SkewResult) {
+// skewTrial runs plan once on bucket a (RunSkew with that bucket alone) and
+// checks what no scheduling can change: on both clocks the script decides
+// exactly as the Go bucket replayed at the times it decided at, and on
+// Redis's clock it admits no more than the bucket promise allows over the
+// trial's actual span, and at least 90% of what the limit allows over the
+// plan (a busy machine that holds requests back costs the bucket the
+// tokens it could not store, a few percent; the model, on time, says 99%).
+// How far the counts sit from the model on the planned times is logged: it
+// measures the machine, not the limiter.
+func (l *lab) skewTrial(plan SkewPlan, a algos.Algorithm) (redisClock, callerClock SkewResult) {
 	t := l.t
 	t.Helper()
 	script, err := SkewScript(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := mustModel(a, plan, false)
-	exact := func(admitted int) bool {
-		return abs(admitted-model) <= 3 && int64(admitted) <= plan.Allowed()
+	rs, err := RunSkew(l.ctx, l.redis.Addr, plan, []Script{script}, l.prefix+"skew")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var redisRuns []SkewResult
-	admitted, runs := judged(exact, func() int {
-		rs, err := RunSkew(l.ctx, l.redis.Addr, plan, []Script{script}, l.prefix+"skew")
-		if err != nil {
-			t.Fatal(err)
+	for _, r := range rs {
+		t.Logf("%s, %s clock, skew ±%s: sent %d, admitted %d of %d allowed (%s), replayed %d, model on the plan %d",
+			SkewLabel(r.Bucket), r.Clock, fmtSkew(r.Skew), r.Sent, r.Admitted, r.Allowed, pct(r.Share()), r.Replayed, r.Model)
+		if r.Differences != 0 {
+			t.Errorf("%s, %s clock: %d decisions differ from the Go bucket replayed at the same times: the script is not the algorithm",
+				a.Name, r.Clock, r.Differences)
 		}
-		for _, r := range rs {
-			t.Logf("%s, %s clock, skew ±%s: sent %d, admitted %d of %d allowed (%s), model %d",
-				SkewLabel(r.Bucket), r.Clock, fmtSkew(r.Skew), r.Sent, r.Admitted, r.Allowed, pct(r.Share()), r.Model)
-		}
-		redisRuns = append(redisRuns, rs[0])
-		callerClock = append(callerClock, rs[1])
-		return rs[0].Admitted
-	})
-	if !exact(admitted) {
-		t.Errorf("%s, Redis clock: admitted %d (median of %v), want the model's %d ± 3 and at most the %d allowed", a.Name, admitted, runs, model, plan.Allowed())
 	}
-	for _, r := range redisRuns {
-		if r.Admitted == admitted {
-			redisClock = r
-		}
+	redisClock, callerClock = rs[0], rs[1]
+	if promised := redisClock.Promised(plan.Limit); int64(redisClock.Admitted) > promised || redisClock.Share() < 0.9 {
+		t.Errorf("%s, Redis clock: admitted %d, want at most the %d its promise allows over the trial's %s and at least 90%% of the %d allowed",
+			a.Name, redisClock.Admitted, promised, algos.FormatMicros(redisClock.Span), redisClock.Allowed)
 	}
 	return redisClock, callerClock
-}
-
-func mustModel(a algos.Algorithm, p SkewPlan, callerClock bool) int {
-	_, admitted := SkewModel(a, p, callerClock)
-	return admitted
 }
 
 func abs(x int) int {

@@ -31,19 +31,22 @@ var (
 	// every c up to 4 divides (the model predicts no over-admission there),
 	// and 101, which no c > 1 of the sweep divides.
 	LockstepLimits = []int{100, 101}
-	// EdgeLimit is L = 100 per W = 500 ms with burst 100, for the trials
-	// around a window edge.
-	EdgeLimit = algos.MustLimit(100, 500*algos.Second/1000, 100)
+	// EdgeLimit is L = 20 per W = 1 s with burst 20, for the trials around a
+	// window edge: a token every 50 ms, so the bucket's last refill in a
+	// window is a 50 ms target that a busy machine's pauses do not miss.
+	EdgeLimit = algos.MustLimit(20, algos.Second, 20)
 	// EdgeGap is the flood's spacing around an edge, all workers together:
-	// 4 requests a ms, 20 for every token the bucket refills.
-	EdgeGap int64 = 250
+	// 200 requests a second, 10 for every token the bucket refills, slow
+	// enough that a busy 2-core machine still sends them on time.
+	EdgeGap int64 = 5000
 	// EdgeWorkers is how many connections send each script's flood.
 	EdgeWorkers = 4
-	// EdgeLeads are how long before the edge the flood starts: 50, 100, 150
-	// and 250 ms. The sliding counter's excess depends on it (the window
-	// that holds the burst before the edge also holds W - lead after it);
-	// the default run uses 100 ms.
-	EdgeLeads = []int64{50 * algos.Second / 1000, 100 * algos.Second / 1000, 150 * algos.Second / 1000, 250 * algos.Second / 1000}
+	// EdgeLeads are how long before the edge the flood starts: 300, 400, 500
+	// and 700 ms, each long enough for L requests to arrive before the edge
+	// with 200 ms or more to spare. The sliding counter's excess depends on it (the
+	// window that holds the burst before the edge also holds W - lead after
+	// it); the default run uses 400 ms.
+	EdgeLeads = []int64{300 * algos.Second / 1000, 400 * algos.Second / 1000, 500 * algos.Second / 1000, 700 * algos.Second / 1000}
 	// SkewLimit is 100 per second with a burst of 10, small, so that a
 	// bucket offered a little more than its rate runs near empty and its
 	// admits follow its refill.

@@ -1,10 +1,12 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	_ "embed" // negative_refill.lua
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,8 +58,24 @@ type SkewResult struct {
 	Admitted int
 	// Allowed is what the limit lets through in the trial: B + L·T/W.
 	Allowed int64
-	// Model is SkewModel's admitted count for the same bucket and plan.
+	// Model is SkewModel's admitted count for the same bucket and plan, at
+	// the planned send times.
 	Model int
+	// Replayed is what the Go bucket admits when replayed at the times the
+	// script decided at (Redis TIME, or the time the caller sent), in Redis's
+	// order; Differences counts the decisions where the two disagree. The
+	// script is atomic, so Differences is 0 however the machine scheduled
+	// the requests, while Admitted may drift from Model when it was busy.
+	Replayed, Differences int
+	// Span is from the first decision to the last, in the clock that
+	// decided (µs): the bucket promise allows at most B + L·Span/W admits.
+	Span int64
+}
+
+// Promised is the most the bucket promise allows over the trial's actual
+// span: B + L·Span/W.
+func (r SkewResult) Promised(l algos.Limit) int64 {
+	return l.Burst + l.Rate*r.Span/l.Window
 }
 
 // Share is Admitted over Allowed: 1 is a bucket that admits exactly what it
@@ -89,10 +107,14 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		}
 		keys = append(keys, key+":"+b.Algorithm().Name+":redis-clock", key+":"+b.Algorithm().Name+":caller-clock")
 	}
-	if err := admin.Del(ctx, keys...).Err(); err != nil {
+	var stored []string // each key and its order counter
+	for _, k := range keys {
+		stored = append(stored, k, k+":seq")
+	}
+	if err := admin.Del(ctx, stored...).Err(); err != nil {
 		return nil, err
 	}
-	defer admin.Del(context.WithoutCancel(ctx), keys...)
+	defer admin.Del(context.WithoutCancel(ctx), stored...)
 	clients := make([][]*redis.Client, len(keys))
 	defer func() {
 		for _, cs := range clients {
@@ -116,32 +138,33 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 	if err != nil {
 		return nil, err
 	}
-	start := sync0.redis + 20*algos.Second/1000 // time to spare before the first send
-	admitted := make([][]int, len(keys))
+	start := sync0.redis + 20*algos.Second/1000    // time to spare before the first send
+	decided := make([][][]liveDecision, len(keys)) // [key][worker]; planned is unused
 	errs := make([]error, len(keys)*plan.Workers)
 	var wg sync.WaitGroup
 	for k := range clients {
 		bucket, callerClock := buckets[k/2], k%2 == 1
-		admitted[k] = make([]int, plan.Workers)
+		decided[k] = make([][]liveDecision, plan.Workers)
 		for w := range plan.Workers {
 			wg.Go(func() {
-				call := Call{Client: clients[k][w], Key: keys[k], Limit: plan.Limit}
+				call := Call{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
 					time.Sleep(time.Until(sync0.local(start + s.At)))
 					var out Outcome
 					var err error
+					at := int64(-1)
 					if callerClock {
-						out, err = bucket.AllowAt(ctx, call, sync0.now()+plan.Offset(w))
+						at = sync0.now() + plan.Offset(w)
+						out, err = bucket.AllowAt(ctx, call, at)
 					} else {
 						out, err = bucket.Allow(ctx, call)
+						at = out.RedisTime
 					}
 					if err != nil {
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					if out.Allowed {
-						admitted[k][w]++
-					}
+					decided[k][w] = append(decided[k][w], liveDecision{at: at, seq: out.Seq, allowed: out.Allowed})
 				}
 			})
 		}
@@ -163,9 +186,24 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		}
 		_, model := SkewModel(a, plan, callerClock)
 		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond, Sent: sent, Allowed: plan.Allowed(), Model: model}
-		for _, n := range admitted[k] {
-			res[k].Admitted += n
+		all := slices.Concat(decided[k]...)
+		slices.SortFunc(all, func(a, b liveDecision) int { return cmp.Compare(a.seq, b.seq) })
+		var state algos.State
+		first, last := all[0].at, all[0].at
+		for _, d := range all {
+			first, last = min(first, d.at), max(last, d.at)
+			twin := a.Decide(&state, d.at, plan.Limit).Allowed
+			if d.allowed {
+				res[k].Admitted++
+			}
+			if twin {
+				res[k].Replayed++
+			}
+			if twin != d.allowed {
+				res[k].Differences++
+			}
 		}
+		res[k].Span = last - first
 	}
 	return res, nil
 }

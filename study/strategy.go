@@ -68,6 +68,9 @@ type Outcome struct {
 	Seq int64
 	// RedisTime is Redis TIME in µs when a script decided; 0 otherwise.
 	RedisTime int64
+	// Read is the count a racy strategy read before it decided (the GET of
+	// check-then-act); 0 for the others.
+	Read int64
 }
 
 // Call is where a strategy sends one request: the connection to use, the
@@ -148,12 +151,12 @@ func (CheckThenAct) Allow(ctx context.Context, c Call) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if n >= c.Limit.Rate {
-		return Outcome{Refusal: AtLimit, Attempts: 1}, nil
+		return Outcome{Refusal: AtLimit, Attempts: 1, Read: n}, nil
 	}
 	if err := c.Client.Incr(ctx, c.Key).Err(); err != nil {
 		return Outcome{}, fmt.Errorf("check-then-act INCR: %w", err)
 	}
-	return Outcome{Allowed: true, Attempts: 1}, nil
+	return Outcome{Allowed: true, Attempts: 1, Read: n}, nil
 }
 
 // IncrThenCheck counts every request first (INCR) and admits it when the

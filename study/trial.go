@@ -23,6 +23,13 @@ const (
 	// Random: every worker waits a seeded random offset, uniform in
 	// [0, Trial.Spread), after the barrier, then sends its share back to back.
 	Random
+	// Rounds: a barrier before every request, not only the first: every
+	// worker's k-th request is released together, once every worker's
+	// (k−1)-th has been decided. Drift between workers cannot build up
+	// across requests, which is the lockstep model's condition, enforced by
+	// the experiment instead of hoped for (Result.RoundsOutOfStep says
+	// whether the network then kept each round's reads ahead of its writes).
+	Rounds
 )
 
 // String names the arrival as the report prints it.
@@ -32,6 +39,8 @@ func (a Arrival) String() string {
 		return "adversarial"
 	case Random:
 		return "random"
+	case Rounds:
+		return "rounds"
 	}
 	return fmt.Sprintf("Arrival(%d)", int(a))
 }
@@ -69,6 +78,11 @@ type Result struct {
 	Latencies []time.Duration
 	// Elapsed is from the barrier's release to the last decision.
 	Elapsed time.Duration
+	// Rounds and RoundsOutOfStep, for the Rounds arrival and a strategy that
+	// reports what it read (Outcome.Read): how many rounds ran, and in how
+	// many some worker's read already saw a write of the same round, so the
+	// round did not run in lockstep (every read before every write).
+	Rounds, RoundsOutOfStep int
 	// WindowBefore and WindowAfter are the aligned window index floor(t/W)
 	// of Redis TIME just before the release and after the last decision
 	// (Run reruns a trial whose two differ).
@@ -190,6 +204,7 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 	recs := make([][]record, t.Workers)
 	errs := make([]error, t.Workers)
 	start := make(chan struct{})
+	rounds := newRoundBarrier(t.Workers, t.Arrival == Rounds)
 	var wg sync.WaitGroup
 	var release time.Time
 	for w := range t.Workers {
@@ -200,7 +215,12 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 			if offsets[w] > 0 {
 				time.Sleep(offsets[w])
 			}
-			for range t.PerWorker {
+			// A worker that fails leaves the barrier, so the others go on.
+			defer rounds.leave()
+			for k := range t.PerWorker {
+				if k > 0 {
+					rounds.await()
+				}
 				t0 := time.Now()
 				out, err := t.Strategy.Allow(ctx, call)
 				now := time.Now()
@@ -242,8 +262,97 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 	}
 	r.Over = r.Admitted - int(t.Limit.Rate)
 	r.RefusedWithin = RefusedWithinLimit(all2outcomes(all), t.Limit.Rate)
+	if t.Arrival == Rounds && t.Strategy.Kind() == Racy {
+		r.Rounds, r.RoundsOutOfStep = roundsOutOfStep(recs)
+	}
 	slices.Sort(r.Latencies)
 	return r, nil
+}
+
+// roundsOutOfStep counts the rounds of a Rounds trial of a racy strategy,
+// and those in which some read did not see exactly the admits of the rounds
+// before it: a write of its own round had reached Redis first.
+func roundsOutOfStep(recs [][]record) (rounds, outOfStep int) {
+	var admitted int64 // by the rounds before this one
+	for k := 0; ; k++ {
+		var thisRound int64
+		ran, inStep := false, true
+		for _, rs := range recs {
+			if k >= len(rs) {
+				continue
+			}
+			ran = true
+			if rs[k].out.Read != admitted {
+				inStep = false
+			}
+			if rs[k].out.Allowed {
+				thisRound++
+			}
+		}
+		if !ran {
+			return rounds, outOfStep
+		}
+		rounds++
+		if !inStep {
+			outOfStep++
+		}
+		admitted += thisRound
+	}
+}
+
+// roundBarrier holds every worker of a Rounds trial until all of them have
+// finished their current request; for the other arrivals it never waits.
+type roundBarrier struct {
+	on      bool
+	mu      sync.Mutex
+	cond    *sync.Cond
+	members int // workers still sending
+	waiting int
+	gen     int
+}
+
+func newRoundBarrier(workers int, on bool) *roundBarrier {
+	b := &roundBarrier{on: on, members: workers}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// await returns once every worker still sending has called it for this round.
+func (b *roundBarrier) await() {
+	if !b.on {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gen := b.gen
+	b.waiting++
+	if b.waiting >= b.members {
+		b.next()
+		return
+	}
+	for gen == b.gen {
+		b.cond.Wait()
+	}
+}
+
+// leave takes a worker that has sent its last request (or failed) out of
+// the rounds, releasing the others if it was the last one awaited.
+func (b *roundBarrier) leave() {
+	if !b.on {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.members--
+	if b.members > 0 && b.waiting >= b.members {
+		b.next()
+	}
+}
+
+func (b *roundBarrier) next() {
+	b.waiting = 0
+	b.gen++
+	b.cond.Broadcast()
 }
 
 // RefusedWithinLimit counts the refusals of requests that were within the
