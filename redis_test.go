@@ -61,8 +61,9 @@ func diffShare(n, k int) int {
 
 // TestLuaMatchesGo sends the same calls to each script and to its Go twin,
 // through lua.Differential on each of the diffLimits' keys, and requires
-// every decision and every stored value to be the same, and every key's TTL
-// to be set within the bound lua.TTL states.
+// every decision and every stored value to be the same, every key driven
+// into denial, and after every call the key's expiry to come no sooner than
+// the twin's state is idle and no later than the bound.
 func TestLuaMatchesGo(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
@@ -87,6 +88,9 @@ func TestLuaMatchesGo(t *testing.T) {
 			}
 			if !rep.OK() {
 				t.Error(rep)
+			}
+			if rep.Admitted == rep.Calls {
+				t.Errorf("%s, %v: no call denied, so the limit was never reached", a.Name, lim)
 			}
 			calls += rep.Calls
 			admits += rep.Admitted
@@ -189,7 +193,9 @@ const userScript = "algos/lua/testdata/user-fixed-window.lua"
 // the differential the six built-in scripts pass: written correctly it
 // agrees call for call on every diffLimits key; with "<" planted as "<=" the
 // report's first difference is the first call the twin denies, told in
-// words; with the expiry's margin left out, every TTL check says so.
+// words, at 7 per 3 s as at 100 per second; with the key expiring after half
+// the window, before the window's count stops counting, the TTL checks say
+// it expires too early; with 10 s more than its own expiry, it passes.
 func TestUserScriptDifferential(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
@@ -282,15 +288,29 @@ func TestUserScriptDifferential(t *testing.T) {
 		}
 	}
 
-	// An expiry without the margin decides alike, and every TTL check
-	// reports it.
-	noMargin := run(plant("ttl(window_end)", "fmt(ceildiv(window_end, 1000))"), "user:no-margin", lim, times)
-	if noMargin.Differences != 0 || noMargin.TTLDifferences != noMargin.TTLChecks || noMargin.TTLChecks == 0 ||
-		!strings.Contains(noMargin.String(), "the key expires in") || !strings.Contains(noMargin.String(), "want at most") {
-		t.Errorf("the expiry without its margin was not reported on every check:\n%v", noMargin)
+	// The same plant at 100 per second, where calls around the rate alone
+	// never fill a window: the calls' bursts do, and it is caught there.
+	lim100, times100 := calls(1)
+	planted100 := run(plant("if count < rate then", "if count <= rate then"), "user:planted-100", lim100, times100)
+	if planted100.OK() || len(planted100.First) == 0 || len(planted100.First[0].Before) != 3 ||
+		planted100.First[0].Before[1] != lim100.Rate || !planted100.First[0].Lua.Allowed {
+		t.Errorf("the planted <= at %v was not reported at the limit:\n%v", lim100, planted100)
 	}
-	t.Logf("a user's script (%s) against its Go twin, %s:\n%s\n\nwith \"<\" planted as \"<=\":\n%v\n\nwith the expiry's margin left out:\n%v",
-		userScript, s.Source, strings.Join(lines, "\n"), planted, noMargin)
+
+	// An expiry after half the window decides alike, and the TTL checks
+	// report it: the key would be forgotten while its count still counts.
+	half := run(plant("ttl(window_end)", "fmt(ceildiv(window, 2000))"), "user:half-window", lim, times)
+	if half.OK() || half.Differences != 0 || half.TTLDifferences == 0 || len(half.FirstTTL) == 0 ||
+		!half.FirstTTL[0].Early() || !strings.Contains(half.String(), "too early: the twin's state is not idle until") {
+		t.Errorf("the expiry after half the window was not reported as too early:\n%v", half)
+	}
+	// An expiry 10 s later than the script's own is safe, and passes.
+	longer := run(plant("ttl(window_end)", "ttl(window_end + 10000000)"), "user:longer", lim, times)
+	if !longer.OK() {
+		t.Errorf("the expiry 10 s later than needed was not accepted:\n%v", longer)
+	}
+	t.Logf("a user's script (%s) against its Go twin, %s:\n%s\n\nwith \"<\" planted as \"<=\":\n%v\n\nand at %v:\n%v\n\nwith the key expiring after half the window:\n%v\n\nwith the key expiring 10 s later than needed:\n%s",
+		userScript, s.Source, strings.Join(lines, "\n"), planted, lim100, planted100, half, longer.Summary())
 }
 
 // short prints a stored log readably when it is long.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -13,92 +13,51 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DifferentialCalls returns n times (µs) at which to call one key under lim,
-// for Differential, starting at start. The same arguments always give the
-// same times.
-//
-// The mix is the one the six built-in scripts are held to: mostly calls
-// around the rate, with 4% exactly one window after one of the last 16
-// calls when that is not before the latest (the sliding log's boundary), 4% at the same true time as the call before, 20% bursts
-// within 50 µs, 10% just before, on or just after a window edge, 4% after
-// one to five seconds idle, and 15% of all but the exactly-one-window calls
-// told a time up to 60 ms behind, as from a node whose clock is behind (never
-// below 0). The times are therefore not sorted.
-//
-// The calls advance by about the window every ten calls and by seconds
-// every twenty-five, so one window seldom holds more than about twenty
-// calls: a limit (or burst) well above that is seldom reached. Admitted below
-// Calls in the DiffReport shows that denials were exercised. It is an error for lim to be invalid, start or n to be
-// negative, or a time to pass algos.MaxTime: start earlier.
-func DifferentialCalls(seed uint64, lim algos.Limit, start int64, n int) ([]int64, error) {
-	if err := lim.Validate(); err != nil {
-		return nil, fmt.Errorf("lua: differential calls: %w", err)
-	}
-	if start < 0 || start > algos.MaxTime {
-		return nil, fmt.Errorf("lua: differential calls: start %d µs is not within 0 and algos.MaxTime", start)
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("lua: differential calls: %d calls", n)
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x6f7665727368))
-	gap := lim.Window / lim.Rate
-	truth := start // the true time of the latest call
-	var told []int64
-	times := make([]int64, n)
-	for i := range times {
-		t := truth
-		exact := false
-		switch p := rng.IntN(100); {
-		case p < 4 && len(told) > 0: // exactly one window after an earlier call
-			t = max(t, told[rng.IntN(len(told))]+lim.Window)
-			exact = true
-		case p < 8: // the same µs
-		case p < 28: // a burst
-			t += rng.Int64N(50)
-		case p < 38: // just before, on or just after a window edge
-			t = (t/lim.Window+1)*lim.Window - rng.Int64N(3*gap+1) + rng.Int64N(2)
-			t = max(t, truth)
-		case p < 42: // idle for seconds
-			t += algos.Second + rng.Int64N(4*algos.Second)
-		default: // around the rate
-			t += rng.Int64N(gap + 1)
-		}
-		if t > algos.MaxTime {
-			return nil, fmt.Errorf("lua: differential calls: call %d of %d from %d µs reaches past algos.MaxTime; start earlier", i, n, start)
-		}
-		truth = t
-		now := t
-		if rng.IntN(100) < 15 && !exact {
-			now = max(0, now-rng.Int64N(60_001))
-		}
-		times[i] = now
-		if told = append(told, now); len(told) > 16 {
-			told = told[1:]
-		}
-	}
-	return times, nil
-}
-
-// MaxReported is how many differences of each kind a DiffReport keeps.
+// MaxReported is how many findings of each kind (differences, errors, TTLs)
+// a DiffReport keeps in words.
 const MaxReported = 5
 
-// diffChunk is how many calls Differential sends in one pipeline; the key's
-// TTL is checked after each.
-const diffChunk = 200
+// diffChunk is how many calls Differential sends in one pipeline.
+const diffChunk = 500
 
-// TTLSlack is how far under TTL of the last decision Differential accepts a
-// key's PTTL, read after the pipeline that made that decision: time passes
-// between the two, more under -race.
-const TTLSlack = 500 * time.Millisecond
+// TTLSlack is how far either side of its bounds Differential accepts a key's
+// life after a call, measured as its PEXPIRETIME less the Redis TIME the
+// script read: an expiry is set in whole ms, and Redis counts it from its own
+// snapshot of the time, which is within about 1 ms of that TIME either way.
+const TTLSlack = 2 * time.Millisecond
 
-// DiffReport is what Differential found for one key.
+// DefaultMaxTTL is the longest Differential lets a key live after a call when
+// DiffOptions.MaxTTL is zero: an hour, longer than most limits' windows and
+// refills, as a key's expiry is often a constant hour.
+const DefaultMaxTTL = time.Hour
+
+// DiffOptions tunes DifferentialWith. The zero value is Differential's.
+type DiffOptions struct {
+	// MaxTTL is the longest a key may live after a call. A key may always
+	// live until TTLMargin after its state is idle (rounded up to the ms, as
+	// TTL sets it), even when that is longer than MaxTTL. Zero means
+	// DefaultMaxTTL; a negative MaxTTL is an error.
+	MaxTTL time.Duration
+}
+
+// The expiry Differential reads: TTLDifference.Got is one of these when the
+// key has no expiry or does not exist (go-redis's PTTL values).
+const (
+	NoExpiry   time.Duration = -1
+	KeyMissing time.Duration = -2
+)
+
+// DiffReport is what Differential found for one key. OK says whether it is
+// a pass; everything else says why, in counts and in words.
 type DiffReport struct {
-	Algorithm string      // the Go twin's name
-	StateDoc  string      // the Go twin's StateDoc: what the stored values mean
-	Key       string      // the key the script ran on
-	Limit     algos.Limit // the limit of every call
-	Calls     int         // how many calls ran, on both
-	Admitted  int         // how many of them the Go twin admitted
+	Algorithm string        // the Go twin's name
+	StateDoc  string        // the Go twin's StateDoc: what the stored values mean
+	Key       string        // the key the script ran on
+	Limit     algos.Limit   // the limit of every call
+	MaxTTL    time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
+	Planned   int           // how many calls Differential was given
+	Calls     int           // how many of them ran, on both
+	Admitted  int           // how many of those the Go twin admitted
 
 	// Differences counts the calls whose decision or stored values differ;
 	// First holds the first MaxReported of them, in call order. After the
@@ -106,43 +65,100 @@ type DiffReport struct {
 	Differences int
 	First       []Difference
 
-	// TTLChecks counts the times the key's expiry was read (after every
-	// pipeline of calls); TTLDifferences how many were wrong, and FirstTTL
-	// the first MaxReported of those.
+	// Errors counts what kept a call from being compared: a script error,
+	// a reply that could not be read, an expiry that could not be read, a
+	// script that does not load, a comparison that stopped. FirstErrors
+	// holds the first MaxReported of them.
+	Errors      int
+	FirstErrors []CallError
+
+	// TTLChecks counts the calls after which the key's expiry was read
+	// (every call whose reply was read); TTLDifferences how many of those
+	// let the key expire before the twin's state is idle, or live past the
+	// bound; FirstTTL the first MaxReported of those.
 	TTLChecks      int
 	TTLDifferences int
 	FirstTTL       []TTLDifference
 }
 
-// OK reports whether every call and every expiry agreed.
-func (r DiffReport) OK() bool { return r.Differences == 0 && r.TTLDifferences == 0 }
+// OK reports whether the script and its twin agreed on everything: every
+// planned call ran (at least one), none gave an error, every decision and
+// stored value was the same, and every call's expiry was read and within
+// bound. A report Differential did not complete is never OK.
+func (r DiffReport) OK() bool {
+	return r.Planned > 0 && r.Calls == r.Planned && r.Errors == 0 && r.Differences == 0 &&
+		r.TTLChecks == r.Calls && r.TTLDifferences == 0
+}
 
-// Summary is one line: the calls, the admits, the differences and the TTLs.
+// Summary is one line: the calls, the admits, the differences, the errors
+// and the TTLs.
 func (r DiffReport) Summary() string {
-	return fmt.Sprintf("%d calls (%d admitted), %d differences, %d of %d TTLs within bound",
-		r.Calls, r.Admitted, r.Differences, r.TTLChecks-r.TTLDifferences, r.TTLChecks)
+	calls := fmt.Sprintf("%d calls", r.Calls)
+	if r.Calls != r.Planned {
+		calls = fmt.Sprintf("%d of %d calls", r.Calls, r.Planned)
+	}
+	return fmt.Sprintf("%s (%d admitted), %d differences, %d errors, %d of %d TTLs within bound",
+		calls, r.Admitted, r.Differences, r.Errors, r.TTLChecks-r.TTLDifferences, r.TTLChecks)
 }
 
 // String is the summary, headed by the algorithm, key and limit, followed by
-// every difference the report kept, in words.
+// every error, difference and TTL the report kept, in words, and by why it
+// is not OK when nothing else says so.
 func (r DiffReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %q, %v: %s", r.Algorithm, r.Key, r.Limit, r.Summary())
-	for _, d := range r.First {
-		b.WriteString("\n")
-		b.WriteString(d.String())
+	list := func(items []string, total int, what string) {
+		for _, s := range items {
+			b.WriteString("\n")
+			b.WriteString(s)
+		}
+		if total > len(items) {
+			fmt.Fprintf(&b, "\n(%d more %s not shown)", total-len(items), what)
+		}
 	}
-	if r.Differences > len(r.First) {
-		fmt.Fprintf(&b, "\n(%d more differences not shown)", r.Differences-len(r.First))
-	}
-	for _, d := range r.FirstTTL {
-		b.WriteString("\n")
-		b.WriteString(d.String())
-	}
-	if r.TTLDifferences > len(r.FirstTTL) {
-		fmt.Fprintf(&b, "\n(%d more TTL differences not shown)", r.TTLDifferences-len(r.FirstTTL))
+	list(strs(r.FirstErrors), r.Errors, "errors")
+	list(strs(r.First), r.Differences, "differences")
+	list(strs(r.FirstTTL), r.TTLDifferences, "TTL differences")
+	switch {
+	case r.Planned == 0:
+		b.WriteString("\nnothing was compared: no calls")
+	case r.Calls != r.Planned && r.Errors == 0:
+		fmt.Fprintf(&b, "\nthe comparison stopped after %d of %d calls", r.Calls, r.Planned)
+	case r.TTLChecks != r.Calls && r.Errors == 0:
+		fmt.Fprintf(&b, "\nthe expiry was read after %d of %d calls", r.TTLChecks, r.Calls)
 	}
 	return b.String()
+}
+
+func strs[T fmt.Stringer](v []T) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = x.String()
+	}
+	return out
+}
+
+func (r *DiffReport) addError(e CallError) {
+	if r.Errors++; len(r.FirstErrors) < MaxReported {
+		r.FirstErrors = append(r.FirstErrors, e)
+	}
+}
+
+// CallError is what kept one call (or the whole script) from being
+// compared.
+type CallError struct {
+	Call int    // the call's index in the times, or -1 for the script as a whole
+	Now  int64  // the time told, µs
+	What string // what failed, in words
+	Err  string // the error, as Redis or the reply's reader put it
+}
+
+// String says which call failed, what failed and why.
+func (e CallError) String() string {
+	if e.Call < 0 {
+		return fmt.Sprintf("%s: %s", e.What, e.Err)
+	}
+	return fmt.Sprintf("call %d at %d µs: %s: %s", e.Call, e.Now, e.What, e.Err)
 }
 
 // Difference is one call on which the script and its Go twin disagree.
@@ -202,58 +218,134 @@ func (d Difference) String() string {
 		describe(d.Lua), shortInts(d.LuaStored))
 }
 
-// TTLDifference is a key whose expiry is not what the script's last decision
-// before the check asks for.
+// TTLDifference is a call after which the key's expiry is unsafe or
+// unbounded: the key can expire before the twin's state is idle (a call
+// after the expiry would find an absent key and hand out a fresh burst
+// early), or it lives longer than the bound, or it exists although the twin
+// stores nothing.
 type TTLDifference struct {
-	Call     int            // the last call before the check
-	Decision algos.Decision // the script's decision on that call
-	// Absent is true when the script said the key holds nothing, so the key
-	// should not exist; otherwise its PTTL should be at most TTL(Decision)
-	// and at most TTLSlack under it.
+	Call     int            // the call's index in the times
+	Now      int64          // the time told, µs
+	Decision algos.Decision // the Go twin's decision on the call
+	// Absent is true when the twin stores nothing after the call, so the
+	// key should not exist.
 	Absent bool
-	// Got is the key's PTTL as go-redis reads it: -1ns when the key has no
-	// expiry, -2ns when it does not exist.
+	// Idle is how long after the call's time the twin's state becomes idle:
+	// the shortest safe life. Never is true when it does not become idle
+	// before algos.MaxTime, so that no expiry is safe.
+	Idle  time.Duration
+	Never bool
+	// Max is the longest life accepted after this call: the larger of
+	// DiffOptions.MaxTTL and Idle rounded up to the ms plus TTLMargin.
+	Max time.Duration
+	// Got is how long the key lives after the call (its PEXPIRETIME less
+	// the Redis TIME of the call), or NoExpiry, or KeyMissing.
 	Got time.Duration
 }
 
-// String says what the expiry was and what it should have been.
+// Early reports whether the key can expire (or is gone) before the twin's
+// state is idle, TTLSlack aside.
+func (d TTLDifference) Early() bool {
+	switch {
+	case d.Absent || d.Got == NoExpiry:
+		return false
+	case d.Never:
+		return true
+	}
+	return d.Got < d.Idle-TTLSlack // KeyMissing is below any Idle past the slack
+}
+
+// Late reports whether the key lives past the bound (or has no expiry),
+// TTLSlack aside.
+func (d TTLDifference) Late() bool {
+	return !d.Absent && (d.Got == NoExpiry || d.Got > d.Max+TTLSlack)
+}
+
+// within reports whether the expiry is what the twin's state asks for.
+func (d TTLDifference) within() bool {
+	if d.Absent {
+		return d.Got == KeyMissing
+	}
+	return !d.Never && !d.Early() && !d.Late()
+}
+
+// String says what the expiry was, what it should have been, and why.
 func (d TTLDifference) String() string {
 	var got string
 	switch d.Got {
-	case -1:
+	case NoExpiry:
 		got = "the key has no expiry"
-	case -2:
+	case KeyMissing:
 		got = "the key does not exist"
 	default:
-		got = fmt.Sprintf("the key expires in %v", d.Got)
+		got = fmt.Sprintf("the key expires %v after the call", d.Got)
 	}
-	want := "it should not exist, as the script stores nothing"
-	if !d.Absent {
-		bound := TTL(d.Decision)
-		want = fmt.Sprintf("want at most %v (reset %d µs rounded up to the ms, plus %v) and no less than %v",
-			bound, d.Decision.Reset, TTLMargin, bound-TTLSlack)
+	var want string
+	switch {
+	case d.Absent:
+		want = "it should not exist, as the twin stores nothing"
+	case d.Never:
+		want = "the twin's state does not become idle before algos.MaxTime, so no expiry is safe"
+	case d.Early():
+		want = fmt.Sprintf("too early: the twin's state is not idle until %v after the call, and a call after the expiry would start from a fresh state; want at least %v and at most %v",
+			d.Idle, d.Idle, d.Max)
+	case d.Late():
+		want = fmt.Sprintf("too late: want at most %v (the larger of the bound and the time to idle plus %v) and at least %v, when the twin's state is idle",
+			d.Max, TTLMargin, d.Idle)
+	default:
+		want = fmt.Sprintf("within bound: at least %v and at most %v", d.Idle, d.Max)
 	}
-	return fmt.Sprintf("TTL after call %d (%s): %s; %s", d.Call, describe(d.Decision), got, want)
+	return fmt.Sprintf("TTL after call %d at %d µs (go twin: %s): %s; %s", d.Call, d.Now, describe(d.Decision), got, want)
 }
 
-// Differential runs each of times as a call on key, in that order, through
-// the script l in Redis and through l.Algorithm().Decide in Go from an absent
-// key (the zero algos.State), and compares each pair of decisions (allowed,
-// remaining, retry-after, reset) and the values stored after each call.
-// After every 200 calls it also reads the key's expiry, which must be
-// TTL(decision) of the script's last decision, at most TTLSlack less, or the
-// key absent if the script stores nothing. The stored values compared are
-// the ones the script replies with: the layout in Redis is the script's own
-// and is not read back, though a script that writes one thing and replies
-// another will part from its twin on a later call that reads it.
-//
-// The key must not exist beforehand; Differential leaves it as the last call
-// left it. Every time must be within 0 and algos.MaxTime (a negative time
-// would make the script read Redis TIME). It returns an error for these, for
-// an invalid limit, and for anything that stops a call: Redis unreachable, a
-// Lua error, a reply of the wrong shape. Disagreements are not errors: they
-// are in the report, whose OK says whether there were any.
+// Differential is DifferentialWith the zero DiffOptions: a key may live up
+// to DefaultMaxTTL after a call.
 func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64) (DiffReport, error) {
+	return DifferentialWith(ctx, c, l, key, lim, times, DiffOptions{})
+}
+
+// DifferentialWith runs each of times as a call on key, in that order,
+// through the script l in Redis and through l.Algorithm().Decide in Go from
+// an absent key (the zero algos.State), and compares each pair of decisions
+// (allowed, remaining, retry-after, reset) and the values stored after each
+// call. The stored values compared are the ones the script replies with:
+// the layout in Redis is the script's own and is not read back, though a
+// script that writes one thing and replies another will part from its twin
+// on a later call that reads it.
+//
+// After every call it also reads the key's expiry (PEXPIRETIME, Redis 7),
+// and measures the key's life from the Redis TIME in the script's reply. The
+// key must live until the twin's state after the call is idle, less
+// TTLSlack: an earlier expiry hands the next caller a fresh state early. It
+// may live longer, up to the larger of opt.MaxTTL and TTLMargin past idle.
+// When the twin stores nothing, the key must not exist.
+//
+// The state is idle at the first time T from which deciding on it gives
+// what deciding on an absent key gives (a full bucket, a window no longer
+// counted, a log whose entries are all outside the window). It is found
+// from the twin alone, so it holds for a user's twin as for the six: a call
+// at T (and at T+1 and T+2W) on a copy of the state must decide and store
+// exactly what it does on an absent key, after which nothing tells the two
+// apart. The search starts at now + Reset of the twin's decision, which is
+// where it ends for the six algorithms, and goes on from there when the
+// twin's Reset says otherwise. Past algos.MaxTime, the twin's Reset is
+// taken at its word.
+//
+// The told times run ahead of Redis's clock, so a key set to expire on one
+// call is judged as if each later call had set it again; and a key set to
+// expire within a few ms of idle may really expire while the calls run,
+// which then shows as differences (TTLMargin prevents it).
+//
+// The key must not exist beforehand; DifferentialWith leaves it as the last
+// call left it. Every time must be within 0 and algos.MaxTime (a negative
+// time would make the script read Redis TIME). It returns an error, and
+// sends nothing, for these, for an invalid limit and for a negative MaxTTL.
+// Whatever the script does wrong is in the report, not an error: a
+// difference, an expiry out of bound, a script error, a reply that cannot be
+// read, a script that does not load. What stops the comparison partway (Redis
+// unreachable, ctx done, the Go twin panicking) is an error, returned with
+// the report so far, which is then not OK.
+func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64, opt DiffOptions) (DiffReport, error) {
 	if l == nil {
 		return DiffReport{}, errors.New("lua: differential: nil Limiter")
 	}
@@ -263,10 +355,23 @@ func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, 
 	if err := lim.Validate(); err != nil {
 		return DiffReport{}, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
 	}
+	if opt.MaxTTL < 0 {
+		return DiffReport{}, fmt.Errorf("lua: differential of %s: MaxTTL %v is negative", l.Name(), opt.MaxTTL)
+	}
 	for i, t := range times {
 		if t < 0 || t > algos.MaxTime {
 			return DiffReport{}, fmt.Errorf("lua: differential of %s: call %d at %d µs is not within 0 and algos.MaxTime", l.Name(), i, t)
 		}
+	}
+	maxTTL := opt.MaxTTL
+	if maxTTL == 0 {
+		maxTTL = DefaultMaxTTL
+	}
+	algo := l.Algorithm()
+	rep := DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
+	stop := func(err error) (DiffReport, error) {
+		rep.addError(CallError{Call: -1, What: "the comparison stopped", Err: err.Error()})
+		return rep, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
 	}
 	n, err := c.Exists(ctx, key).Result()
 	if err != nil {
@@ -275,68 +380,175 @@ func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, 
 	if n != 0 {
 		return DiffReport{}, fmt.Errorf("lua: differential of %s: key %q already exists; the Go twin starts from an absent key", l.Name(), key)
 	}
-	algo := l.Algorithm()
-	rep := DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Key: key, Limit: lim}
-	var state algos.State
+	if err := l.script.Load(ctx, c).Err(); err != nil {
+		if !isReply(err) {
+			return stop(err)
+		}
+		rep.addError(CallError{Call: -1, What: "the script does not load", Err: err.Error()})
+		return rep, nil
+	}
+	d := differ{rep: &rep, l: l, key: key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}}
 	for from := 0; from < len(times); from += diffChunk {
-		part := times[from:min(len(times), from+diffChunk)]
-		reqs := make([]Request, len(part))
-		for i, now := range part {
-			reqs[i] = Request{Key: key, Limit: lim, Now: now}
-		}
-		replies, err := l.DoAll(ctx, c, reqs)
-		if err != nil {
-			return rep, fmt.Errorf("lua: differential of %s, calls %d to %d: %w", l.Name(), from, from+len(part)-1, err)
-		}
-		for i, now := range part {
-			before := state.Stored()
-			want := algo.Decide(&state, now, lim)
-			wantStored := state.Stored()
-			got := replies[i]
-			rep.Calls++
-			if want.Allowed {
-				rep.Admitted++
-			}
-			if got.Decision == want && slices.Equal(got.Stored, wantStored) {
-				continue
-			}
-			if rep.Differences++; len(rep.First) < MaxReported {
-				rep.First = append(rep.First, Difference{
-					Call: from + i, Now: now, Before: before,
-					Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
-					StateDoc: algo.StateDoc,
-				})
-			}
-		}
-		last := replies[len(replies)-1]
-		if err := checkTTL(ctx, c, key, from+len(part)-1, last, &rep); err != nil {
-			return rep, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
+		if err := d.chunk(ctx, c, from, times[from:min(len(times), from+diffChunk)]); err != nil {
+			return stop(err)
 		}
 	}
 	return rep, nil
 }
 
-// checkTTL reads key's PTTL and records in rep whether it is what the
-// script's reply to call asks for.
-func checkTTL(ctx context.Context, c redis.Cmdable, key string, call int, last Reply, rep *DiffReport) error {
-	got, err := c.PTTL(ctx, key).Result()
-	if err != nil {
-		return err
+// differ holds one Differential's twin and report between pipelines.
+type differ struct {
+	rep    *DiffReport
+	l      *Limiter
+	key    string
+	lim    algos.Limit
+	maxTTL time.Duration
+	state  algos.State
+	idle   idleSearch
+}
+
+// chunk sends part, the calls from index from on, in one pipeline, each
+// followed by PEXPIRETIME, between two TIMEs that bound when they ran, and
+// compares each with the twin. It returns what stops the comparison.
+func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []int64) error {
+	pipe := c.Pipeline()
+	first := pipe.Time(ctx)
+	evals := make([]*redis.Cmd, len(part))
+	expiries := make([]*redis.Cmd, len(part))
+	for i, now := range part {
+		keys, args, err := d.l.prepare(Request{Key: d.key, Limit: d.lim, Now: now})
+		if err != nil {
+			return err
+		}
+		evals[i] = d.l.script.EvalSha(ctx, pipe, keys, args...)
+		expiries[i] = pipe.Do(ctx, "PEXPIRETIME", d.key)
 	}
-	rep.TTLChecks++
-	absent := len(last.Stored) == 0
-	ok := got == -2
-	if !absent {
-		bound := TTL(last.Decision)
-		ok = got >= 0 && got <= bound && got >= bound-TTLSlack
+	last := pipe.Time(ctx)
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	for _, cmd := range []redis.Cmder{first, last} {
+		if err := cmd.Err(); err != nil {
+			return err
+		}
 	}
-	if ok {
-		return nil
+	for i := range part {
+		// A failure that is not Redis's reply to the command (the
+		// connection, ctx) stops the comparison; a reply is the script's.
+		for _, cmd := range []redis.Cmder{evals[i], expiries[i]} {
+			if err := cmd.Err(); err != nil && !isReply(err) {
+				return err
+			}
+		}
 	}
-	if rep.TTLDifferences++; len(rep.FirstTTL) < MaxReported {
-		rep.FirstTTL = append(rep.FirstTTL, TTLDifference{Call: call, Decision: last.Decision, Absent: absent, Got: got})
+	ran := [2]int64{first.Val().UnixMicro(), last.Val().UnixMicro()}
+	for i, now := range part {
+		if err := d.compare(from+i, now, evals[i], expiries[i], ran); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// compare decides call on the twin and compares the script's reply and the
+// key's expiry with it. ran bounds the Redis TIME of the call.
+func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]int64) error {
+	rep, lim := d.rep, d.lim
+	before := d.state.Stored()
+	want, err := decide(d.l.algo.Decide, &d.state, now, lim)
+	if err != nil {
+		return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+	}
+	wantStored := d.state.Stored()
+	rep.Calls++
+	if want.Allowed {
+		rep.Admitted++
+	}
+	fail := func(what string, err any) error {
+		rep.addError(CallError{Call: call, Now: now, What: what, Err: fmt.Sprint(err)})
+		return nil
+	}
+	if err := eval.Err(); err != nil {
+		if errors.Is(err, redis.Nil) {
+			return fail("the script's reply could not be read", "it replied nil")
+		}
+		return fail("the script failed", err)
+	}
+	got, err := readReply(eval.Val())
+	if err != nil {
+		return fail("the script's reply could not be read", err)
+	}
+	if got.Decision != want || !slices.Equal(got.Stored, wantStored) {
+		if rep.Differences++; len(rep.First) < MaxReported {
+			rep.First = append(rep.First, Difference{
+				Call: call, Now: now, Before: before,
+				Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
+				StateDoc: d.l.algo.StateDoc,
+			})
+		}
+	}
+	if got.RedisTime < ran[0] || got.RedisTime > ran[1] {
+		return fail("the script's reply could not be read",
+			fmt.Sprintf("its Redis TIME %d µs is not when it ran (between %d and %d µs)", got.RedisTime, ran[0], ran[1]))
+	}
+	at, err := expiry.Int64()
+	if err != nil {
+		return fail("the key's expiry could not be read (PEXPIRETIME needs Redis 7)", err)
+	}
+	return d.checkTTL(call, now, want, wantStored, at, got.RedisTime)
+}
+
+// checkTTL records whether the key, which expires at (ms, or -1, -2, as
+// PEXPIRETIME says) after a call that ran at redisTime (µs), lives until
+// the twin's state is idle and not past the bound.
+func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime int64) error {
+	rep := d.rep
+	rep.TTLChecks++
+	td := TTLDifference{Call: call, Now: now, Decision: want, Absent: len(stored) == 0, Got: lifeOf(at, redisTime)}
+	if !td.Absent {
+		idle, err := d.idle.find(d.state, now, want.Reset)
+		if err != nil {
+			return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+		}
+		td.Never, td.Max = idle.Never, d.maxTTL
+		if !idle.Never {
+			td.Idle = micros(idle.At - now)
+			td.Max = max(d.maxTTL, TTL(algos.Decision{Reset: idle.At - now}))
+		}
+	}
+	if !td.within() {
+		if rep.TTLDifferences++; len(rep.FirstTTL) < MaxReported {
+			rep.FirstTTL = append(rep.FirstTTL, td)
+		}
+	}
+	return nil
+}
+
+// lifeOf is how long a key that expires at (PEXPIRETIME: ms since the
+// epoch, or -1 for none, -2 for no key) lives after redisTime (µs).
+func lifeOf(at, redisTime int64) time.Duration {
+	switch {
+	case at == -1:
+		return NoExpiry
+	case at < 0:
+		return KeyMissing
+	case at > math.MaxInt64/1000:
+		return math.MaxInt64
+	}
+	return micros(at*1000 - redisTime)
+}
+
+// micros is µs as a Duration, saturating rather than overflowing.
+func micros(us int64) time.Duration {
+	if us > math.MaxInt64/1000 {
+		return math.MaxInt64
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// isReply reports whether err is Redis's error reply to a command (or its
+// nil reply), not a failure to reach Redis.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
 
 // describe says a decision in words.

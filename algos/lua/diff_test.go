@@ -2,7 +2,7 @@ package lua
 
 import (
 	"context"
-	"slices"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -61,80 +61,9 @@ func mustSource(t *testing.T, name string) string {
 	return src
 }
 
-// TestLuaDifferentialCalls: the same arguments give the same times, and the
-// times hold every kind of call the generator promises.
-func TestLuaDifferentialCalls(t *testing.T) {
-	lim := algos.MustLimit(100, algos.Second, 100) // 3 gaps are 3% of the window
-	const start, n = 1_700_000_000_000_000, 5000
-	a, err := DifferentialCalls(1, lim, start, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := DifferentialCalls(1, lim, start, n)
-	c, _ := DifferentialCalls(2, lim, start, n)
-	if !slices.Equal(a, b) || slices.Equal(a, c) || len(a) != n {
-		t.Fatal("DifferentialCalls is not a function of its seed")
-	}
-	gap := lim.Window / lim.Rate
-	var same, behind, idle, edge, oneWindow int
-	latest := a[0]
-	for i := 1; i < n; i++ {
-		now := a[i]
-		if now == a[i-1] {
-			same++
-		}
-		if now < latest {
-			behind++
-			if latest-now > 60_000 {
-				t.Fatalf("call %d is %d µs behind, more than 60 ms", i, latest-now)
-			}
-		}
-		if now-latest >= algos.Second {
-			idle++
-		}
-		if r := now % lim.Window; r == 0 || r >= lim.Window-3*gap {
-			edge++
-		}
-		if slices.Contains(a[max(0, i-16):i], now-lim.Window) {
-			oneWindow++
-		}
-		latest = max(latest, now)
-	}
-	t.Logf("%d calls: %d in the µs of the one before, %d behind, %d after a second or more idle, %d near a window edge, %d exactly one window after an earlier one",
-		n, same, behind, idle, edge, oneWindow)
-	for what, c := range map[string]struct{ got, want int }{
-		"same µs":    {same, n / 50},
-		"behind":     {behind, n / 20},
-		"idle":       {idle, n / 50},
-		"edge":       {edge, n / 12},
-		"one window": {oneWindow, n / 50},
-	} {
-		if c.got < c.want {
-			t.Errorf("%s: %d of %d calls, want at least %d", what, c.got, n, c.want)
-		}
-	}
-	near, _ := DifferentialCalls(3, lim, 0, 1000)
-	if slices.Min(near) < 0 {
-		t.Error("calls from a start of 0 went below 0")
-	}
-	for _, bad := range []struct {
-		lim   algos.Limit
-		start int64
-		n     int
-	}{
-		{algos.Limit{Rate: 1, Window: 1, Burst: 1}, 0, 10},
-		{lim, -1, 10},
-		{lim, 0, -1},
-		{lim, algos.MaxTime - algos.Second, 1000},
-	} {
-		if _, err := DifferentialCalls(1, bad.lim, bad.start, bad.n); err == nil {
-			t.Errorf("DifferentialCalls(%+v, %d, %d) succeeded", bad.lim, bad.start, bad.n)
-		}
-	}
-}
-
 // TestLuaDifferentialRejectsBadInput: what Differential can refuse without
-// Redis, it refuses without sending anything.
+// Redis, it refuses without sending anything; a Redis it cannot reach is an
+// error, and the report it returns then is not OK.
 func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, DisableIdentity: true})
 	defer c.Close()
@@ -147,25 +76,62 @@ func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 		key   string
 		lim   algos.Limit
 		times []int64
+		opt   DiffOptions
 		want  string
 	}{
-		{"nil limiter", nil, "k", lim, []int64{1}, "nil Limiter"},
-		{"empty key", l, "", lim, []int64{1}, "empty key"},
-		{"bad limit", l, "k", algos.Limit{}, []int64{1}, "limit"},
-		{"negative time", l, "k", lim, []int64{1, -1}, "call 1 at -1"},
-		{"past MaxTime", l, "k", lim, []int64{algos.MaxTime + 1}, "MaxTime"},
+		{"nil limiter", nil, "k", lim, []int64{1}, DiffOptions{}, "nil Limiter"},
+		{"empty key", l, "", lim, []int64{1}, DiffOptions{}, "empty key"},
+		{"bad limit", l, "k", algos.Limit{}, []int64{1}, DiffOptions{}, "limit"},
+		{"negative time", l, "k", lim, []int64{1, -1}, DiffOptions{}, "call 1 at -1"},
+		{"past MaxTime", l, "k", lim, []int64{algos.MaxTime + 1}, DiffOptions{}, "MaxTime"},
+		{"negative MaxTTL", l, "k", lim, []int64{1}, DiffOptions{MaxTTL: -time.Second}, "MaxTTL -1s is negative"},
 	} {
-		if _, err := Differential(ctx, c, bad.l, bad.key, bad.lim, bad.times); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := DifferentialWith(ctx, c, bad.l, bad.key, bad.lim, bad.times, bad.opt); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want an error saying %q", bad.name, err, bad.want)
 		}
 	}
-	if _, err := Differential(ctx, c, l, "k", lim, []int64{1}); err == nil {
-		t.Error("Differential against a closed port succeeded")
+	if rep, err := Differential(ctx, c, l, "k", lim, []int64{1}); err == nil || rep.OK() {
+		t.Errorf("Differential against a closed port: %v, and the report is OK: %v", err, rep.OK())
+	}
+}
+
+// TestLuaDiffReportOKCannotBeFooled: OK is true only for a report in which
+// every planned call ran, was compared and had its expiry read, with no
+// error, difference or expiry out of bound; anything else is not OK, and
+// the report says why.
+func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
+	clean := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4, TTLChecks: 10}
+	if !clean.OK() {
+		t.Fatalf("a complete, clean report is not OK: %v", clean)
+	}
+	for _, c := range []struct {
+		name string
+		r    func(r *DiffReport)
+		want string
+	}{
+		{"the zero report", func(r *DiffReport) { *r = DiffReport{} }, "nothing was compared"},
+		{"no calls", func(r *DiffReport) { r.Planned, r.Calls, r.TTLChecks = 0, 0, 0 }, "nothing was compared"},
+		{"a comparison that stopped", func(r *DiffReport) { r.Calls, r.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
+		{"an error", func(r *DiffReport) {
+			r.Errors = 1
+			r.FirstErrors = []CallError{{Call: 2, Now: 7, What: "the script's reply could not be read", Err: "bad reply: want an array"}}
+		}, "call 2 at 7 µs: the script's reply could not be read: bad reply: want an array"},
+		{"an error not kept in words", func(r *DiffReport) { r.Errors = 1 }, "(1 more errors not shown)"},
+		{"a difference", func(r *DiffReport) { r.Differences = 1 }, "1 differences"},
+		{"an expiry out of bound", func(r *DiffReport) { r.TTLDifferences = 1 }, "9 of 10 TTLs within bound"},
+		{"an expiry not read", func(r *DiffReport) { r.TTLChecks = 9 }, "the expiry was read after 9 of 10 calls"},
+	} {
+		r := clean
+		c.r(&r)
+		if r.OK() || !strings.Contains(r.String(), c.want) {
+			t.Errorf("%s: OK %v, want false, and the report to say %q:\n%v", c.name, r.OK(), c.want, r)
+		}
 	}
 }
 
 // TestLuaDifferenceInWords: a report says what differs, both decisions and
-// both states.
+// both states; what expiry the key had and what it needed; and which call
+// failed and why.
 func TestLuaDifferenceInWords(t *testing.T) {
 	d := Difference{
 		Call: 3, Now: 1_000_000,
@@ -193,23 +159,35 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	if got := shortInts(long); got != "[0 1 2] … [12 13 14 15 16 17 18 19] (20 values)" {
 		t.Errorf("shortInts of a long log: %q", got)
 	}
+	admitted := algos.Decision{Allowed: true, Remaining: 2, Reset: 708417}
 	for _, c := range []struct {
 		d    TTLDifference
 		want string
 	}{
-		{TTLDifference{Call: 9, Decision: algos.Decision{Allowed: true, Reset: 1500}, Got: -1},
-			"TTL after call 9 (admitted, remaining 0, retry-after 0 µs, reset 1500 µs): the key has no expiry; want at most 1.002s (reset 1500 µs rounded up to the ms, plus 1s) and no less than 502ms"},
+		{TTLDifference{Call: 9, Now: 1000, Decision: admitted, Idle: 708417 * time.Microsecond, Max: time.Hour, Got: 500 * time.Millisecond},
+			"TTL after call 9 at 1000 µs (go twin: admitted, remaining 2, retry-after 0 µs, reset 708417 µs): the key expires 500ms after the call; " +
+				"too early: the twin's state is not idle until 708.417ms after the call, and a call after the expiry would start from a fresh state; want at least 708.417ms and at most 1h0m0s"},
+		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: KeyMissing},
+			"the key does not exist; too early: the twin's state is not idle until 1s after the call"},
+		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: NoExpiry},
+			"the key has no expiry; too late: want at most 1h0m0s (the larger of the bound and the time to idle plus 1s) and at least 1s"},
+		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: 2 * time.Hour},
+			"the key expires 2h0m0s after the call; too late: want at most 1h0m0s"},
 		{TTLDifference{Call: 9, Absent: true, Got: 700 * time.Millisecond},
-			"TTL after call 9 (denied, remaining 0, retry-after 0 µs, reset 0 µs): the key expires in 700ms; it should not exist, as the script stores nothing"},
-		{TTLDifference{Call: 9, Got: -2}, "the key does not exist"},
+			"the key expires 700ms after the call; it should not exist, as the twin stores nothing"},
+		{TTLDifference{Call: 9, Never: true, Max: time.Hour, Got: time.Minute},
+			"the twin's state does not become idle before algos.MaxTime, so no expiry is safe"},
 	} {
 		if got := c.d.String(); !strings.Contains(got, c.want) {
 			t.Errorf("TTLDifference.String = %q, want it to contain %q", got, c.want)
 		}
 	}
-	r := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Calls: 10, Admitted: 4,
-		Differences: 7, First: []Difference{d}, TTLChecks: 2}
-	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 2 of 2 TTLs within bound`) ||
+	if got := (CallError{Call: -1, What: "the script does not load", Err: "ERR Error compiling script"}).String(); got != "the script does not load: ERR Error compiling script" {
+		t.Errorf("CallError of the whole script: %q", got)
+	}
+	r := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4,
+		Differences: 7, First: []Difference{d}, TTLChecks: 10}
+	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 0 errors, 10 of 10 TTLs within bound`) ||
 		!strings.HasSuffix(r.String(), "(6 more differences not shown)") {
 		t.Errorf("DiffReport.String:\n%s", r)
 	}
@@ -224,54 +202,247 @@ var allowAll = algos.Algorithm{
 	},
 }
 
-// TestLuaDifferentialAgainstRedis: a twin that stores nothing passes only
-// when the script leaves the key absent; a key that exists, a Lua error and a
-// reply of the wrong shape are errors, not reports.
-func TestLuaDifferentialAgainstRedis(t *testing.T) {
+// plant returns algo's embedded script with correct (which it must hold
+// once) replaced by wrong, run through FromSource with algo as its twin.
+func plant(t *testing.T, algo algos.Algorithm, correct, wrong string) *Limiter {
+	t.Helper()
+	body, err := sources.ReadFile(algo.Name + ".lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(body), correct); n != 1 {
+		t.Fatalf("%s.lua holds %q %d times, want once", algo.Name, correct, n)
+	}
+	l, err := FromSource(algo, strings.Replace(string(body), correct, wrong, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// setPX is a store3 replaced by a SET of the same value with the expiry px
+// (a Lua expression, in ms).
+func setPX(a, b, c, px string) string {
+	return fmt.Sprintf("redis.call('SET', KEY, fmt(%s) .. ':' .. fmt(%s) .. ':' .. fmt(%s), 'PX', fmt(%s))", a, b, c, px)
+}
+
+// TestLuaDifferentialVerdicts holds Differential to what it claims, on a
+// real Redis, with scripts planted to be wrong in one way each.
+func TestLuaDifferentialVerdicts(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
 	ctx := context.Background()
-	lim := algos.MustLimit(3, algos.Second, 3)
-	times, err := DifferentialCalls(1, lim, 5*algos.Second, 450)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := func(body string) *Limiter {
+	keys := 0
+	run := func(t *testing.T, l *Limiter, lim algos.Limit, times []int64, opt DiffOptions) DiffReport {
 		t.Helper()
-		l, err := FromSource(allowAll, body)
+		keys++
+		rep, err := DifferentialWith(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), keys), lim, times, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return l
+		return rep
 	}
+	calls := func(t *testing.T, lim algos.Limit, n int) []int64 {
+		t.Helper()
+		times, err := DifferentialCalls(11, lim, 1_700_000_000_000_000, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return times
+	}
+	perSecond := func(rate int64) algos.Limit { return algos.MustLimit(rate, algos.Second, rate) }
 
-	rep, err := Differential(ctx, c, script("return reply(true, rate, 0, 0, {})\n"), prefix+"absent", lim, times)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() || rep.Calls != 450 || rep.Admitted != 450 || rep.TTLChecks != 3 {
-		t.Errorf("a script that stores nothing:\n%v", rep)
-	}
+	t.Run("a key whose expiry comes before its state is idle is caught at 3/s and at 100/s", func(t *testing.T) {
+		fw, tb := algos.FixedWindow, algos.TokenBucket
+		for _, lim := range []algos.Limit{perSecond(3), perSecond(100)} {
+			times := calls(t, lim, 1000)
+			for _, c := range []struct {
+				what   string
+				script *Limiter
+				twin   algos.Algorithm
+				half   time.Duration
+			}{
+				{"a fixed window expiring after half the window", plant(t, fw, "store3(w_idx, count, c, reset)",
+					setPX("w_idx", "count", "c", "ceildiv(window, 2000)")), fw, 500 * time.Millisecond},
+				{"a token bucket expiring after half the time to refill", plant(t, tb, "store3(tokens, last, c, reset)",
+					setPX("tokens", "last", "c", "ceildiv(burst * window, rate * 2000)")), tb, 500 * time.Millisecond},
+			} {
+				good, _ := New(c.twin.Name)
+				if rep := run(t, good, lim, times, DiffOptions{}); !rep.OK() {
+					t.Fatalf("the unplanted %s:\n%v", c.twin.Name, rep)
+				}
+				rep := run(t, c.script, lim, times, DiffOptions{})
+				if rep.OK() || rep.Differences != 0 || rep.Errors != 0 || rep.TTLDifferences == 0 || len(rep.FirstTTL) == 0 {
+					t.Fatalf("%s, %v: want every decision alike and the expiry caught:\n%v", c.what, lim, rep)
+				}
+				for _, d := range rep.FirstTTL {
+					if !d.Early() || d.Got > c.half+TTLSlack || d.Idle <= d.Got || !strings.Contains(d.String(), "too early") {
+						t.Errorf("%s, %v: not an early expiry of about %v:\n%v", c.what, lim, c.half, d)
+					}
+				}
+				t.Logf("%s, %v: %s\n%v", c.what, lim, rep.Summary(), rep.FirstTTL[0])
+			}
+		}
+	})
 
-	rep, err = Differential(ctx, c, script("redis.call('SET', KEY, 1)\nreturn reply(true, rate, 0, 0, {})\n"), prefix+"leaves", lim, times)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Differences != 0 || rep.TTLDifferences != 3 || !strings.Contains(rep.String(), "the key has no expiry; it should not exist") {
-		t.Errorf("a script that says it stores nothing but leaves its key:\n%v", rep)
-	}
+	t.Run("a key that lives longer than its state needs, up to the bound, passes", func(t *testing.T) {
+		fw, tb := algos.FixedWindow, algos.TokenBucket
+		for _, lim := range []algos.Limit{perSecond(3), perSecond(100)} {
+			times := calls(t, lim, 1000)
+			for what, script := range map[string]*Limiter{
+				"a token bucket expiring 10 s after reset, plus the margin": plant(t, tb, "store3(tokens, last, c, reset)", "store3(tokens, last, c, reset + 10000000)"),
+				"a fixed window expiring after a constant hour":             plant(t, fw, "store3(w_idx, count, c, reset)", setPX("w_idx", "count", "c", "3600000")),
+			} {
+				if rep := run(t, script, lim, times, DiffOptions{}); !rep.OK() {
+					t.Errorf("%s, %v:\n%v", what, lim, rep)
+				}
+			}
+			twoHours := plant(t, fw, "store3(w_idx, count, c, reset)", setPX("w_idx", "count", "c", "7200000"))
+			rep := run(t, twoHours, lim, times, DiffOptions{})
+			if rep.OK() || rep.TTLDifferences != rep.TTLChecks || !rep.FirstTTL[0].Late() || !strings.Contains(rep.String(), "too late: want at most 1h0m0s") {
+				t.Errorf("a fixed window expiring after two hours, %v, under the default bound of an hour:\n%v", lim, rep)
+			}
+			if rep := run(t, twoHours, lim, times, DiffOptions{MaxTTL: 2 * time.Hour}); !rep.OK() || rep.MaxTTL != 2*time.Hour {
+				t.Errorf("a fixed window expiring after two hours, %v, with MaxTTL two hours:\n%v", lim, rep)
+			}
+		}
+	})
 
-	if _, err := Differential(ctx, c, script("return reply(true, rate, 0, 0, {})\n"), prefix+"leaves", lim, times); err == nil ||
-		!strings.Contains(err.Error(), "already exists") {
-		t.Errorf("a key that exists: %v", err)
+	t.Run("a script wrong only near the limit is caught by the default calls at 3, 100 and 10,000 per window", func(t *testing.T) {
+		fw, sc := algos.FixedWindow, algos.SlidingCounter
+		lessOrEqual := plant(t, fw, "if count < rate then", "if count <= rate then")
+		// The previous window's share rounded to whole requests, in floats.
+		rounded := plant(t, sc, "if weighted + cur * w < rate * w then", "if math.floor(weighted / w + 0.5) + cur < rate then")
+		for _, lim := range []algos.Limit{perSecond(3), perSecond(100), perSecond(10_000)} {
+			// Calls at a fifth of the rate over three windows never come
+			// near the limit, and there the two agree with their twins.
+			gap := 5 * lim.Window / lim.Rate
+			var far []int64
+			for i := range 3 * lim.Rate / 5 {
+				far = append(far, 1_700_000_000_000_000+gap/2+i*gap)
+			}
+			times := calls(t, lim, MinDifferentialCalls(lim))
+			for _, l := range []*Limiter{lessOrEqual, rounded} {
+				if rep := run(t, l, lim, far, DiffOptions{}); !rep.OK() {
+					t.Fatalf("%s planted, %v, far from the limit: want agreement:\n%v", l.Name(), lim, rep)
+				}
+				rep := run(t, l, lim, times, DiffOptions{})
+				if rep.OK() || rep.Differences == 0 || len(rep.First) == 0 {
+					t.Fatalf("%s planted, %v: not caught:\n%v", l.Name(), lim, rep)
+				}
+				// The first difference is at the limit: the twin's
+				// estimate, before the call, within one request of it.
+				f := rep.First[0]
+				if est := estimate(l.Name(), f.Before, f.Now, lim); est < (lim.Rate-1)*lim.Window || est > lim.Rate*lim.Window || f.Go.Allowed == f.Lua.Allowed {
+					t.Errorf("%s planted, %v: the first difference is not a decision at the limit (estimate %d/%d):\n%v", l.Name(), lim, est, lim.Window, f)
+				}
+				t.Logf("%s planted, %v: %s\n%v", l.Name(), lim, rep.Summary(), f)
+			}
+		}
+	})
+
+	t.Run("a reply that cannot be read, a script error or a script that does not load is in the report, and not OK", func(t *testing.T) {
+		lim := perSecond(3)
+		times := calls(t, lim, 50)
+		for _, c := range []struct {
+			body, want string
+		}{
+			{"return {1, 2}\n", "the script's reply could not be read: bad reply: want at least 6 integers (allowed, remaining, retry-after, reset, Redis TIME, seq), got 2: [1 2]"},
+			{"return {1, rate, 0, 0, 'x', 0}\n", "the script's reply could not be read: bad reply: element 4 is string x, not an integer"},
+			{"return {1, rate, 0, 0, 0, 0}\n", "the script's reply could not be read: its Redis TIME 0 µs is not when it ran"},
+			{"return nil\n", "the script's reply could not be read: it replied nil"},
+			{"error('mine broke')\n", "the script failed: "},
+		} {
+			l, err := FromSource(allowAll, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := run(t, l, lim, times, DiffOptions{})
+			if rep.OK() || rep.Errors != len(times) || rep.Calls != len(times) || rep.TTLChecks != 0 ||
+				!strings.Contains(rep.String(), c.want) || !strings.Contains(rep.String(), fmt.Sprintf("%d errors", len(times))) {
+				t.Errorf("%q: want every call an error saying %q:\n%v", c.body, c.want, rep)
+			} else {
+				t.Logf("%q: %s\n%v", c.body, rep.Summary(), rep.FirstErrors[0])
+			}
+		}
+		l, _ := FromSource(allowAll, "error('mine broke')\n")
+		if rep := run(t, l, lim, times, DiffOptions{}); !strings.Contains(rep.String(), "mine broke") {
+			t.Errorf("a Lua error's message is not in the report:\n%v", rep)
+		}
+		l, _ = FromSource(allowAll, "return (\n")
+		rep := run(t, l, lim, times, DiffOptions{})
+		if rep.OK() || rep.Calls != 0 || rep.Errors != 1 || !strings.Contains(rep.String(), "the script does not load: ") {
+			t.Errorf("a script that does not compile:\n%v", rep)
+		}
+		t.Logf("a script that does not compile:\n%v", rep)
+	})
+
+	t.Run("a twin that stores nothing passes only with the key absent", func(t *testing.T) {
+		lim := perSecond(3)
+		times := calls(t, lim, 450)
+		script := func(body string) *Limiter {
+			t.Helper()
+			l, err := FromSource(allowAll, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		rep := run(t, script("return reply(true, rate, 0, 0, {})\n"), lim, times, DiffOptions{})
+		if !rep.OK() || rep.Calls != 450 || rep.Admitted != 450 || rep.TTLChecks != 450 {
+			t.Errorf("a script that stores nothing:\n%v", rep)
+		}
+		rep = run(t, script("redis.call('SET', KEY, 1)\nreturn reply(true, rate, 0, 0, {})\n"), lim, times, DiffOptions{})
+		if rep.Differences != 0 || rep.TTLDifferences != 450 || !strings.Contains(rep.String(), "the key has no expiry; it should not exist") {
+			t.Errorf("a script that says it stores nothing but leaves its key:\n%v", rep)
+		}
+	})
+
+	t.Run("what stops the comparison is an error, and the report is not OK", func(t *testing.T) {
+		lim := perSecond(3)
+		times := calls(t, lim, 50)
+		l, _ := FromSource(allowAll, "return reply(true, rate, 0, 0, {})\n")
+		key := prefix + "exists"
+		if err := c.Set(ctx, key, 1, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := Differential(ctx, c, l, key, lim, times); err == nil || !strings.Contains(err.Error(), "already exists") || rep.OK() {
+			t.Errorf("a key that exists: %v", err)
+		}
+		calls := 0
+		panicky := algos.Algorithm{Name: "panicky", Decide: func(s *algos.State, now int64, l algos.Limit) algos.Decision {
+			if calls++; calls > 10 {
+				panic("mine broke")
+			}
+			return algos.Decision{Allowed: true, Remaining: l.Rate}
+		}}
+		l, _ = FromSource(panicky, "return reply(true, rate, 0, 0, {})\n")
+		rep, err := Differential(ctx, c, l, prefix+"panicky", lim, times)
+		if err == nil || !strings.Contains(err.Error(), "mine broke") || rep.OK() || rep.Calls != 10 ||
+			!strings.Contains(rep.String(), "the comparison stopped") {
+			t.Errorf("a twin that panics on call 10: %v\n%v", err, rep)
+		}
+	})
+}
+
+// estimate is what the twin (a fixed window or a sliding counter) counts
+// against the limit at now, times the window, from the state stored before
+// the call: the count, or prev·(W−elapsed) + cur·W.
+func estimate(name string, before []int64, now int64, lim algos.Limit) int64 {
+	if len(before) != 3 {
+		return 0
 	}
-	if _, err := Differential(ctx, c, script("error('mine broke')\n"), prefix+"error", lim, times); err == nil ||
-		!strings.Contains(err.Error(), "mine broke") || !strings.Contains(err.Error(), "allow-all") {
-		t.Errorf("a Lua error: %v", err)
+	w := lim.Window
+	idx, cur, prev := now/w, before[1], before[2]
+	switch {
+	case before[0] == idx-1:
+		cur, prev = 0, cur
+	case before[0] != idx:
+		cur, prev = 0, 0
 	}
-	if _, err := Differential(ctx, c, script("return {1, 2}\n"), prefix+"shape", lim, times); err == nil ||
-		!strings.Contains(err.Error(), "bad reply") {
-		t.Errorf("a reply of the wrong shape: %v", err)
+	if name == algos.FixedWindow.Name {
+		return cur * w
 	}
+	return prev*(w-(now-idx*w)) + cur*w
 }

@@ -73,8 +73,10 @@ func ExampleFromSource() {
 	defer c.Close()
 	rep, err := lua.Differential(context.Background(), c, l, "mytest:my-window", lim, times)
 	if err != nil {
-		panic(err) // Redis unreachable, a Lua error, the key already there
+		panic(err) // Redis unreachable, the key already there
 	}
+	// A Lua error, a reply of the wrong shape, a difference or an expiry
+	// out of bound is in the report, and OK is false.
 	if !rep.OK() {
 		fmt.Println(rep) // the summary, then the first differences in words
 	}

@@ -8,7 +8,9 @@
 //
 // A user's own script runs the same way: FromSource puts it after the same
 // prelude, with its Go twin, and Differential compares the two call for call
-// on the calls DifferentialCalls makes, as the built-in scripts are compared.
+// on the calls DifferentialCalls makes, as the built-in scripts are compared:
+// every decision, every stored value, and after every call the key's expiry,
+// which must last until the twin's state is idle and not much longer.
 //
 // The package also holds the two ways of getting it wrong that overshoot
 // measures against the scripts: NonAtomic (GET, decide in Go, SET) and
@@ -20,6 +22,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -32,16 +35,27 @@ var sources embed.FS
 
 // TTLMargin is what every script adds to a key's expiry beyond the time the
 // key needs to become idle again. Forgetting an idle key changes nothing, as
-// long as the callers' clocks disagree by less than this.
+// long as the callers' clocks disagree by less than this. Differential does
+// not demand it of a script (it demands that the key last until its state is
+// idle), but it also keeps a key from expiring in Redis while a differential
+// runs: the told times stand still while Redis's clock runs on.
 const TTLMargin = time.Second
 
 // TTL is the expiry every script (and NonAtomic) sets after a decision d:
-// d.Reset rounded up to the millisecond, plus TTLMargin. d.Reset is, per
-// algorithm, the time to refill or drain fully, until TAT, or until the
-// windows the key can still affect have passed.
+// d.Reset rounded up to the millisecond, plus TTLMargin (the largest
+// Duration when that would overflow). d.Reset is, per algorithm, the time to
+// refill or drain fully, until TAT, or until the windows the key can still
+// affect have passed: the time until the key's state is idle.
 func TTL(d algos.Decision) time.Duration {
 	reset := max(d.Reset, 0)
-	return time.Duration((reset+999)/1000)*time.Millisecond + TTLMargin
+	ms := reset / 1000
+	if reset%1000 != 0 {
+		ms++
+	}
+	if ms > (math.MaxInt64-int64(TTLMargin))/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms)*time.Millisecond + TTLMargin
 }
 
 // Limiter is one algorithm's script. It is safe for concurrent use.
@@ -112,8 +126,11 @@ const preludeEnd = "-- end of prelude"
 // the call in exactly the order algos.State.Stored lists the twin's state:
 // {A, B, C} (three integers, even if C is unused), or the sliding log's
 // times. An absent key is an empty list. To pass Differential's TTL check,
-// the body sets KEY's expiry to ttl(reset) of its decision on every call
-// (store3 does), and leaves KEY absent exactly when stored is empty.
+// after every call KEY must expire no sooner than the twin's state is idle
+// and no later than DiffOptions.MaxTTL (an hour by default) or TTLMargin
+// past idle, whichever is later: setting its expiry to ttl(reset) of the
+// decision on every call does it (store3 does). KEY must be absent exactly
+// when stored is empty.
 func FromSource(algo algos.Algorithm, body string) (*Limiter, error) {
 	switch {
 	case algo.Name == "":
@@ -273,15 +290,24 @@ func (l *Limiter) prepare(r Request) (keys []string, args []any, err error) {
 const replyHead = 6
 
 func (l *Limiter) parse(key string, v any) (Reply, error) {
+	r, err := readReply(v)
+	if err != nil {
+		return Reply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, key, err)
+	}
+	return r, nil
+}
+
+// readReply reads a script's reply, or says what is wrong with its shape.
+func readReply(v any) (Reply, error) {
 	bad := func(format string, a ...any) (Reply, error) {
-		return Reply{}, fmt.Errorf("lua: %s on %q: bad reply: %s", l.algo.Name, key, fmt.Sprintf(format, a...))
+		return Reply{}, fmt.Errorf("bad reply: %s", fmt.Sprintf(format, a...))
 	}
 	vals, ok := v.([]any)
 	if !ok {
 		return bad("want an array, got %T %v", v, v)
 	}
 	if len(vals) < replyHead {
-		return bad("want at least %d integers, got %d: %v", replyHead, len(vals), vals)
+		return bad("want at least %d integers (allowed, remaining, retry-after, reset, Redis TIME, seq), got %d: %v", replyHead, len(vals), vals)
 	}
 	ints := make([]int64, len(vals))
 	for i, e := range vals {

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"context"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -57,6 +58,7 @@ func TestTTL(t *testing.T) {
 		{1000, time.Second + time.Millisecond},
 		{1001, time.Second + 2*time.Millisecond},
 		{3 * algos.Second, 4 * time.Second},
+		{math.MaxInt64, math.MaxInt64}, // saturates, never wraps
 	} {
 		if got := TTL(algos.Decision{Reset: c.reset}); got != c.want {
 			t.Errorf("TTL(reset %d µs) = %v, want %v", c.reset, got, c.want)
