@@ -7,8 +7,11 @@
 // Tests talk to 127.0.0.1 only: when the Docker host is a local socket and
 // the user has not said otherwise, the package points testcontainers at
 // loopback (it would otherwise dial the default gateway on machines that look
-// like containers) and turns Ryuk off (it needs an image from a registry);
-// each container is removed in t.Cleanup instead.
+// like containers). Ryuk, testcontainers' reaper, stays on unless
+// TESTCONTAINERS_RYUK_DISABLED is set or its image can be neither found nor
+// pulled (see ryuk.go). Either way each container is removed in t.Cleanup,
+// and on SIGINT, SIGTERM or SIGHUP every container of the process is removed
+// before it exits (see cleanup.go).
 package redistest
 
 import (
@@ -19,6 +22,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,13 +62,23 @@ func Start(t testing.TB) Server {
 	if !dockerReachable() {
 		unavailable(t, "no Docker socket and no "+EnvAddr)
 	}
-	loopbackOnly()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	if note := configure(); note != "" {
+		t.Log(note)
+	}
+	runCtx, ok := thisRun.begin()
+	if !ok {
+		select {} // the process is being interrupted: its signal handler exits it
+	}
+	ctx, cancel := context.WithTimeout(runCtx, 90*time.Second)
 	defer cancel()
 	image := chooseImage(ctx)
-	c, err := tcredis.Run(ctx, image)
+	c, err := tcredis.Run(ctx, image, testcontainers.WithLabels(map[string]string{LabelRun: thisRun.id}))
+	thisRun.end()
 	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
 	if err != nil {
+		if runCtx.Err() != nil {
+			select {} // as above: not a Redis problem, so no failure to report
+		}
 		unavailable(t, fmt.Sprintf("testcontainers could not start %s: %v", image, err))
 	}
 	uri, err := c.ConnectionString(ctx)
@@ -170,15 +184,28 @@ func dockerReachable() bool {
 	return err == nil
 }
 
-// loopbackOnly sets what testcontainers reads once per process, unless the
-// user has set it: a local socket is reached on 127.0.0.1, and Ryuk is off.
-func loopbackOnly() {
-	host := os.Getenv("DOCKER_HOST")
-	local := host == "" || strings.HasPrefix(host, "unix://")
-	if local && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
-		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+var configured struct {
+	once sync.Once
+	note string
+}
+
+// configure sets, once per process and before testcontainers first reads its
+// configuration (it reads it only once), what the user has not set: a local
+// socket is reached on 127.0.0.1, and Ryuk is turned off where it cannot run.
+// It returns a note for the first caller's log, else "".
+func configure() string {
+	first := false
+	configured.once.Do(func() {
+		first = true
+		host := os.Getenv("DOCKER_HOST")
+		local := host == "" || strings.HasPrefix(host, "unix://")
+		if local && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+			os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+		}
+		configured.note = decideRyuk(context.Background())
+	})
+	if !first {
+		return ""
 	}
-	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
+	return configured.note
 }
