@@ -19,7 +19,10 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under golden/ instead of comparing with them")
+var (
+	update = flag.Bool("update", false, "rewrite the golden files under golden/ instead of comparing with them")
+	out    = flag.String("golden.out", "", "also write this run's bytes for each golden file to `dir`/name, so a caller can print what the code computed rather than what is committed")
+)
 
 // Updating reports whether this run rewrites golden files.
 func Updating() bool { return *update }
@@ -43,12 +46,18 @@ func Path(name string) (string, error) {
 }
 
 // Check fails t with a unified diff when got differs from golden/name, or
-// rewrites the file when -update is set.
+// rewrites the file when -update is set. With -golden.out it first writes got
+// to that folder, whatever the comparison finds.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path, err := Path(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *out != "" {
+		if err := WriteAtomic(filepath.Join(*out, name), got); err != nil {
+			t.Fatalf("golden: -golden.out: %v", err)
+		}
 	}
 	want, err := os.ReadFile(path)
 	if *update {
