@@ -1,9 +1,10 @@
 # overshoot: every claim is a go test. See README.md.
 SHELL := /bin/bash
 GO ?= go
-# Tests reach Docker on loopback only, and clean up their own containers.
+# Tests reach Docker on loopback only. Ryuk (testcontainers' reaper) is left to
+# internal/redistest: on unless TESTCONTAINERS_RYUK_DISABLED is set or its image
+# can be neither found nor pulled; the tests remove their own containers either way.
 export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
-export TESTCONTAINERS_RYUK_DISABLED ?= true
 REDIS_IMAGE ?= overshoot/redis:7-local
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
@@ -13,16 +14,30 @@ all: lint test
 
 ## test: the whole suite with the race detector, including the Redis tests
 ## (set OVERSHOOT_REDIS or have Docker; OVERSHOOT_REQUIRE_REDIS=1 forbids skipping them).
-## One package at a time (-p 1): the study's live trials measure whether workers stay in
-## lockstep over a real network delay, and on 2 cores a race-instrumented simulation running
-## beside them knocks them out of step (seen in CI: 15-22 over the limit where lockstep gives 28).
+## With OVERSHOOT_REQUIRE_REDIS=1 a preflight first checks, in seconds, that a Redis is there.
+## One package at a time (-p 1): the study's live trials keep a real-time plan, and on 2 cores
+## a race-instrumented simulation running beside them delays it for nothing.
+## gotestsum prints what `go test` prints and keeps the run's JSON record in $(TEST_JSON),
+## from which `make badges` makes the findings' badges: the same run, not a second one.
+TEST_JSON ?= .test-results/go-test.json
 test:
-	$(GO) test -race -count=1 -p 1 ./...
+	@if [ "$(OVERSHOOT_REQUIRE_REDIS)" = 1 ]; then .ci/redis-preflight.sh; fi
+	@mkdir -p $(dir $(TEST_JSON))
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON) -- -race -count=1 -p 1 ./...
 
-## table: the main job: rerun the deployment matrix and the skew sweep and print them.
+## table: the main job: recompute the deployment matrix, the planted-bug table and the skew
+## sweep, print what this run computed, and fail (with the diff) when a test fails or any of
+## them differs from golden/ (`make golden` accepts a change).
+TABLE_TESTS := ^(TestGoldenTable|TestMutantsCaughtAndCorrectDeploymentsClean|TestGoldenSkew)$$
 table:
-	$(GO) test -count=1 -run 'TestGolden' -v ./scenarios/ | grep -v '^=== RUN'
-	@cat golden/table.txt golden/skew.txt
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	$(GO) test -count=1 -run '$(TABLE_TESTS)' . -args -golden.out="$$out" >"$$out/go-test.log" 2>&1; status=$$?; \
+	for f in table.txt mutants.txt skew.txt; do \
+		if [ -f "$$out/$$f" ]; then echo "== $$f (computed by this run)"; cat "$$out/$$f"; echo; \
+		else echo "make table: this run did not compute $$f"; status=1; fi; \
+	done; \
+	if [ $$status -ne 0 ]; then cat "$$out/go-test.log"; echo "make table: FAILED (go test's output above says why; \`make golden\` accepts an intended change)"; exit 1; fi; \
+	echo "make table: computed by this run, and identical to golden/table.txt, golden/mutants.txt and golden/skew.txt"
 
 ## golden: rewrite every golden file from the current code (written only when the bytes change).
 golden:
@@ -60,10 +75,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(ACTIONLINT) .github/workflows/ci.yml
 
-## badges: one shields.io endpoint badge per TestFinding, from a JSON test run.
+## badges: one shields.io endpoint badge per TestFinding, from the JSON record of the last
+## `make test` (a broken finding is a red badge with its number).
 badges:
-	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./cmd/badges -dir badges
+	$(GO) run ./cmd/badges -json $(TEST_JSON) -dir badges
 
-## clean-containers: remove containers a killed test run left behind (Ryuk is off).
+## clean-containers: remove the Redis containers a SIGKILLed or timed-out test run left behind
+## (internal/redistest labels them; SIGINT and SIGTERM already remove them). Not during a run.
 clean-containers:
-	-docker rm -f $$(docker ps -aq --filter label=org.testcontainers.lang=go) 2>/dev/null
+	@ids=$$(docker ps -aq --filter label=overshoot.redistest.run); \
+	if [ -n "$$ids" ]; then docker rm -f $$ids; else echo "no redistest containers"; fi

@@ -88,6 +88,8 @@ func TestGoldenSkew(t *testing.T) {
 // At 50 ms of skew the token bucket's flood peak is above 5× the limit,
 // while the leaky bucket and GCRA stay at or below 2.1× and admit within 1%
 // of their ideal run on the flood.
+//
+// Badge: token bucket under skew
 func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 	r := findingsReport(t)
 	tb := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.Flood)
@@ -135,6 +137,8 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 // the store clock can be one admit above the ideal, no more: each leg's
 // ±125 µs of jitter can squeeze one more of a client's own requests into a
 // window (the honest client's 91st in one second).
+//
+// Badge: store clock
 func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 	r := findingsReport(t)
 	equal := 0
@@ -178,6 +182,8 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 // algorithms turn the honest client away 1-10% of the time. Measured: the
 // buckets' share of the burst absorbs the honest client's unevenness, and
 // they turn it away less than 1% of the time.
+//
+// Badge: local split
 func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 	r := findingsReport(t)
 	worstOver, worstHonest := 0.0, 0.0
@@ -214,6 +220,8 @@ func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 // seed. Measured: not the sliding log, which by construction admits at most
 // L in any window after the wipe; its fresh burst shows instead as a peak
 // twice its ideal in the window across the wipe.
+//
+// Badge: wiped store
 func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 	r := findingsReport(t)
 	fewest := 1 << 30
@@ -246,6 +254,8 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 
 // Boundary bursts peak at exactly 2× the limit for the fixed window, on one
 // node with a true clock, on every seed.
+//
+// Badge: fixed window at an edge
 func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
 	r := findingsReport(t)
 	l := r.Options.Limit.Rate
@@ -262,6 +272,8 @@ func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
 
 // The sliding log never admits more than the limit in any window on one
 // node: not with a true clock, not with the store's.
+//
+// Badge: sliding log
 func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 	r := findingsReport(t)
 	for _, d := range []model.Deployment{model.Ideal, model.StoreClock} {
@@ -277,6 +289,8 @@ func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 // The non-atomic GET, decide, SET lets at least a quarter more of the flood
 // through than the ideal, for every algorithm, with clocks in agreement and
 // a 1 ms round trip, and breaks every algorithm's promise.
+//
+// Badge: GET, decide, SET
 func TestFindingGetSetOverAdmits(t *testing.T) {
 	r := findingsReport(t)
 	lowest := math.Inf(1)
@@ -299,6 +313,8 @@ func TestFindingGetSetOverAdmits(t *testing.T) {
 // Local limiters each given the full limit multiply what the flood gets
 // through by about the number of nodes: between 0.875·N and 1.0125·N times
 // the ideal's admits on every seed.
+//
+// Badge: full limit per node
 func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 	r := findingsReport(t)
 	n := float64(r.Options.Nodes)
@@ -324,6 +340,8 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 // its promise on some seed, each time by a single admit, and the sliding
 // counter, whose window restarts when a request told an earlier time runs
 // after one told a later time, peaks at about twice its one-node peak.
+//
+// Badge: node clock, no skew
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	o := scenarios.DefaultOptions()
 	r := findingsReport(t)

@@ -8,8 +8,10 @@ tag=${1:-overshoot/redis:7-local}
 
 if ! command -v redis-server >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq redis-server redis-tools >/dev/null
+  sudo=
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
 fi
 
 ctx=$(mktemp -d)

@@ -13,7 +13,8 @@
 //     scripts on Redis TIME. They share the Strategy interface.
 //   - A Trial: c workers, each on its own connection (a Fleet), send their
 //     share of the offered requests against one fresh key, released together
-//     by a barrier (Adversarial) or after seeded random offsets (Random). A
+//     by a barrier (Adversarial), after seeded random offsets (Random), or
+//     together for every request (Rounds, the lockstep model's condition). A
 //     Result counts admits, over-admission (admitted − L), refusals of
 //     requests that were within the limit (RefusedWithinLimit defines them
 //     per strategy), and every request's latency.
@@ -22,6 +23,12 @@
 //   - Models beside the measurements: the lockstep model of check-then-act
 //     (LockstepOver), and the Go algorithms run on the same traffic with no
 //     network (EdgeModel, SkewModel). ModelReport is golden/concurrency.txt.
+//   - What must be exact is kept apart from what scheduling moves. A live
+//     script's every decision is replayed through its Go twin at the time
+//     Redis decided it (EdgeResult and SkewResult count the differences,
+//     which must be 0 however busy the machine); counts that depend on the
+//     plan being kept are judged only on trials that kept it (EdgeResult's
+//     OnPlan, Result's RoundsOutOfStep), and a trial that did not is rerun.
 //
 // The findings are the package's TestFinding tests; TestStudy prints the
 // live tables (`make study` runs the full sweep). Every load loop is bounded

@@ -1,12 +1,21 @@
-// Command badges turns `go test -json` output into one shields.io endpoint
-// badge per finding test (a top-level test named TestFinding...), so a README
-// can show, beside each finding, whether it held on the last CI run and the
-// number it measured.
+// Command badges turns the JSON record of a test run (`go test -json`, as
+// `make test` keeps it) into one shields.io endpoint badge per finding test
+// (a top-level test named TestFinding...), so that the README can show,
+// beside each finding, whether it held on the last CI run of main and the
+// number it measured. A finding that broke is a red badge with its number,
+// never an absent one: the badges are written whatever the verdicts.
 //
-// A finding reports its number by logging a line that starts with
-// "measured: "; the last such line becomes the badge's message. Usage:
+// Each finding names its badge in its doc comment, with a line
 //
-//	go test -json ./... | go run ./cmd/badges -dir badges
+//	// Badge: token bucket under skew
+//
+// and reports its number by logging a line that contains "measured: ";
+// the last such line becomes the badge's message. Usage:
+//
+//	go run ./cmd/badges -json .test-results/go-test.json -dir badges
+//
+// The README links each badge to its test's source line; `-readme` prints
+// that markdown, and this package's tests fail when README.md differs.
 package main
 
 import (
@@ -15,19 +24,32 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 )
 
+// Where the badges are published and the source is read, for the README.
+const (
+	module       = "github.com/overshoot-go/overshoot"
+	endpointBase = "https://raw.githubusercontent.com/overshoot-go/overshoot/badges/"
+	sourceBase   = "https://github.com/overshoot-go/overshoot/blob/main/"
+)
+
 // testEvent is the part of test2json's event that badges reads.
 type testEvent struct {
-	Action string
-	Test   string
-	Output string
+	Action  string
+	Package string
+	Test    string
+	Output  string
 }
 
 // Badge is a shields.io endpoint document.
@@ -38,50 +60,164 @@ type Badge struct {
 	Color         string `json:"color"`
 }
 
+// finding is one TestFinding function: where it is, its badge's label, and
+// what the run said of it.
 type finding struct {
-	name, verdict, measured string
+	pkg, name string // import path, test name
+	file      string // slash path from the module root
+	line      int    // of the func keyword
+	label     string
+	verdict   string // pass, fail, skip, or "" when it did not finish
+	measured  string
 }
 
 var measuredLine = regexp.MustCompile(`measured: (.*)$`)
 
 func main() {
+	jsonPath := flag.String("json", "-", "the `go test -json` record to read (- for standard input)")
 	dir := flag.String("dir", "badges", "folder to write one <TestName>.json per finding into")
+	root := flag.String("root", ".", "the module's root, whose *_test.go files declare the findings")
+	readme := flag.Bool("readme", false, "print the README's badge markdown for every finding, and write no badges")
 	flag.Parse()
-	findings, err := readFindings(os.Stdin)
-	if err == nil {
-		err = writeBadges(*dir, findings)
-	}
-	if err != nil {
+	if err := run(*jsonPath, *dir, *root, *readme, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "badges:", err)
 		os.Exit(1)
 	}
 }
 
-// readFindings collects the verdict and last measured line of every
-// top-level TestFinding test in a test2json stream.
-func readFindings(r io.Reader) ([]finding, error) {
-	byName := map[string]*finding{}
-	var order []string
+func run(jsonPath, dir, root string, readme bool, out io.Writer) error {
+	findings, err := sourceFindings(root)
+	if err != nil {
+		return err
+	}
+	if readme {
+		for _, f := range findings {
+			fmt.Fprintln(out, markdown(f))
+		}
+		return nil
+	}
+	var in io.Reader = os.Stdin
+	if jsonPath != "-" {
+		file, err := os.Open(jsonPath)
+		if err != nil {
+			return fmt.Errorf("%v (run `make test` first: it keeps the run's record there)", err)
+		}
+		defer file.Close()
+		in = file
+	}
+	if err := readVerdicts(in, findings); err != nil {
+		return err
+	}
+	return writeBadges(dir, findings, out)
+}
+
+// sourceFindings lists every TestFinding function in the module's test
+// files, sorted by package and name, each with its Badge label. A finding
+// without one is an error that says where to add it.
+func sourceFindings(root string) ([]finding, error) {
+	var out []finding
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		pkg := module
+		if dir := path.Dir(rel); dir != "." {
+			pkg += "/" + dir
+		}
+		for _, decl := range file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "TestFinding") {
+				continue
+			}
+			pos := fset.Position(fn.Pos())
+			label := badgeLabel(fn.Doc)
+			if label == "" {
+				return fmt.Errorf("%s:%d: %s has no `// Badge: <a few words>` line in its doc comment", rel, pos.Line, fn.Name.Name)
+			}
+			out = append(out, finding{pkg: pkg, name: fn.Name.Name, file: rel, line: pos.Line, label: label})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no TestFinding functions in the *_test.go files under %s", root)
+	}
+	slices.SortFunc(out, func(a, b finding) int {
+		return strings.Compare(a.pkg+" "+a.name, b.pkg+" "+b.name)
+	})
+	// Badges are published by test name alone.
+	files := map[string]string{}
+	for _, f := range out {
+		if other, ok := files[f.name]; ok {
+			return nil, fmt.Errorf("%s is declared in %s and in %s: badges need unique finding names", f.name, other, f.file)
+		}
+		files[f.name] = f.file
+	}
+	return out, nil
+}
+
+// badgeLabel is the text after "Badge:" in a doc comment, or "".
+func badgeLabel(doc *ast.CommentGroup) string {
+	if doc == nil {
+		return ""
+	}
+	for _, line := range strings.Split(doc.Text(), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Badge:"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// readVerdicts fills in each finding's verdict and last measured line from
+// a test2json stream. A finding the stream names but the source does not
+// declare is an error (the record is from other code); one the stream does
+// not name keeps an empty verdict.
+func readVerdicts(r io.Reader, findings []finding) error {
+	byKey := map[string]*finding{}
+	for i := range findings {
+		byKey[findings[i].pkg+" "+findings[i].name] = &findings[i]
+	}
+	seen := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] != '{' {
-			continue // go test prints build errors as plain text
+			continue // go test prints some build errors as plain text
 		}
 		var e testEvent
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("malformed test2json line %q: %v", line, err)
+			return fmt.Errorf("malformed test2json line %q: %v", line, err)
 		}
 		name, _, _ := strings.Cut(e.Test, "/")
 		if !strings.HasPrefix(name, "TestFinding") {
 			continue
 		}
-		f := byName[name]
+		f := byKey[e.Package+" "+name]
 		if f == nil {
-			f = &finding{name: name}
-			byName[name] = f
-			order = append(order, name)
+			return fmt.Errorf("the record has %s in %s, which no test file here declares: is it from another checkout?", name, e.Package)
 		}
 		switch {
 		case e.Action == "output":
@@ -89,27 +225,25 @@ func readFindings(r io.Reader) ([]finding, error) {
 				f.measured = strings.TrimSpace(m[1])
 			}
 		case e.Test == name && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+			if f.verdict == "" {
+				seen++
+			}
 			f.verdict = e.Action
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if len(order) == 0 {
-		return nil, errors.New("no TestFinding tests in the input (pipe `go test -json ./...` into it)")
+	if seen == 0 {
+		return errors.New("no TestFinding test finished in the record (it should be `go test -json ./...`)")
 	}
-	slices.Sort(order)
-	out := make([]finding, 0, len(order))
-	for _, n := range order {
-		out = append(out, *byName[n])
-	}
-	return out, nil
+	return nil
 }
 
-// badgeFor says pass or fail with the measured number; a finding that did not
-// finish is shown as such, never as a pass.
+// badgeFor says pass or fail with the measured number; a finding that did
+// not finish is shown as such, never as a pass.
 func badgeFor(f finding) Badge {
-	b := Badge{SchemaVersion: 1, Label: strings.TrimPrefix(f.name, "TestFinding")}
+	b := Badge{SchemaVersion: 1, Label: f.label}
 	switch f.verdict {
 	case "pass":
 		b.Color, b.Message = "brightgreen", "holds"
@@ -126,20 +260,28 @@ func badgeFor(f finding) Badge {
 	return b
 }
 
-func writeBadges(dir string, findings []finding) error {
+// markdown is the README's badge for f: the label as alt text, the
+// published endpoint, and a link to the test's source line.
+func markdown(f finding) string {
+	return fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s%s.json)](%s%s#L%d)",
+		f.label, endpointBase, f.name, sourceBase, f.file, f.line)
+}
+
+func writeBadges(dir string, findings []finding, out io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, f := range findings {
-		data, err := json.MarshalIndent(badgeFor(f), "", "  ")
+		b := badgeFor(f)
+		data, err := json.MarshalIndent(b, "", "  ")
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(dir, f.name+".json")
-		if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		p := filepath.Join(dir, f.name+".json")
+		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
 			return err
 		}
-		fmt.Printf("%s: %s\n", path, badgeFor(f).Message)
+		fmt.Fprintf(out, "%s (%s, %s): %s\n", p, b.Label, b.Color, b.Message)
 	}
 	return nil
 }

@@ -1,54 +1,154 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "github.com/overshoot-go/overshoot/internal/golden"
 )
 
-const stream = `{"Action":"run","Test":"TestFindingA"}
-{"Action":"output","Test":"TestFindingA","Output":"    findings_test.go:10: measured: peak 5.79x at 50 ms\n"}
-{"Action":"pass","Test":"TestFindingA"}
-{"Action":"run","Test":"TestFindingB"}
-{"Action":"run","Test":"TestFindingB/sub"}
-{"Action":"fail","Test":"TestFindingB/sub"}
-{"Action":"fail","Test":"TestFindingB"}
-{"Action":"run","Test":"TestOther"}
-{"Action":"pass","Test":"TestOther"}
-{"Action":"run","Test":"TestFindingC"}
+// A small module with three findings, as sourceFindings reads it.
+func writeModule(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"findings_test.go": `package x
+
+// A holds.
+// Badge: a holds
+func TestFindingA(t *testing.T) {}
+
+// Badge: b breaks
+func TestFindingB(t *testing.T) {}
+
+func TestOther(t *testing.T) {}
+`,
+		"sub/findings_test.go": `package sub
+
+// C never finishes.
+//
+// Badge: c hangs
+func TestFindingC(t *testing.T) {}
+`,
+	}
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+const stream = `{"Action":"run","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingA"}
+{"Action":"output","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingA","Output":"    findings_test.go:10: measured: peak 5.79x at 50 ms\n"}
+{"Action":"pass","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingA"}
+{"Action":"run","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingB"}
+{"Action":"run","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingB/sub"}
+{"Action":"output","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingB/sub","Output":"    findings_test.go:12: measured: fixed-window 1.79x\n"}
+{"Action":"fail","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingB/sub"}
+{"Action":"fail","Package":"github.com/overshoot-go/overshoot","Test":"TestFindingB"}
+{"Action":"run","Package":"github.com/overshoot-go/overshoot","Test":"TestOther"}
+{"Action":"pass","Package":"github.com/overshoot-go/overshoot","Test":"TestOther"}
+{"Action":"run","Package":"github.com/overshoot-go/overshoot/sub","Test":"TestFindingC"}
 `
 
-// A badge shows the verdict and the number the finding measured; a test that
+// A badge shows the finding's short label, its verdict and the number it
+// measured: a broken finding is red with its number, and a finding that
 // never finished is not shown as passing.
-func TestBadgesShowVerdictAndMeasuredNumber(t *testing.T) {
-	fs, err := readFindings(strings.NewReader(stream))
-	if err != nil {
+func TestBadgesShowLabelVerdictAndMeasuredNumber(t *testing.T) {
+	root := writeModule(t)
+	dir := filepath.Join(t.TempDir(), "badges")
+	if err := os.WriteFile(filepath.Join(root, "run.json"), []byte(stream), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Badge{}
-	for _, f := range fs {
-		got[f.name] = badgeFor(f)
+	var out bytes.Buffer
+	if err := run(filepath.Join(root, "run.json"), dir, root, false, &out); err != nil {
+		t.Fatal(err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("want 3 findings, got %v", got)
+	want := map[string]Badge{
+		"TestFindingA": {1, "a holds", "holds: peak 5.79x at 50 ms", "brightgreen"},
+		"TestFindingB": {1, "b breaks", "broken: fixed-window 1.79x", "red"},
+		"TestFindingC": {1, "c hangs", "did not finish", "lightgrey"},
 	}
-	if b := got["TestFindingA"]; b.Color != "brightgreen" || b.Message != "holds: peak 5.79x at 50 ms" || b.Label != "A" {
-		t.Errorf("A: %+v", b)
+	for name, w := range want {
+		data, err := os.ReadFile(filepath.Join(dir, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Badge
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != w {
+			t.Errorf("%s: badge %+v, want %+v", name, got, w)
+		}
 	}
-	if b := got["TestFindingB"]; b.Color != "red" || b.Message != "broken" {
-		t.Errorf("B: %+v", b)
-	}
-	if b := got["TestFindingC"]; b.Message != "did not finish" {
-		t.Errorf("C: %+v", b)
+	if entries, _ := os.ReadDir(dir); len(entries) != len(want) {
+		t.Errorf("%d badges written, want %d", len(entries), len(want))
 	}
 }
 
-func TestBadgesRejectInputWithoutFindings(t *testing.T) {
-	if _, err := readFindings(strings.NewReader(`{"Action":"pass","Test":"TestOther"}`)); err == nil {
-		t.Fatal("want an error for a stream without findings")
+// The README's markdown for a badge carries the label as alt text and links
+// to the line that declares the test.
+func TestBadgeMarkdownLinksToTheTestsLine(t *testing.T) {
+	fs, err := sourceFindings(writeModule(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := readFindings(strings.NewReader("{not json\n")); err == nil {
-		t.Fatal("want an error for a malformed line")
+	got := markdown(fs[len(fs)-1])
+	want := "[![c hangs](https://img.shields.io/endpoint?url=https://raw.githubusercontent.com/overshoot-go/overshoot/badges/TestFindingC.json)](https://github.com/overshoot-go/overshoot/blob/main/sub/findings_test.go#L6)"
+	if got != want {
+		t.Errorf("markdown:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestBadgesRejectBadInput(t *testing.T) {
+	root := writeModule(t)
+	fs, _ := sourceFindings(root)
+	if err := readVerdicts(strings.NewReader(`{"Action":"pass","Test":"TestOther"}`), fs); err == nil {
+		t.Error("want an error for a record in which no finding finished")
+	}
+	if err := readVerdicts(strings.NewReader("{not json\n"), fs); err == nil {
+		t.Error("want an error for a malformed line")
+	}
+	if err := readVerdicts(strings.NewReader(`{"Action":"pass","Package":"elsewhere","Test":"TestFindingZ"}`), fs); err == nil {
+		t.Error("want an error for a finding no test file declares")
+	}
+	if err := run(filepath.Join(root, "missing.json"), t.TempDir(), root, false, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "make test") {
+		t.Errorf("a missing record: %v, want an error that says to run make test", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "nolabel_test.go"), []byte("package x\n\n// No label.\nfunc TestFindingD(t *testing.T) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sourceFindings(root); err == nil || !strings.Contains(err.Error(), "nolabel_test.go:4") {
+		t.Errorf("a finding without a Badge line: %v, want an error naming nolabel_test.go:4", err)
+	}
+}
+
+// Every finding of this module has its badge in the README, with its label
+// and a link to the line it is declared on, so the README cannot drift from
+// the code; the failure prints the markdown to paste.
+func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fs, err := sourceFindings(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if md := markdown(f); !bytes.Contains(readme, []byte(md)) {
+			t.Errorf("README.md lacks the badge of %s (%s:%d); it should read:\n%s", f.name, f.file, f.line, md)
+		}
 	}
 }
