@@ -87,7 +87,7 @@ func (p Promise) Check(events []Event) *Violation {
 // CheckAdmits is Check for the true times of the admits alone. It does not
 // modify times.
 func (p Promise) CheckAdmits(times []int64) *Violation {
-	if l := p.limit; l.Rate <= 0 || l.Window <= 0 || l.Burst <= 0 {
+	if l := p.limit; p.kind != 0 && (l.Rate <= 0 || l.Window <= 0 || l.Burst <= 0) {
 		// A promise over no limit cannot be judged; say so rather than divide by zero.
 		return &Violation{Reason: fmt.Sprintf("promise: rate, window and burst must be positive, got %d per %dµs (burst %d)", l.Rate, l.Window, l.Burst)}
 	}
