@@ -67,6 +67,7 @@ type finding struct {
 	file      string // slash path from the module root
 	line      int    // of the func keyword
 	label     string
+	ran       bool   // the record names it
 	verdict   string // pass, fail, skip, or "" when it did not finish
 	measured  string
 }
@@ -193,7 +194,7 @@ func badgeLabel(doc *ast.CommentGroup) string {
 // readVerdicts fills in each finding's verdict and last measured line from
 // a test2json stream. A finding the stream names but the source does not
 // declare is an error (the record is from other code); one the stream does
-// not name keeps an empty verdict.
+// not name is marked as not run.
 func readVerdicts(r io.Reader, findings []finding) error {
 	byKey := map[string]*finding{}
 	for i := range findings {
@@ -219,6 +220,7 @@ func readVerdicts(r io.Reader, findings []finding) error {
 		if f == nil {
 			return fmt.Errorf("the record has %s in %s, which no test file here declares: is it from another checkout?", name, e.Package)
 		}
+		f.ran = true
 		switch {
 		case e.Action == "output":
 			if m := measuredLine.FindStringSubmatch(strings.TrimRight(e.Output, "\n")); m != nil {
@@ -251,8 +253,11 @@ func badgeFor(f finding) Badge {
 		b.Color, b.Message = "red", "broken"
 	case "skip":
 		b.Color, b.Message = "lightgrey", "skipped"
-	default:
+	case "":
 		b.Color, b.Message = "lightgrey", "did not finish"
+		if !f.ran {
+			b.Message = "did not run"
+		}
 	}
 	if f.measured != "" {
 		b.Message += ": " + f.measured

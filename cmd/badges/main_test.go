@@ -60,11 +60,17 @@ const stream = `{"Action":"run","Package":"github.com/overshoot-go/overshoot","T
 {"Action":"run","Package":"github.com/overshoot-go/overshoot/sub","Test":"TestFindingC"}
 `
 
+// The same module with a fourth finding the record does not name.
+const notRun = "package sub\n\n// Badge: d never ran\nfunc TestFindingD(t *testing.T) {}\n"
+
 // A badge shows the finding's short label, its verdict and the number it
 // measured: a broken finding is red with its number, and a finding that
-// never finished is not shown as passing.
+// never finished, or never ran, is not shown as passing.
 func TestBadgesShowLabelVerdictAndMeasuredNumber(t *testing.T) {
 	root := writeModule(t)
+	if err := os.WriteFile(filepath.Join(root, "sub", "notrun_test.go"), []byte(notRun), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "badges")
 	if err := os.WriteFile(filepath.Join(root, "run.json"), []byte(stream), 0o644); err != nil {
 		t.Fatal(err)
@@ -77,6 +83,7 @@ func TestBadgesShowLabelVerdictAndMeasuredNumber(t *testing.T) {
 		"TestFindingA": {1, "a holds", "holds: peak 5.79x at 50 ms", "brightgreen"},
 		"TestFindingB": {1, "b breaks", "broken: fixed-window 1.79x", "red"},
 		"TestFindingC": {1, "c hangs", "did not finish", "lightgrey"},
+		"TestFindingD": {1, "d never ran", "did not run", "lightgrey"},
 	}
 	for name, w := range want {
 		data, err := os.ReadFile(filepath.Join(dir, name+".json"))
