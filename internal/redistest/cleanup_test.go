@@ -120,6 +120,11 @@ func TestSignalHelper(t *testing.T) {
 
 func containersOf(t *testing.T, runID string) []string {
 	t.Helper()
+	// testcontainers reads its configuration once per process: it must not
+	// read it before this package has set loopback and decided on Ryuk.
+	if note := configure(); note != "" {
+		t.Log(note)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	docker, err := testcontainers.NewDockerClientWithOpts(ctx)
