@@ -277,7 +277,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 					t.Fatalf("%s, %v: want every decision alike and the expiry caught:\n%v", c.what, lim, rep)
 				}
 				for _, d := range rep.FirstTTL {
-					if !d.Early() || d.Got > c.half+TTLSlack || d.Idle <= d.Got || !strings.Contains(d.String(), "too early") {
+					if !d.Early() || d.Got > c.half+TTLLateSlack || d.Idle <= d.Got || !strings.Contains(d.String(), "too early") {
 						t.Errorf("%s, %v: not an early expiry of about %v:\n%v", c.what, lim, c.half, d)
 					}
 				}
