@@ -360,10 +360,3 @@ func (l *lab) skewTrial(plan SkewPlan, a algos.Algorithm) (redisClock, callerClo
 	}
 	return redisClock, callerClock
 }
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
