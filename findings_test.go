@@ -23,15 +23,15 @@ import (
 
 // The table and the sweep are computed once per test binary and shared.
 var (
-	findingsTable = sync.OnceValues(func() (scenarios.Report, error) {
-		return scenarios.Table(algos.All(), scenarios.DefaultOptions())
+	findingsTable = sync.OnceValues(func() (scenarios.Matrix, error) {
+		return scenarios.RunMatrix(algos.All(), scenarios.DefaultOptions())
 	})
-	findingsSweep = sync.OnceValues(func() (scenarios.SweepReport, error) {
-		return scenarios.Sweep(algos.All(), scenarios.DefaultOptions(), scenarios.DefaultSkews())
+	findingsSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
+		return scenarios.RunSweep(algos.All(), scenarios.DefaultOptions(), scenarios.DefaultSkews())
 	})
 )
 
-func findingsReport(t *testing.T) scenarios.Report {
+func findingsReport(t *testing.T) scenarios.Matrix {
 	t.Helper()
 	r, err := findingsTable()
 	if err != nil {
@@ -40,7 +40,7 @@ func findingsReport(t *testing.T) scenarios.Report {
 	return r
 }
 
-func findingsCell(t *testing.T, r scenarios.Report, algo string, d model.Deployment, clients ...scenarios.Client) scenarios.Cell {
+func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...scenarios.Client) scenarios.Cell {
 	t.Helper()
 	c, ok := r.Cell(algo, d, clients...)
 	if !ok {
@@ -49,9 +49,9 @@ func findingsCell(t *testing.T, r scenarios.Report, algo string, d model.Deploym
 	return c
 }
 
-func findingsRuns(t *testing.T, r scenarios.Report, algo string, d model.Deployment) []scenarios.Run {
+func findingsRuns(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment) []scenarios.SeedRun {
 	t.Helper()
-	runs := r.CellRuns(algo, d)
+	runs := r.CellSeedRuns(algo, d)
 	if len(runs) == 0 {
 		t.Fatalf("the table has no runs for %s, %s", algo, d)
 	}
@@ -357,7 +357,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := model.Run(model.Config{Algorithm: a, Limit: o.Limit, Deployment: model.NodeClock, Nodes: o.Nodes,
-				RTT: o.RTT, Jitter: o.Jitter, Seed: seed, Arrivals: arrivals})
+				RTT: o.RTT, Jitter: o.Jitter, Seed: seed, Requests: arrivals})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,7 @@ func decideMine(s *algos.State, now int64, l algos.Limit) algos.Decision {
 func TestMyLimiterKeepsTheContract(t *testing.T) { properties.Check(t, mine) }
 
 func TestMyLimiterDeployed(t *testing.T) {
-	report, err := scenarios.Table([]algos.Algorithm{mine}, scenarios.DefaultOptions())
+	report, err := scenarios.RunMatrix([]algos.Algorithm{mine}, scenarios.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/algos/lua"
 	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
-	"github.com/overshoot-go/overshoot/internal/live"
+	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
@@ -350,7 +350,7 @@ func TestNonAtomicSharesTheScriptsLayout(t *testing.T) {
 			key := fmt.Sprintf("%sturns:%s:%d", prefix, a.Name, k)
 			var state algos.State
 			for i, now := range times {
-				req := lua.Request{Key: key, Limit: lim, Now: now}
+				req := lua.Args{Key: key, Limit: lim, Now: now}
 				want := a.Decide(&state, now, lim)
 				var got lua.Reply
 				if i%2 == 0 {
@@ -391,7 +391,7 @@ func TestLuaBadStateIsAnError(t *testing.T) {
 			t.Errorf("%s script on a bad key: %v", name, err)
 		}
 		na, _ := lua.NewNonAtomic(name)
-		if _, err := na.Do(ctx, c, lua.Request{Key: key, Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
+		if _, err := na.Do(ctx, c, lua.Args{Key: key, Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
 			t.Errorf("%s GET/SET on a bad key: %v", name, err)
 		}
 	}
@@ -608,8 +608,8 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := live.Case{Name: name, Algorithm: a, Limit: limit, Deployment: lc.deployment, Nodes: 4, Skew: lc.skew, Seed: 1, Arrivals: arrivals}
-		rec, err := live.Play(context.Background(), s.Addr, fmt.Sprintf("%slive:%d:", prefix, len(rows)), c)
+		c := replay.Case{Name: name, Algorithm: a, Limit: limit, Deployment: lc.deployment, Nodes: 4, Skew: lc.skew, Seed: 1, Requests: arrivals}
+		rec, err := replay.Play(context.Background(), s.Addr, fmt.Sprintf("%slive:%d:", prefix, len(rows)), c)
 		if err != nil {
 			t.Fatal(err)
 		}

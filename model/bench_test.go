@@ -28,7 +28,7 @@ func BenchmarkSimulate(b *testing.B) {
 					if _, err := model.Run(cfg); err != nil {
 						b.Fatal(err)
 					}
-					requests += len(cfg.Arrivals)
+					requests += len(cfg.Requests)
 				}
 			}
 			b.ReportMetric(float64(requests)/b.Elapsed().Seconds(), "req/s")

@@ -85,11 +85,11 @@ func (d Deployment) usesStore() bool {
 
 func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
 
-// Arrival is one request: the key it is for (a small index, one limiter
+// Request is one request: the key it is for (a small index, one limiter
 // state per key) and the true time, in µs, at which a node sends it.
-type Arrival struct {
+type Request struct {
 	Key  int
-	Time int64
+	Send int64
 }
 
 // Legs fixes the mean one-way delays to and from the store, in µs, instead
@@ -138,9 +138,9 @@ type Config struct {
 	RestartEvery int64
 	// Seed selects the random streams (balancer, legs, restarts).
 	Seed uint64
-	// Arrivals are the requests, sorted by Time, with Time ≥ 0 and
+	// Requests are the requests, sorted by Time, with Time ≥ 0 and
 	// 0 ≤ Key < MaxKeys.
-	Arrivals []Arrival
+	Requests []Request
 }
 
 // DefaultJitter is the design's jitter on each leg to or from the store: ±25%.
@@ -231,19 +231,19 @@ func (c *Config) validate() (int, error) {
 	}
 	keys := 0
 	prev := int64(0)
-	for i, a := range c.Arrivals {
+	for i, a := range c.Requests {
 		switch {
 		case a.Key < 0 || a.Key >= MaxKeys:
 			return 0, fmt.Errorf("model: arrival %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
-		case a.Time < 0:
-			return 0, fmt.Errorf("model: arrival %d is at negative time %d µs", i, a.Time)
-		case a.Time > maxSpan:
-			return 0, fmt.Errorf("model: arrival %d at %d µs is too late", i, a.Time)
-		case a.Time < prev:
+		case a.Send < 0:
+			return 0, fmt.Errorf("model: arrival %d is at negative time %d µs", i, a.Send)
+		case a.Send > maxSpan:
+			return 0, fmt.Errorf("model: arrival %d at %d µs is too late", i, a.Send)
+		case a.Send < prev:
 			return 0, fmt.Errorf("model: arrivals are not sorted: arrival %d at %s comes after one at %s",
-				i, algos.FormatTime(a.Time), algos.FormatTime(prev))
+				i, algos.FormatTime(a.Send), algos.FormatTime(prev))
 		}
-		prev = a.Time
+		prev = a.Send
 		keys = max(keys, a.Key+1)
 	}
 	return keys, nil

@@ -22,29 +22,29 @@ var limit100 = algos.MustLimit(100, algos.Second, 100)
 // the model's tests do not depend on package scenarios: a Poisson flood at
 // 500/s, bursts of 100 in the 10 ms before and after every odd second, the
 // flood on 2 s and off 3 s, and an even 90/s.
-func traffic(seed uint64, duration int64) []model.Arrival {
+func traffic(seed uint64, duration int64) []model.Request {
 	r := rand.New(rand.NewPCG(seed, 0x7465737473))
-	var out []model.Arrival
+	var out []model.Request
 	poisson := func(key int, from, to int64) {
 		for t := from + int64(r.ExpFloat64()*2000); t < to; t += int64(r.ExpFloat64() * 2000) {
-			out = append(out, model.Arrival{Key: key, Time: t})
+			out = append(out, model.Request{Key: key, Send: t})
 		}
 	}
 	poisson(0, 0, duration)
 	for edge := algos.Second; edge+10_000 <= duration; edge += 2 * algos.Second {
 		for j := range int64(200) {
-			out = append(out, model.Arrival{Key: 1, Time: edge - 10_000 + j*100 + r.Int64N(100)})
+			out = append(out, model.Request{Key: 1, Send: edge - 10_000 + j*100 + r.Int64N(100)})
 		}
 	}
 	for start := int64(0); start < duration; start += 5 * algos.Second {
 		poisson(2, start, min(duration, start+2*algos.Second))
 	}
 	for t := r.Int64N(11_111); t < duration; t += 11_111 {
-		out = append(out, model.Arrival{Key: 3, Time: t})
+		out = append(out, model.Request{Key: 3, Send: t})
 	}
-	slices.SortStableFunc(out, func(a, b model.Arrival) int {
-		if a.Time != b.Time {
-			return int(a.Time - b.Time)
+	slices.SortStableFunc(out, func(a, b model.Request) int {
+		if a.Send != b.Send {
+			return int(a.Send - b.Send)
 		}
 		return a.Key - b.Key
 	})
@@ -52,7 +52,7 @@ func traffic(seed uint64, duration int64) []model.Arrival {
 }
 
 // tableConfig is the table's conditions: 4 nodes, 1 ms round trip ±25%.
-func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, arrivals []model.Arrival) model.Config {
+func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, arrivals []model.Request) model.Config {
 	return model.Config{
 		Algorithm:    a,
 		Limit:        limit100,
@@ -63,7 +63,7 @@ func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, arrivals []
 		WipeAt:       10 * algos.Second,
 		RestartEvery: 5 * algos.Second,
 		Seed:         seed,
-		Arrivals:     arrivals,
+		Requests:     arrivals,
 	}
 }
 
@@ -80,7 +80,7 @@ func mustRun(t testing.TB, cfg model.Config) model.Result {
 func digest(r model.Result) string {
 	h := sha256.New()
 	for _, o := range r.Outcomes {
-		fmt.Fprintf(h, "%d %d %t\n", o.At, o.Node, o.Admitted)
+		fmt.Fprintf(h, "%d %d %t\n", o.Decided, o.Node, o.Admitted)
 	}
 	for k, kr := range r.Keys {
 		fmt.Fprintf(h, "key %d: %d %d %v\n", k, kr.Requests, kr.Admitted, r.AdmitTimes(k))
@@ -93,7 +93,7 @@ func digest(r model.Result) string {
 
 // digests runs every algorithm in every deployment (50 ms of skew) on seed
 // 7 and returns one digest per run, in a fixed order.
-func digests(t testing.TB, arrivals []model.Arrival) []string {
+func digests(t testing.TB, arrivals []model.Request) []string {
 	var out []string
 	for _, a := range algos.All() {
 		for _, d := range model.Deployments() {
@@ -174,8 +174,8 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 		}
 		for i, p := range plan {
 			a := arrivals[i]
-			if p.Key != a.Key || p.Send != a.Time {
-				t.Fatalf("%s: request %d planned as key %d at %d, arrived as key %d at %d", d, i, p.Key, p.Send, a.Key, a.Time)
+			if p.Key != a.Key || p.Send != a.Send {
+				t.Fatalf("%s: request %d planned as key %d at %d, arrived as key %d at %d", d, i, p.Key, p.Send, a.Key, a.Send)
 			}
 			wantNode := base[i].Node
 			if d == model.Ideal {
@@ -205,7 +205,7 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 		}
 		if d == model.NodeClock || d == model.StoreClock || d == model.StoreWiped {
 			for _, o := range res.Outcomes {
-				storeTimes[d] = append(storeTimes[d], o.At)
+				storeTimes[d] = append(storeTimes[d], o.Decided)
 			}
 		}
 	}
@@ -246,7 +246,7 @@ func TestOneNodeWithoutLatencyIsIdeal(t *testing.T) {
 				res := mustRun(t, cfg)
 				for i, o := range res.Outcomes {
 					w := ideal.Outcomes[i]
-					if o.At != w.At || o.Admitted != w.Admitted || (nodes == 1 && o.Node != 0) {
+					if o.Decided != w.Decided || o.Admitted != w.Admitted || (nodes == 1 && o.Node != 0) {
 						t.Fatalf("%s %s, %d nodes: request %d is %+v, ideal %+v", a.Name, d, nodes, i, o, w)
 					}
 				}
@@ -316,7 +316,7 @@ func TestWipeAndRestarts(t *testing.T) {
 		plain := mustRun(t, tableConfig(a, model.StoreClock, 4, arrivals))
 		wiped := mustRun(t, tableConfig(a, model.StoreWiped, 4, arrivals))
 		for i, o := range wiped.Outcomes {
-			if o.At < 10*algos.Second && o != plain.Outcomes[i] {
+			if o.Decided < 10*algos.Second && o != plain.Outcomes[i] {
 				t.Fatalf("%s: request %d before the wipe differs: %+v vs %+v", a.Name, i, o, plain.Outcomes[i])
 			}
 		}
@@ -365,14 +365,14 @@ func TestStoreReplaysRun(t *testing.T) {
 				order[i] = i
 			}
 			slices.SortStableFunc(order, func(i, j int) int {
-				return int(res.Outcomes[i].At - res.Outcomes[j].At)
+				return int(res.Outcomes[i].Decided - res.Outcomes[j].Decided)
 			})
 			store, err := model.NewStore(a, cfg.Limit, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, i := range order {
-				told := res.Outcomes[i].At
+				told := res.Outcomes[i].Decided
 				if d == model.NodeClock {
 					told = plan[i].Clock
 				}
@@ -459,7 +459,7 @@ func TestOffsets(t *testing.T) {
 }
 
 func TestBadConfigs(t *testing.T) {
-	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Arrival{{0, 10}, {1, 20}})
+	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{0, 10}, {1, 20}})
 	if _, err := model.Run(good); err != nil {
 		t.Fatalf("the good config fails: %v", err)
 	}
@@ -487,11 +487,11 @@ func TestBadConfigs(t *testing.T) {
 		{"split too thin", "local-split", func(c *model.Config) {
 			c.Deployment, c.Limit = model.LocalSplit, algos.MustLimit(3, algos.Second, 3)
 		}},
-		{"unsorted", "not sorted", func(c *model.Config) { c.Arrivals = []model.Arrival{{0, 20}, {0, 10}} }},
-		{"negative time", "negative time", func(c *model.Config) { c.Arrivals = []model.Arrival{{0, -1}} }},
-		{"negative key", "key -1", func(c *model.Config) { c.Arrivals = []model.Arrival{{-1, 1}} }},
-		{"huge key", "outside", func(c *model.Config) { c.Arrivals = []model.Arrival{{model.MaxKeys, 1}} }},
-		{"too late", "too late", func(c *model.Config) { c.Arrivals = []model.Arrival{{0, algos.MaxTime}} }},
+		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{0, 20}, {0, 10}} }},
+		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{0, -1}} }},
+		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{-1, 1}} }},
+		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{model.MaxKeys, 1}} }},
+		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{0, algos.MaxTime}} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -511,7 +511,7 @@ func TestBadConfigs(t *testing.T) {
 	}
 	// Edge cases that are fine.
 	empty := good
-	empty.Arrivals = nil
+	empty.Requests = nil
 	if r, err := model.Run(empty); err != nil || len(r.Keys) != 0 || len(r.Outcomes) != 0 {
 		t.Errorf("no arrivals: %+v, %v", r, err)
 	}
@@ -536,7 +536,7 @@ func TestNoAllocationPerRequest(t *testing.T) {
 	short, long := traffic(8, 2*algos.Second), traffic(8, 20*algos.Second)
 	for _, a := range []algos.Algorithm{algos.TokenBucket, algos.GCRA, algos.FixedWindow, algos.SlidingCounter} {
 		for _, d := range model.Deployments() {
-			allocs := func(arrivals []model.Arrival) float64 {
+			allocs := func(arrivals []model.Request) float64 {
 				cfg := tableConfig(a, d, 8, arrivals)
 				cfg.RestartEvery = 0
 				return testing.AllocsPerRun(5, func() { mustRun(t, cfg) })
@@ -556,15 +556,15 @@ func FuzzRun(f *testing.F) {
 	f.Add(uint8(6), 1, int64(0), int64(0), 0, int64(0), uint64(9), []byte{})
 	f.Add(uint8(5), 3, int64(-1), int64(7), 101, int64(-3), uint64(2), []byte{255, 0, 255})
 	f.Fuzz(func(t *testing.T, dep uint8, nodes int, skew, rtt int64, jitter int, restart int64, seed uint64, raw []byte) {
-		var arrivals []model.Arrival
+		var arrivals []model.Request
 		at := int64(0)
 		for i := 0; i+1 < len(raw); i += 2 {
 			at += int64(raw[i]) * 997
-			arrivals = append(arrivals, model.Arrival{Key: int(raw[i+1] % 5), Time: at})
+			arrivals = append(arrivals, model.Request{Key: int(raw[i+1] % 5), Send: at})
 		}
 		for _, a := range algos.All() {
 			cfg := model.Config{Algorithm: a, Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
-				Skew: skew, RTT: rtt, Jitter: jitter, WipeAt: 3_000, RestartEvery: restart, Seed: seed, Arrivals: arrivals}
+				Skew: skew, RTT: rtt, Jitter: jitter, WipeAt: 3_000, RestartEvery: restart, Seed: seed, Requests: arrivals}
 			res, err := model.Run(cfg)
 			if err != nil {
 				continue

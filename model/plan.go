@@ -1,11 +1,5 @@
 package model
 
-import (
-	"math/rand/v2"
-
-	"github.com/overshoot-go/overshoot/internal/draw"
-)
-
 // Purposes name the random streams. Each stream is a PCG seeded from
 // (Config.Seed, purpose), so the draws for one purpose never depend on how
 // many draws another purpose made: adding a deployment, a node's restarts or
@@ -16,19 +10,6 @@ const (
 	purposeBack     uint64 = 0x6c65672d6261636b // "leg-back": store → node, node → SET
 	purposeRestart  uint64 = 0x7265737461727400 // "restart" | node: one stream per node
 )
-
-// stream is a PCG generator with the two draws the model needs. It is a
-// value (no pointer, no interface) so a draw is a few inlined instructions.
-type stream struct{ pcg rand.PCG }
-
-func newStream(seed, purpose uint64) stream {
-	var s stream
-	s.pcg.Seed(seed, purpose)
-	return s
-}
-
-// below is uniform in [0, n) for n > 0.
-func (s *stream) below(n uint64) uint64 { return draw.Below(&s.pcg, n) }
 
 // leg draws one leg's delay: uniform over [mean-j, mean+j] with j = mean·jitter%.
 // With no jitter it draws nothing.
@@ -42,11 +23,11 @@ func newLeg(mean int64, jitter int) leg {
 	return leg{base: mean - j, span: uint64(2*j + 1)}
 }
 
-func (l leg) draw(s *stream) int64 {
+func (l leg) draw(s *Stream) int64 {
 	if l.span == 1 {
 		return l.base
 	}
-	return l.base + int64(s.below(l.span))
+	return l.base + int64(s.Below(l.span))
 }
 
 // Planned is one request as the deployment plays it before anything reaches
@@ -73,7 +54,7 @@ func Plan(cfg Config) ([]Planned, error) {
 	if _, err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := make([]Planned, len(cfg.Arrivals))
+	p := make([]Planned, len(cfg.Requests))
 	cfg.plan(p)
 	return p, nil
 }
@@ -81,8 +62,8 @@ func Plan(cfg Config) ([]Planned, error) {
 // plan fills dst (len(c.Arrivals)) for a validated config.
 func (c *Config) plan(dst []Planned) {
 	if c.Deployment == Ideal || c.Nodes == 1 {
-		for i, a := range c.Arrivals {
-			dst[i] = Planned{Key: a.Key, Send: a.Time, Clock: a.Time}
+		for i, a := range c.Requests {
+			dst[i] = Planned{Key: a.Key, Send: a.Send, Clock: a.Send}
 		}
 		return
 	}
@@ -90,10 +71,10 @@ func (c *Config) plan(dst []Planned) {
 	for i := range offsets {
 		offsets[i] = Offset(i, c.Nodes, c.Skew)
 	}
-	bal := newStream(c.Seed, purposeBalancer)
+	bal := NewStream(c.Seed, purposeBalancer)
 	n := uint64(c.Nodes)
-	for i, a := range c.Arrivals {
-		node := int(bal.below(n))
-		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Time, Clock: a.Time + offsets[node]}
+	for i, a := range c.Requests {
+		node := int(bal.Below(n))
+		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Send, Clock: a.Send + offsets[node]}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // deployments, when the request reached its node (its send time); for
 // GetSet, when the GET's reply reached the node and it decided on its copy.
 type Outcome struct {
-	At       int64
+	Decided  int64
 	Node     int32
 	Admitted bool
 }
@@ -77,7 +77,7 @@ func Run(cfg Config) (Result, error) {
 	if cfg.Deployment.local() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
 		return Result{}, fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
 	}
-	n := len(cfg.Arrivals)
+	n := len(cfg.Requests)
 	r := &runner{
 		cfg:    &cfg,
 		decide: cfg.Algorithm.Decide,
@@ -90,7 +90,7 @@ func Run(cfg Config) (Result, error) {
 		},
 	}
 	cfg.plan(r.plan)
-	for _, a := range cfg.Arrivals {
+	for _, a := range cfg.Requests {
 		r.res.Keys[a.Key].Requests++
 	}
 	for k, from := 0, 0; k < keys; k++ {
@@ -138,7 +138,7 @@ type slot struct {
 
 // record stores request i's outcome.
 func (r *runner) record(i int, at int64, node int, admitted bool) {
-	r.res.Outcomes[i] = Outcome{At: at, Node: int32(node), Admitted: admitted}
+	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
 	if admitted {
 		k := &r.res.Keys[r.plan[i].Key]
 		r.res.admits[r.res.starts[r.plan[i].Key]+k.Admitted] = at
@@ -162,14 +162,14 @@ func (r *runner) runLocal(l algos.Limit) {
 	c := r.cfg
 	keys := len(r.res.Keys)
 	states := make([]algos.State, c.Nodes*keys)
-	var restarts []stream
+	var restarts []Stream
 	var next []int64
 	if c.RestartEvery > 0 {
-		restarts = make([]stream, c.Nodes)
+		restarts = make([]Stream, c.Nodes)
 		next = make([]int64, c.Nodes)
 		for i := range restarts {
-			restarts[i] = newStream(c.Seed, purposeRestart|uint64(i))
-			next[i] = 1 + int64(restarts[i].below(uint64(2*c.RestartEvery)))
+			restarts[i] = NewStream(c.Seed, purposeRestart|uint64(i))
+			next[i] = 1 + int64(restarts[i].Below(uint64(2*c.RestartEvery)))
 		}
 	}
 	for i := range r.plan {
@@ -178,7 +178,7 @@ func (r *runner) runLocal(l algos.Limit) {
 		if next != nil {
 			for next[p.Node] <= p.Send {
 				clear(own)
-				next[p.Node] += 1 + int64(restarts[p.Node].below(uint64(2*c.RestartEvery)))
+				next[p.Node] += 1 + int64(restarts[p.Node].Below(uint64(2*c.RestartEvery)))
 			}
 		}
 		d := r.decide(&own[p.Key], p.Clock, l)
@@ -196,8 +196,8 @@ func (r *runner) runStore() {
 	store := &Store{decide: r.decide, limit: c.Limit, states: make([]algos.State, len(r.res.Keys))}
 	legs := c.legs()
 	out, back, set := newLeg(legs.Out, c.Jitter), newLeg(legs.Back, c.Jitter), newLeg(legs.Set, c.Jitter)
-	outs := newStream(c.Seed, purposeOut)
-	rest := newStream(c.Seed, purposeBack)
+	outs := NewStream(c.Seed, purposeOut)
+	rest := NewStream(c.Seed, purposeBack)
 	getSet := c.Deployment == GetSet
 	nodeClock := c.Deployment == NodeClock
 	wipe := c.Deployment == StoreWiped

@@ -112,8 +112,8 @@ func checkAlgorithms(algs []algos.Algorithm) ([]string, error) {
 }
 
 // traffic builds every seed's arrivals once; runs share them read-only.
-func (o Options) traffic() ([][]model.Arrival, error) {
-	out := make([][]model.Arrival, len(o.Seeds))
+func (o Options) traffic() ([][]model.Request, error) {
+	out := make([][]model.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
 		a, err := Traffic(o.Seeds[i], o.Limit, o.Duration)
 		out[i] = a

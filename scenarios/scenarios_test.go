@@ -40,15 +40,15 @@ func TestTrafficIsTheSeedsAlone(t *testing.T) {
 	if d, _ := scenarios.Traffic(1, algos.MustLimit(100, algos.Second, 7), 20*algos.Second); !slices.Equal(a, d) {
 		t.Error("the burst changed the traffic")
 	}
-	if !slices.IsSortedFunc(a, func(x, y model.Arrival) int { return int(x.Time - y.Time) }) {
+	if !slices.IsSortedFunc(a, func(x, y model.Request) int { return int(x.Send - y.Send) }) {
 		t.Fatal("traffic is not sorted by time")
 	}
 	per := make([][]int64, scenarios.NumClients)
 	for _, r := range a {
-		if r.Key < 0 || r.Key >= scenarios.NumClients || r.Time < 0 || r.Time >= 20*algos.Second {
+		if r.Key < 0 || r.Key >= scenarios.NumClients || r.Send < 0 || r.Send >= 20*algos.Second {
 			t.Fatalf("request %+v outside the four keys or the run", r)
 		}
-		per[r.Key] = append(per[r.Key], r.Time)
+		per[r.Key] = append(per[r.Key], r.Send)
 	}
 	// Flood: Poisson at 500/s for 20 s, 10,000 expected (sd 100).
 	if n := len(per[scenarios.Flood]); n < 9_500 || n > 10_500 {
@@ -93,7 +93,7 @@ func TestTrafficIsTheSeedsAlone(t *testing.T) {
 
 func tableBytes(t *testing.T, o scenarios.Options) []byte {
 	t.Helper()
-	r, err := scenarios.Table(algos.All(), o)
+	r, err := scenarios.RunMatrix(algos.All(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func tableBytes(t *testing.T, o scenarios.Options) []byte {
 
 func sweepBytes(t *testing.T, o scenarios.Options) []byte {
 	t.Helper()
-	r, err := scenarios.Sweep(algos.All(), o, []int64{0, 25_000, 50_000})
+	r, err := scenarios.RunSweep(algos.All(), o, []int64{0, 25_000, 50_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestReportsDoNotDependOnWorkers(t *testing.T) {
 }
 
 func TestCells(t *testing.T) {
-	r, err := scenarios.Table(algos.All(), small())
+	r, err := scenarios.RunMatrix(algos.All(), small())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestCells(t *testing.T) {
 		if ideal.Over != 0 || ideal.Violations != 0 || ideal.Runs != 3*scenarios.NumClients {
 			t.Errorf("%s ideal: %+v, want no over, no violations, 12 runs", name, ideal)
 		}
-		runs := r.CellRuns(name, model.NodeClock)
+		runs := r.CellSeedRuns(name, model.NodeClock)
 		if len(runs) != 3 || runs[2].Seed != 3 || runs[0].Algorithm != name {
 			t.Fatalf("%s node clock runs: %+v", name, runs)
 		}
@@ -179,7 +179,7 @@ func TestCells(t *testing.T) {
 	if _, ok := r.Cell("no-such-algorithm", model.Ideal); ok {
 		t.Error("a cell for an unknown algorithm")
 	}
-	if r.CellRuns("gcra", model.Deployment(99)) != nil {
+	if r.CellSeedRuns("gcra", model.Deployment(99)) != nil {
 		t.Error("runs for an unknown deployment")
 	}
 }
@@ -196,7 +196,7 @@ func TestUserAlgorithm(t *testing.T) {
 		Promise: algos.BucketPromise,
 	}
 	o := small()
-	r, err := scenarios.Table([]algos.Algorithm{mine, open, algos.TokenBucket}, o)
+	r, err := scenarios.RunMatrix([]algos.Algorithm{mine, open, algos.TokenBucket}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestUserAlgorithm(t *testing.T) {
 			t.Errorf("%s: admitting everything broke no promise", d)
 		}
 	}
-	s, err := scenarios.Sweep([]algos.Algorithm{mine}, o, []int64{0})
+	s, err := scenarios.RunSweep([]algos.Algorithm{mine}, o, []int64{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,16 +254,16 @@ func TestOptionErrors(t *testing.T) {
 			if algs == nil {
 				algs = []algos.Algorithm{algos.GCRA}
 			}
-			if _, err := scenarios.Table(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := scenarios.RunMatrix(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Table: %v, want an error mentioning %q", err, tc.want)
 			}
-			if _, err := scenarios.Sweep(algs, o, []int64{0}); err == nil {
+			if _, err := scenarios.RunSweep(algs, o, []int64{0}); err == nil {
 				t.Error("Sweep accepted it")
 			}
 		})
 	}
 	for _, skews := range [][]int64{nil, {-1}, {20, 10}} {
-		if _, err := scenarios.Sweep(algos.All(), small(), skews); err == nil {
+		if _, err := scenarios.RunSweep(algos.All(), small(), skews); err == nil {
 			t.Errorf("Sweep accepted skews %v", skews)
 		}
 	}

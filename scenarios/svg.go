@@ -43,7 +43,7 @@ const (
 // WriteSVG draws the sweep as a line chart: peak (× the limit) against the
 // skew in ms, one line per algorithm, the limit as a dashed line at 1×. It
 // is written by hand with fmt; the bytes depend on the report alone.
-func (r SweepReport) WriteSVG(w io.Writer) (int64, error) {
+func (r Sweep) WriteSVG(w io.Writer) (int64, error) {
 	var b bytes.Buffer
 	o := r.Options
 	win := algos.FormatMicros(o.Limit.Window)

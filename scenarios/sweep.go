@@ -33,9 +33,9 @@ type SweepPoint struct {
 	Violations int
 }
 
-// SweepReport is the peak of every algorithm against the skew between node
+// Sweep is the peak of every algorithm against the skew between node
 // clocks, in the node-clock deployment.
-type SweepReport struct {
+type Sweep struct {
 	Options    Options
 	Algorithms []string
 	Skews      []int64
@@ -43,28 +43,28 @@ type SweepReport struct {
 	Points [][]SweepPoint
 }
 
-// Sweep runs algs in the node-clock deployment at every skew (µs, sorted,
+// RunSweep runs algs in the node-clock deployment at every skew (µs, sorted,
 // non-negative) on every seed of o; o.Skew is not used. Like Table, its
 // result depends on its arguments alone, not on the number of workers.
-func Sweep(algs []algos.Algorithm, o Options, skews []int64) (SweepReport, error) {
+func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
 	if err := o.Validate(); err != nil {
-		return SweepReport{}, err
+		return Sweep{}, err
 	}
 	names, err := checkAlgorithms(algs)
 	if err != nil {
-		return SweepReport{}, err
+		return Sweep{}, err
 	}
 	switch {
 	case len(skews) == 0:
-		return SweepReport{}, errors.New("scenarios: no skews to sweep")
+		return Sweep{}, errors.New("scenarios: no skews to sweep")
 	case skews[0] < 0:
-		return SweepReport{}, fmt.Errorf("scenarios: negative skew %d µs", skews[0])
+		return Sweep{}, fmt.Errorf("scenarios: negative skew %d µs", skews[0])
 	case !slices.IsSorted(skews):
-		return SweepReport{}, errors.New("scenarios: the skews must be sorted")
+		return Sweep{}, errors.New("scenarios: the skews must be sorted")
 	}
 	traffic, err := o.traffic()
 	if err != nil {
-		return SweepReport{}, err
+		return Sweep{}, err
 	}
 	nk, ns := len(skews), len(o.Seeds)
 	runs := make([][NumClients]ClientRun, len(algs)*nk*ns)
@@ -79,9 +79,9 @@ func Sweep(algs []algos.Algorithm, o Options, skews []int64) (SweepReport, error
 		return nil
 	})
 	if err != nil {
-		return SweepReport{}, err
+		return Sweep{}, err
 	}
-	r := SweepReport{Options: o, Algorithms: names, Skews: slices.Clone(skews), Points: make([][]SweepPoint, len(algs))}
+	r := Sweep{Options: o, Algorithms: names, Skews: slices.Clone(skews), Points: make([][]SweepPoint, len(algs))}
 	for a := range algs {
 		r.Points[a] = make([]SweepPoint, nk)
 		for k := range nk {
@@ -113,7 +113,7 @@ func fmtMillis(us int64) string {
 }
 
 // At returns the point of algorithm algo at skew (µs), if the sweep has it.
-func (r SweepReport) At(algo string, skew int64) (SweepPoint, bool) {
+func (r Sweep) At(algo string, skew int64) (SweepPoint, bool) {
 	k := slices.Index(r.Skews, skew)
 	a := slices.Index(r.Algorithms, algo)
 	if k < 0 || a < 0 {
@@ -124,7 +124,7 @@ func (r SweepReport) At(algo string, skew int64) (SweepPoint, bool) {
 
 // WriteTo renders the sweep as a text table, one row per skew and one
 // column per algorithm. The bytes depend on the report alone.
-func (r SweepReport) WriteTo(w io.Writer) (int64, error) {
+func (r Sweep) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
 	o := r.Options
 	win := algos.FormatMicros(o.Limit.Window)

@@ -42,7 +42,7 @@ func (o Options) Columns() []Column {
 }
 
 // config is the model configuration of one cell and seed.
-func (o Options) config(a algos.Algorithm, col Column, seed uint64, arrivals []model.Arrival) model.Config {
+func (o Options) config(a algos.Algorithm, col Column, seed uint64, arrivals []model.Request) model.Config {
 	return model.Config{
 		Algorithm:    a,
 		Limit:        o.Limit,
@@ -54,64 +54,64 @@ func (o Options) config(a algos.Algorithm, col Column, seed uint64, arrivals []m
 		WipeAt:       o.WipeAt,
 		RestartEvery: col.RestartEvery,
 		Seed:         seed,
-		Arrivals:     arrivals,
+		Requests:     arrivals,
 	}
 }
 
-// Run is one algorithm, deployment and seed: the four clients' numbers.
-type Run struct {
+// SeedRun is one algorithm, deployment and seed: the four clients' numbers.
+type SeedRun struct {
 	Algorithm string
 	Column    int // index into Report.Columns
 	Seed      uint64
 	Clients   [NumClients]ClientRun
 }
 
-// Report is a table: every algorithm through every column on every seed.
+// Matrix is a table: every algorithm through every column on every seed.
 // It renders itself with WriteTo; Cell and CellRuns give the numbers behind
 // each cell to tests.
-type Report struct {
+type Matrix struct {
 	Options    Options
 	Algorithms []string
 	Columns    []Column
-	// Runs holds run (a, c, s) at index (a·len(Columns) + c)·len(Seeds) + s.
-	Runs []Run
+	// SeedRuns holds run (a, c, s) at index (a·len(Columns) + c)·len(Seeds) + s.
+	SeedRuns []SeedRun
 }
 
-// Table runs algs through o.Columns() on every seed of o, in parallel on
+// RunMatrix runs algs through o.Columns() on every seed of o, in parallel on
 // o.Workers goroutines, and returns the report. The report, and the bytes it
 // renders, depend on algs and o alone (not on the number of workers or
 // CPUs). Errors name the first bad option, algorithm or run.
-func Table(algs []algos.Algorithm, o Options) (Report, error) {
+func RunMatrix(algs []algos.Algorithm, o Options) (Matrix, error) {
 	if err := o.Validate(); err != nil {
-		return Report{}, err
+		return Matrix{}, err
 	}
 	names, err := checkAlgorithms(algs)
 	if err != nil {
-		return Report{}, err
+		return Matrix{}, err
 	}
 	traffic, err := o.traffic()
 	if err != nil {
-		return Report{}, err
+		return Matrix{}, err
 	}
-	r := Report{Options: o, Algorithms: names, Columns: o.Columns()}
+	r := Matrix{Options: o, Algorithms: names, Columns: o.Columns()}
 	nc, ns := len(r.Columns), len(o.Seeds)
-	r.Runs = make([]Run, len(algs)*nc*ns)
-	err = o.parallel(len(r.Runs), func(i int) error {
+	r.SeedRuns = make([]SeedRun, len(algs)*nc*ns)
+	err = o.parallel(len(r.SeedRuns), func(i int) error {
 		a, c, s := i/(nc*ns), i/ns%nc, i%ns
 		clients, err := measure(o.config(algs[a], r.Columns[c], o.Seeds[s], traffic[s]), o.WipeAt)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, %s, seed %d: %w", names[a], r.Columns[c].Name, o.Seeds[s], err)
 		}
-		r.Runs[i] = Run{Algorithm: names[a], Column: c, Seed: o.Seeds[s], Clients: clients}
+		r.SeedRuns[i] = SeedRun{Algorithm: names[a], Column: c, Seed: o.Seeds[s], Clients: clients}
 		return nil
 	})
 	if err != nil {
-		return Report{}, err
+		return Matrix{}, err
 	}
 	return r, nil
 }
 
-func (r Report) algorithm(name string) int {
+func (r Matrix) algorithm(name string) int {
 	for i, n := range r.Algorithms {
 		if n == name {
 			return i
@@ -120,7 +120,7 @@ func (r Report) algorithm(name string) int {
 	return -1
 }
 
-func (r Report) column(d model.Deployment) int {
+func (r Matrix) column(d model.Deployment) int {
 	for i, c := range r.Columns {
 		if c.Deployment == d {
 			return i
@@ -129,16 +129,16 @@ func (r Report) column(d model.Deployment) int {
 	return -1
 }
 
-// CellRuns returns the runs of one algorithm and deployment, one per seed
+// CellSeedRuns returns the runs of one algorithm and deployment, one per seed
 // in the order of Options.Seeds, or nil if the report has no such cell.
-func (r Report) CellRuns(algo string, d model.Deployment) []Run {
+func (r Matrix) CellSeedRuns(algo string, d model.Deployment) []SeedRun {
 	a, c := r.algorithm(algo), r.column(d)
 	if a < 0 || c < 0 {
 		return nil
 	}
 	ns := len(r.Options.Seeds)
 	from := (a*len(r.Columns) + c) * ns
-	return r.Runs[from : from+ns : from+ns]
+	return r.SeedRuns[from : from+ns : from+ns]
 }
 
 // Cell is one algorithm and deployment summarized over the seeds and the
@@ -167,8 +167,8 @@ type Cell struct {
 // Cell summarizes one algorithm and deployment over every seed and the
 // given clients (all four if none are given). ok is false if the report has
 // no such algorithm or deployment.
-func (r Report) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
-	runs, ideal := r.CellRuns(algo, d), r.CellRuns(algo, model.Ideal)
+func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
+	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
 	if runs == nil || ideal == nil {
 		return Cell{}, false
 	}
@@ -214,7 +214,7 @@ func percent(part, whole int) float64 {
 // WriteTo renders the report as overshoot's table: a header with the
 // conditions, the main table, the deployment bugs, and the promise
 // violations. The bytes depend on the report alone.
-func (r Report) WriteTo(w io.Writer) (int64, error) {
+func (r Matrix) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
 	o := r.Options
 	l := o.Limit

@@ -13,11 +13,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/draw"
+
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -73,7 +72,7 @@ const MaxDuration = 24 * 3600 * algos.Second
 // Traffic returns the four clients' requests over [0, duration) for one
 // seed, each client on the key equal to its Client value, merged in time
 // order (ties in client order). It depends on seed, limit and duration only.
-func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Arrival, error) {
+func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, fmt.Errorf("scenarios: invalid limit: %w", err)
 	}
@@ -87,14 +86,14 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Arrival, e
 	if limit.Rate > limit.Window/5 {
 		return nil, fmt.Errorf("scenarios: a flood at 5× %v would send more than one request per µs", limit)
 	}
-	var all []model.Arrival
+	var all []model.Request
 	all = flood(all, Flood, newRand(seed, purposeFlood), limit, duration, duration, duration)
 	all = boundary(all, newRand(seed, purposeBoundary), limit, duration)
 	all = flood(all, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window)
 	all = honest(all, newRand(seed, purposeHonest), limit, duration)
-	slices.SortStableFunc(all, func(a, b model.Arrival) int {
-		if a.Time != b.Time {
-			if a.Time < b.Time {
+	slices.SortStableFunc(all, func(a, b model.Request) int {
+		if a.Send != b.Send {
+			if a.Send < b.Send {
 				return -1
 			}
 			return 1
@@ -104,24 +103,24 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Arrival, e
 	return all, nil
 }
 
-func newRand(seed, purpose uint64) *rand.PCG { return rand.NewPCG(seed, purpose) }
+func newRand(seed, purpose uint64) *model.Stream { s := model.NewStream(seed, purpose); return &s }
 
 // expGap draws an exponential gap of the given mean, rounded to the µs.
 // It is the one place overshoot's traffic uses floating point: -ln(U) with U
 // uniform in (0, 1], on 53 random bits.
-func expGap(p *rand.PCG, mean float64) int64 {
+func expGap(p *model.Stream, mean float64) int64 {
 	u := float64(p.Uint64()>>11+1) / (1 << 53)
 	return int64(-math.Log(u)*mean + 0.5)
 }
 
 // flood appends a Poisson stream at 5·L per W on client's key, on during
 // [k·period, k·period+on) for every k, until duration.
-func flood(dst []model.Arrival, c Client, p *rand.PCG, l algos.Limit, duration, on, period int64) []model.Arrival {
+func flood(dst []model.Request, c Client, p *model.Stream, l algos.Limit, duration, on, period int64) []model.Request {
 	mean := float64(l.Window) / float64(5*l.Rate)
 	for start := int64(0); start < duration; start += period {
 		end := min(start+on, duration)
 		for t := start + expGap(p, mean); t < end; t += expGap(p, mean) {
-			dst = append(dst, model.Arrival{Key: int(c), Time: t})
+			dst = append(dst, model.Request{Key: int(c), Send: t})
 		}
 	}
 	return dst
@@ -129,7 +128,7 @@ func flood(dst []model.Arrival, c Client, p *rand.PCG, l algos.Limit, duration, 
 
 // boundary appends L requests just before and L just after the edges W, 3W,
 // 5W, ... that have room for the burst after them before duration.
-func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []model.Arrival {
+func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
 	slot := max(1, l.Window/100/l.Rate) // each request's own slot, in µs
 	span := slot * l.Rate               // the length of one half-burst
 	for edge := l.Window; edge+span <= duration; edge += 2 * l.Window {
@@ -139,7 +138,7 @@ func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) [
 		for half := range int64(2) {
 			from := edge - span + half*span
 			for j := range l.Rate {
-				dst = append(dst, model.Arrival{Key: int(Boundary), Time: from + j*slot + int64(draw.Below(p, uint64(slot)))})
+				dst = append(dst, model.Request{Key: int(Boundary), Send: from + j*slot + int64(p.Below(uint64(slot)))})
 			}
 		}
 	}
@@ -148,9 +147,9 @@ func boundary(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) [
 
 // honest appends evenly spaced requests at 90% of the limit: the j-th at
 // phase + ⌊j·10·W/(9·L)⌋, with a seeded phase within the first gap.
-func honest(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []model.Arrival {
+func honest(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
 	num, den := 10*l.Window, 9*l.Rate // the gap is num/den µs
-	phase := int64(draw.Below(p, uint64((num+den-1)/den)))
+	phase := int64(p.Below(uint64((num + den - 1) / den)))
 	for j := int64(0); ; j++ {
 		hi, lo := bits.Mul64(uint64(j), uint64(num))
 		if hi != 0 {
@@ -160,7 +159,7 @@ func honest(dst []model.Arrival, p *rand.PCG, l algos.Limit, duration int64) []m
 		if t >= duration {
 			break
 		}
-		dst = append(dst, model.Arrival{Key: int(Honest), Time: t})
+		dst = append(dst, model.Request{Key: int(Honest), Send: t})
 	}
 	return dst
 }

@@ -131,7 +131,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan Ed
 	var wg sync.WaitGroup
 	for wi := range workers {
 		wg.Go(func() {
-			call := Call{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
+			call := Target{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
 			for j := wi; j < len(times); j += workers {
 				time.Sleep(time.Until(sync0.local(times[j])))
 				out, err := s.Allow(ctx, call)

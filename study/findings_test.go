@@ -73,7 +73,7 @@ func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 			cells++
 			model := LockstepOver(c, limit)
 			var tried []string
-			var inStep *Result
+			var inStep *TrialResult
 			for range lockstepTries {
 				// ⌈L/c⌉+1 requests each: enough for the last round to read L.
 				r := l.cell(f, CheckThenAct{}, c, ceilDiv(limit, c)+1, limit, Rounds, 1).Results[0]
@@ -112,7 +112,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 		if s.Kind() != Atomic {
 			continue
 		}
-		check := func(f *Fleet, c int, a Arrival) {
+		check := func(f *Fleet, c int, a Release) {
 			cell := l.cell(f, s, c, ceilDiv(ConcurrencyOffered, c), 100, a, 1)
 			for _, r := range cell.Results {
 				trials++

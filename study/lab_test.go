@@ -64,7 +64,7 @@ func (l *lab) fleet(p *Path, n int) *Fleet {
 }
 
 // run runs one trial, failing the test on an error.
-func (l *lab) run(f *Fleet, tr Trial) Result {
+func (l *lab) run(f *Fleet, tr Trial) TrialResult {
 	l.t.Helper()
 	r, err := f.Run(l.ctx, tr, l.prefix+"trial")
 	if err != nil {
@@ -74,7 +74,7 @@ func (l *lab) run(f *Fleet, tr Trial) Result {
 }
 
 // cell runs reps trials of one strategy and returns them as a Cell.
-func (l *lab) cell(f *Fleet, s Strategy, c, per, limit int, a Arrival, reps int) Cell {
+func (l *lab) cell(f *Fleet, s Strategy, c, per, limit int, a Release, reps int) GridPoint {
 	l.t.Helper()
 	lim := ConcurrencyLimit
 	if limit != int(lim.Rate) {
@@ -83,10 +83,10 @@ func (l *lab) cell(f *Fleet, s Strategy, c, per, limit int, a Arrival, reps int)
 			l.t.Fatal(err)
 		}
 	}
-	cell := Cell{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Arrival: a, Limit: limit}
+	cell := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Arrival: a, Limit: limit}
 	for rep := range reps {
 		cell.Results = append(cell.Results, l.run(f, Trial{Strategy: s, Workers: c, PerWorker: per, Limit: lim,
-			Arrival: a, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}))
+			Release: a, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}))
 	}
 	return cell
 }

@@ -113,7 +113,7 @@ func (p SkewPlan) Offset(i int) int64 {
 // (µs from the start).
 type SkewSend struct {
 	Worker int
-	At     int64
+	Send     int64
 }
 
 // Sends lists the plan's requests by worker (each in time order). The
@@ -125,7 +125,7 @@ func (p SkewPlan) Sends() [][]SkewSend {
 	out := make([][]SkewSend, p.Workers)
 	for w := range out {
 		for t := rng.Int64N(period); t < p.Duration; t += period {
-			out[w] = append(out[w], SkewSend{Worker: w, At: t})
+			out[w] = append(out[w], SkewSend{Worker: w, Send: t})
 		}
 	}
 	return out
@@ -147,11 +147,11 @@ func SkewModel(a algos.Algorithm, p SkewPlan, callerClock bool) (sent, admitted 
 	for _, ws := range p.Sends() {
 		all = append(all, ws...)
 	}
-	slices.SortStableFunc(all, func(a, b SkewSend) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(all, func(a, b SkewSend) int { return cmp.Compare(a.Send, b.Send) })
 	base := 1000 * algos.Second
 	var s algos.State
 	for _, r := range all {
-		now := base + r.At
+		now := base + r.Send
 		if callerClock {
 			now += p.Offset(r.Worker)
 		}

@@ -33,9 +33,9 @@ func TestLockstepOverIsWhatLockstepRoundsAdmit(t *testing.T) {
 // Redis's order, or when an optimistic budget ran out; a refusal carrying no
 // order counts only if it is an exhaustion.
 func TestRefusedWithinLimitCountsRefusalsBeforeTheLthAdmit(t *testing.T) {
-	admit := func(seq int64) Outcome { return Outcome{Allowed: true, Seq: seq} }
-	refuse := func(seq int64) Outcome { return Outcome{Refusal: AtLimit, Seq: seq} }
-	outs := []Outcome{admit(1), refuse(2), admit(3), refuse(4), refuse(5), {Refusal: Exhausted}, {Refusal: AtLimit}}
+	admit := func(seq int64) Answer { return Answer{Allowed: true, Seq: seq} }
+	refuse := func(seq int64) Answer { return Answer{Refusal: AtLimit, Seq: seq} }
+	outs := []Answer{admit(1), refuse(2), admit(3), refuse(4), refuse(5), {Refusal: Exhausted}, {Refusal: AtLimit}}
 	// L = 2: refusal 2 comes after one admit (within); 4 and 5 after two.
 	if got := RefusedWithinLimit(outs, 2); got != 2 {
 		t.Errorf("L=2: %d refusals within the limit, want 2 (seq 2 and the exhausted one)", got)
@@ -56,8 +56,8 @@ func TestSkewPlanSpreadsClocksAndOffersTheLoad(t *testing.T) {
 	for _, ws := range p.Sends() {
 		n += len(ws)
 		for _, s := range ws {
-			if s.At < 0 || s.At >= p.Duration {
-				t.Fatalf("send at %d outside [0, %d)", s.At, p.Duration)
+			if s.Send < 0 || s.Send >= p.Duration {
+				t.Fatalf("send at %d outside [0, %d)", s.Send, p.Duration)
 			}
 		}
 	}

@@ -147,10 +147,10 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		decided[k] = make([][]liveDecision, plan.Workers)
 		for w := range plan.Workers {
 			wg.Go(func() {
-				call := Call{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
+				call := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
-					time.Sleep(time.Until(sync0.local(start + s.At)))
-					var out Outcome
+					time.Sleep(time.Until(sync0.local(start + s.Send)))
+					var out Answer
 					var err error
 					at := int64(-1)
 					if callerClock {

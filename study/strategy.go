@@ -55,8 +55,8 @@ const (
 	Exhausted
 )
 
-// Outcome is one request's decision, with what the harness needs to judge it.
-type Outcome struct {
+// Answer is one request's decision, with what the harness needs to judge it.
+type Answer struct {
 	Allowed bool
 	Refusal Refusal // NotRefused exactly when Allowed
 	// Attempts is how many times the strategy tried: 1 for all but the
@@ -73,10 +73,10 @@ type Outcome struct {
 	Read int64
 }
 
-// Call is where a strategy sends one request: the connection to use, the
+// Target is where a strategy sends one request: the connection to use, the
 // limited key, and a counter key that strategies able to report Redis's
 // order of decisions may INCR atomically with them (Outcome.Seq).
-type Call struct {
+type Target struct {
 	Client *redis.Client
 	Key    string
 	SeqKey string
@@ -91,7 +91,7 @@ type Call struct {
 type Strategy interface {
 	Name() string
 	Kind() Kind
-	Allow(ctx context.Context, c Call) (Outcome, error)
+	Allow(ctx context.Context, c Target) (Answer, error)
 }
 
 // Strategies returns the eight strategies of the study, in the report's
@@ -145,18 +145,18 @@ func (CheckThenAct) Name() string { return "check-then-act" }
 func (CheckThenAct) Kind() Kind { return Racy }
 
 // Allow runs GET, compare, INCR.
-func (CheckThenAct) Allow(ctx context.Context, c Call) (Outcome, error) {
+func (CheckThenAct) Allow(ctx context.Context, c Target) (Answer, error) {
 	n, err := readCount(ctx, c.Client, c.Key)
 	if err != nil {
-		return Outcome{}, err
+		return Answer{}, err
 	}
 	if n >= c.Limit.Rate {
-		return Outcome{Refusal: AtLimit, Attempts: 1, Read: n}, nil
+		return Answer{Refusal: AtLimit, Attempts: 1, Read: n}, nil
 	}
 	if err := c.Client.Incr(ctx, c.Key).Err(); err != nil {
-		return Outcome{}, fmt.Errorf("check-then-act INCR: %w", err)
+		return Answer{}, fmt.Errorf("check-then-act INCR: %w", err)
 	}
-	return Outcome{Allowed: true, Attempts: 1, Read: n}, nil
+	return Answer{Allowed: true, Attempts: 1, Read: n}, nil
 }
 
 // IncrThenCheck counts every request first (INCR) and admits it when the
@@ -174,15 +174,15 @@ func (IncrThenCheck) Name() string { return "incr-then-check" }
 func (IncrThenCheck) Kind() Kind { return Atomic }
 
 // Allow runs INCR, compare.
-func (IncrThenCheck) Allow(ctx context.Context, c Call) (Outcome, error) {
+func (IncrThenCheck) Allow(ctx context.Context, c Target) (Answer, error) {
 	n, err := c.Client.Incr(ctx, c.Key).Result()
 	if err != nil {
-		return Outcome{}, fmt.Errorf("incr-then-check INCR: %w", err)
+		return Answer{}, fmt.Errorf("incr-then-check INCR: %w", err)
 	}
 	if n > c.Limit.Rate {
-		return Outcome{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
+		return Answer{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
 	}
-	return Outcome{Allowed: true, Attempts: 1, Seq: n}, nil
+	return Answer{Allowed: true, Attempts: 1, Seq: n}, nil
 }
 
 // Watch is check-then-act made safe optimistically: WATCH the key, GET it,
@@ -206,7 +206,7 @@ func (w Watch) Name() string { return fmt.Sprintf("watch-multi-%d", w.Budget) }
 func (Watch) Kind() Kind { return Optimistic }
 
 // Allow tries up to 1+Budget times.
-func (w Watch) Allow(ctx context.Context, c Call) (Outcome, error) {
+func (w Watch) Allow(ctx context.Context, c Target) (Answer, error) {
 	for attempt := 1; attempt <= 1+w.Budget; attempt++ {
 		var atLimit bool
 		err := c.Client.Watch(ctx, func(tx *redis.Tx) error {
@@ -228,14 +228,14 @@ func (w Watch) Allow(ctx context.Context, c Call) (Outcome, error) {
 		case errors.Is(err, redis.TxFailedErr):
 			continue // someone wrote the key after our WATCH: read again
 		case err != nil:
-			return Outcome{}, fmt.Errorf("%s: %w", w.Name(), err)
+			return Answer{}, fmt.Errorf("%s: %w", w.Name(), err)
 		case atLimit:
-			return Outcome{Refusal: AtLimit, Attempts: attempt}, nil
+			return Answer{Refusal: AtLimit, Attempts: attempt}, nil
 		default:
-			return Outcome{Allowed: true, Attempts: attempt}, nil
+			return Answer{Allowed: true, Attempts: attempt}, nil
 		}
 	}
-	return Outcome{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
+	return Answer{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
 // Script is a Lua limiter script from algos/lua (one of its six, or a body
@@ -267,26 +267,26 @@ func (Script) Kind() Kind { return Atomic }
 
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
 // INCRs c.SeqKey in the same step when set.
-func (s Script) Allow(ctx context.Context, c Call) (Outcome, error) {
-	r, err := s.limiter.Do(ctx, c.Client, lua.Request{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: -1})
+func (s Script) Allow(ctx context.Context, c Target) (Answer, error) {
+	r, err := s.limiter.Do(ctx, c.Client, lua.Args{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: -1})
 	if err != nil {
-		return Outcome{}, err
+		return Answer{}, err
 	}
 	return fromReply(r), nil
 }
 
 // AllowAt runs the script with the caller's own time now (µs) instead of
 // Redis TIME: the deployment in which each caller's clock decides.
-func (s Script) AllowAt(ctx context.Context, c Call, now int64) (Outcome, error) {
-	r, err := s.limiter.Do(ctx, c.Client, lua.Request{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: now})
+func (s Script) AllowAt(ctx context.Context, c Target, now int64) (Answer, error) {
+	r, err := s.limiter.Do(ctx, c.Client, lua.Args{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: now})
 	if err != nil {
-		return Outcome{}, err
+		return Answer{}, err
 	}
 	return fromReply(r), nil
 }
 
-func fromReply(r lua.Reply) Outcome {
-	o := Outcome{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
+func fromReply(r lua.Reply) Answer {
+	o := Answer{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
 	if !o.Allowed {
 		o.Refusal = AtLimit
 	}

@@ -30,7 +30,7 @@ func TestStudy(t *testing.T) {
 		Strategies: mustStrategies(t),
 		Workers:    []int{1, 8, 64},
 		Paths:      []*Path{l.path([2]int{})},
-		Arrivals:   []Arrival{Adversarial},
+		Arrivals:   []Release{Adversarial},
 		Reps:       1,
 		Limit:      ConcurrencyLimit,
 		Offered:    ConcurrencyOffered,
@@ -38,7 +38,7 @@ func TestStudy(t *testing.T) {
 	}
 	if *full {
 		grid.Workers = WorkerCounts
-		grid.Arrivals = []Arrival{Adversarial, Random}
+		grid.Arrivals = []Release{Adversarial, Random}
 		grid.Reps = 3
 		for _, legs := range DelayLegs {
 			grid.Paths = append(grid.Paths, l.path(legs))
@@ -49,7 +49,7 @@ func TestStudy(t *testing.T) {
 		fmt.Fprintf(out, "%-8s up %-4s down %-4s RTT %s\n", p.Name, p.Up, p.Down, fmtDur(p.RTT))
 	}
 	trials := 0
-	cells, err := RunGrid(l.ctx, grid, l.prefix, func(c Cell) {
+	cells, err := RunGrid(l.ctx, grid, l.prefix, func(c GridPoint) {
 		if *full && c.Arrival == grid.Arrivals[len(grid.Arrivals)-1] && c.Workers == grid.Workers[len(grid.Workers)-1] {
 			t.Logf("%s done on %s (%s)", c.Strategy, c.Path, time.Since(start).Round(time.Second))
 		}
@@ -66,7 +66,7 @@ func TestStudy(t *testing.T) {
 		"fewer than L were admitted (mean/max); share: within ÷ (admitted + within), all trials; p50/p99: every\n"+
 		"request's time to a decision, all trials; req/s: decisions per second from the barrier to the last (mean)\n")
 
-	var lockstep []Cell
+	var lockstep []GridPoint
 	for _, c := range cells {
 		if c.Strategy == (CheckThenAct{}).Name() && c.Arrival == Adversarial {
 			lockstep = append(lockstep, c)
@@ -79,7 +79,7 @@ func TestStudy(t *testing.T) {
 			t.Fatal(err)
 		}
 		g101 := grid
-		g101.Strategies, g101.Arrivals, g101.Limit, g101.Offered = []Strategy{CheckThenAct{}}, []Arrival{Adversarial}, lim, 2*101
+		g101.Strategies, g101.Arrivals, g101.Limit, g101.Offered = []Strategy{CheckThenAct{}}, []Release{Adversarial}, lim, 2*101
 		c101, err := RunGrid(l.ctx, g101, l.prefix, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func TestStudy(t *testing.T) {
 
 // checkEveryTrial asserts what must hold in each single trial, whatever the
 // timing.
-func checkEveryTrial(t *testing.T, cells []Cell) {
+func checkEveryTrial(t *testing.T, cells []GridPoint) {
 	t.Helper()
 	for _, c := range cells {
 		for _, r := range c.Results {
@@ -172,12 +172,12 @@ func checkEveryTrial(t *testing.T, cells []Cell) {
 
 // contentionTable is every Lua script's throughput over each WATCH/MULTI
 // budget's, for the cells with 16 or more workers, adversarial.
-func contentionTable(cells []Cell) string {
+func contentionTable(cells []GridPoint) string {
 	type at struct {
 		path    string
 		workers int
 	}
-	byStrategy := map[at]map[string]Cell{}
+	byStrategy := map[at]map[string]GridPoint{}
 	var order []at
 	for _, c := range cells {
 		if c.Arrival != Adversarial || c.Workers < 16 {
@@ -185,7 +185,7 @@ func contentionTable(cells []Cell) string {
 		}
 		k := at{c.Path, c.Workers}
 		if byStrategy[k] == nil {
-			byStrategy[k] = map[string]Cell{}
+			byStrategy[k] = map[string]GridPoint{}
 			order = append(order, k)
 		}
 		byStrategy[k][c.Strategy] = c

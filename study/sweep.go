@@ -17,7 +17,7 @@ type Grid struct {
 	Strategies []Strategy
 	Workers    []int
 	Paths      []*Path
-	Arrivals   []Arrival
+	Arrivals   []Release
 	Reps       int
 	Limit      algos.Limit
 	Offered    int
@@ -38,25 +38,25 @@ func Spread(p *Path, per int) time.Duration {
 	return max(time.Millisecond, time.Duration(per)*2*p.RTT)
 }
 
-// Cell is one point of a sweep (a strategy, a worker count, a path, an
+// GridPoint is one point of a sweep (a strategy, a worker count, a path, an
 // arrival and a limit) and every trial run there.
-type Cell struct {
+type GridPoint struct {
 	Strategy string
 	Kind     Kind
 	Workers  int
 	Path     string        // the Path's Name
 	RTT      time.Duration // the Path's measured RTT
-	Arrival  Arrival
+	Arrival  Release
 	Limit    int // L
-	Results  []Result
+	Results  []TrialResult
 }
 
 // RunGrid runs every trial of g against keys under prefix, one fleet of
 // max(g.Workers) connections per path, and returns the cells in the order
 // path, strategy, workers, arrival. progress, when not nil, hears about
 // each finished cell.
-func RunGrid(ctx context.Context, g Grid, prefix string, progress func(Cell)) ([]Cell, error) {
-	var cells []Cell
+func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint)) ([]GridPoint, error) {
+	var cells []GridPoint
 	maxC := slices.Max(g.Workers)
 	for _, p := range g.Paths {
 		f, err := NewFleet(ctx, p, maxC)
@@ -67,9 +67,9 @@ func RunGrid(ctx context.Context, g Grid, prefix string, progress func(Cell)) ([
 			for _, c := range g.Workers {
 				per := (g.Offered + c - 1) / c
 				for _, a := range g.Arrivals {
-					cell := Cell{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: p.Name, RTT: p.RTT, Arrival: a, Limit: int(g.Limit.Rate)}
+					cell := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: p.Name, RTT: p.RTT, Arrival: a, Limit: int(g.Limit.Rate)}
 					for rep := range g.Reps {
-						t := Trial{Strategy: s, Workers: c, PerWorker: per, Limit: g.Limit, Arrival: a,
+						t := Trial{Strategy: s, Workers: c, PerWorker: per, Limit: g.Limit, Release: a,
 							Spread: Spread(p, per), Seed: g.Seed + uint64(rep)}
 						r, err := f.Run(ctx, t, prefix+"grid")
 						if err != nil {
@@ -120,7 +120,7 @@ type Summary struct {
 }
 
 // Summarize condenses c.
-func (c Cell) Summarize() Summary {
+func (c GridPoint) Summarize() Summary {
 	s := Summary{Trials: len(c.Results), Model: -1, AdmittedMin: 1 << 30, OverMin: 1 << 30}
 	if c.Strategy == (CheckThenAct{}).Name() {
 		s.Model = LockstepOver(c.Workers, c.Limit)
@@ -166,7 +166,7 @@ func (c Cell) Summarize() Summary {
 }
 
 // Table renders cells as the study's main table: one line a cell.
-func Table(cells []Cell) string {
+func Table(cells []GridPoint) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-20s %-10s %3s %-8s %8s %-11s %6s %4s %9s %14s %6s %13s %5s %9s %9s %9s\n",
 		"strategy", "kind", "c", "path", "rtt", "arrival", "trials", "sent", "admitted", "over mean/max", "model", "within mean/max", "share", "p50", "p99", "req/s")
@@ -191,7 +191,7 @@ func Table(cells []Cell) string {
 
 // LockstepComparison renders check-then-act's cells under delay beside the
 // model: predicted and measured over-admission for each c.
-func LockstepComparison(cells []Cell) string {
+func LockstepComparison(cells []GridPoint) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-8s %8s %5s %3s %-11s %6s %6s %16s %s\n", "path", "rtt", "L", "c", "arrival", "model", "mean", "min..max", "|measured-model| <= 1")
 	for _, c := range cells {
@@ -215,7 +215,7 @@ func LockstepComparison(cells []Cell) string {
 // ContentionRatio is Lua's throughput over an optimistic strategy's in the
 // same conditions: the mean decisions per second of script (a Lua
 // strategy's cell) divided by that of watch (a WATCH/MULTI cell).
-func ContentionRatio(script, watch Cell) float64 {
+func ContentionRatio(script, watch GridPoint) float64 {
 	w := watch.Summarize().Throughput
 	if w == 0 {
 		return 0

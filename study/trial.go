@@ -13,13 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Arrival is how a trial's workers start.
-type Arrival int
+// Release is how a trial's workers start.
+type Release int
 
 const (
 	// Adversarial: every worker is released at the same instant by a
 	// barrier and sends its share back to back.
-	Adversarial Arrival = iota + 1
+	Adversarial Release = iota + 1
 	// Random: every worker waits a seeded random offset, uniform in
 	// [0, Trial.Spread), after the barrier, then sends its share back to back.
 	Random
@@ -33,7 +33,7 @@ const (
 )
 
 // String names the arrival as the report prints it.
-func (a Arrival) String() string {
+func (a Release) String() string {
 	switch a {
 	case Adversarial:
 		return "adversarial"
@@ -52,7 +52,7 @@ type Trial struct {
 	Workers   int
 	PerWorker int
 	Limit     algos.Limit
-	Arrival   Arrival
+	Release   Release
 	Spread    time.Duration // Random only: the range of the start offsets
 	Seed      uint64        // Random only: the offsets' seed
 }
@@ -60,8 +60,8 @@ type Trial struct {
 // Sent is how many requests the trial offers in all.
 func (t Trial) Sent() int { return t.Workers * t.PerWorker }
 
-// Result is what a trial measured.
-type Result struct {
+// TrialResult is what a trial measured.
+type TrialResult struct {
 	Trial Trial
 	// Admitted is how many requests were admitted; Over is Admitted − L,
 	// negative when the limit's capacity went unused.
@@ -91,10 +91,10 @@ type Result struct {
 
 // Quantile is the q-quantile (0 ≤ q ≤ 1, nearest rank) of the trial's
 // latencies.
-func (r Result) Quantile(q float64) time.Duration { return quantile(r.Latencies, q) }
+func (r TrialResult) Quantile(q float64) time.Duration { return quantile(r.Latencies, q) }
 
 // Throughput is decisions per second: requests sent over Elapsed.
-func (r Result) Throughput() float64 {
+func (r TrialResult) Throughput() float64 {
 	if r.Elapsed <= 0 {
 		return 0
 	}
@@ -151,46 +151,46 @@ const maxTrialReruns = 2
 // Redis's order), deleting both before and after. If Redis TIME shows that
 // the trial straddled an aligned window edge of t.Limit.Window, it is run
 // again on a fresh key: the study's trials must fall inside one window.
-func (f *Fleet) Run(ctx context.Context, t Trial, key string) (Result, error) {
+func (f *Fleet) Run(ctx context.Context, t Trial, key string) (TrialResult, error) {
 	for range maxTrialReruns + 1 {
 		r, err := f.runOnce(ctx, t, key)
 		if err != nil || r.WindowBefore == r.WindowAfter {
 			return r, err
 		}
 	}
-	return Result{}, fmt.Errorf("study: %d runs of %s straddled a window edge of %s; use a longer window",
+	return TrialResult{}, fmt.Errorf("study: %d runs of %s straddled a window edge of %s; use a longer window",
 		maxTrialReruns+1, t.Strategy.Name(), algos.FormatMicros(t.Limit.Window))
 }
 
 type record struct {
-	out     Outcome
+	out     Answer
 	latency time.Duration
 	done    time.Duration // since the release
 }
 
-func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error) {
+func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, error) {
 	if t.Workers < 1 || t.Workers > len(f.clients) {
-		return Result{}, fmt.Errorf("study: %d workers, but the fleet has %d connections", t.Workers, len(f.clients))
+		return TrialResult{}, fmt.Errorf("study: %d workers, but the fleet has %d connections", t.Workers, len(f.clients))
 	}
 	if t.PerWorker < 1 {
-		return Result{}, errors.New("study: a trial needs at least one request per worker")
+		return TrialResult{}, errors.New("study: a trial needs at least one request per worker")
 	}
 	if err := t.Limit.Validate(); err != nil {
-		return Result{}, err
+		return TrialResult{}, err
 	}
 	admin := f.clients[0]
 	seqKey := key + ":seq"
 	if err := admin.Del(ctx, key, seqKey).Err(); err != nil {
-		return Result{}, err
+		return TrialResult{}, err
 	}
 	defer admin.Del(context.WithoutCancel(ctx), key, seqKey)
 	if p, ok := t.Strategy.(preparer); ok {
 		if err := p.prepare(ctx, admin); err != nil {
-			return Result{}, err
+			return TrialResult{}, err
 		}
 	}
 	offsets := make([]time.Duration, t.Workers)
-	if t.Arrival == Random && t.Spread > 0 {
+	if t.Release == Random && t.Spread > 0 {
 		rng := rand.New(rand.NewPCG(t.Seed, 0x6f76657273686f74))
 		for i := range offsets {
 			offsets[i] = time.Duration(rng.Int64N(int64(t.Spread)))
@@ -198,19 +198,19 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 	}
 	before, err := redisNow(ctx, admin)
 	if err != nil {
-		return Result{}, err
+		return TrialResult{}, err
 	}
 
 	recs := make([][]record, t.Workers)
 	errs := make([]error, t.Workers)
 	start := make(chan struct{})
-	rounds := newRoundBarrier(t.Workers, t.Arrival == Rounds)
+	rounds := newRoundBarrier(t.Workers, t.Release == Rounds)
 	var wg sync.WaitGroup
 	var release time.Time
 	for w := range t.Workers {
 		recs[w] = make([]record, 0, t.PerWorker)
 		wg.Go(func() {
-			call := Call{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
+			call := Target{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
 			<-start
 			if offsets[w] > 0 {
 				time.Sleep(offsets[w])
@@ -236,15 +236,15 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 	close(start) // the barrier: every worker goroutine is waiting on it
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return Result{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
+		return TrialResult{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
 	}
 	after, err := redisNow(ctx, admin)
 	if err != nil {
-		return Result{}, err
+		return TrialResult{}, err
 	}
 
 	all := slices.Concat(recs...)
-	r := Result{
+	r := TrialResult{
 		Trial:        t,
 		WindowBefore: floorDiv(before, t.Limit.Window),
 		WindowAfter:  floorDiv(after, t.Limit.Window),
@@ -262,7 +262,7 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (Result, error
 	}
 	r.Over = r.Admitted - int(t.Limit.Rate)
 	r.RefusedWithin = RefusedWithinLimit(all2outcomes(all), t.Limit.Rate)
-	if t.Arrival == Rounds && t.Strategy.Kind() == Racy {
+	if t.Release == Rounds && t.Strategy.Kind() == Racy {
 		r.Rounds, r.RoundsOutOfStep = roundsOutOfStep(recs)
 	}
 	slices.Sort(r.Latencies)
@@ -366,7 +366,7 @@ func (b *roundBarrier) next() {
 //     than L admits come before them in that order.
 //   - Check-then-act carries no order, and needs none: it refuses only on
 //     reading a count of L or more, and its count is the number admitted.
-func RefusedWithinLimit(outs []Outcome, limit int64) int {
+func RefusedWithinLimit(outs []Answer, limit int64) int {
 	var admits []int64
 	for _, o := range outs {
 		if o.Allowed && o.Seq > 0 {
@@ -390,8 +390,8 @@ func RefusedWithinLimit(outs []Outcome, limit int64) int {
 	return n
 }
 
-func all2outcomes(recs []record) []Outcome {
-	out := make([]Outcome, len(recs))
+func all2outcomes(recs []record) []Answer {
+	out := make([]Answer, len(recs))
 	for i, r := range recs {
 		out[i] = r.out
 	}

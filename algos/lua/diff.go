@@ -427,7 +427,7 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 	evals := make([]*redis.Cmd, len(part))
 	expiries := make([]*redis.Cmd, len(part))
 	for i, now := range part {
-		keys, args, err := d.l.prepare(Request{Key: d.key, Limit: d.lim, Now: now})
+		keys, args, err := d.l.prepare(Args{Key: d.key, Limit: d.lim, Now: now})
 		if err != nil {
 			return err
 		}

@@ -186,11 +186,11 @@ func (l *Limiter) Load(ctx context.Context, c redis.Scripter) error {
 	return nil
 }
 
-// Request is one call: the key, the limit, and the time the caller tells
+// Args is one call: the key, the limit, and the time the caller tells
 // the script (Now < 0: the script reads Redis TIME instead). SeqKey, when
 // set, names a counter the script INCRs, so Reply.Seq orders every call
 // sharing it exactly as Redis ran them.
-type Request struct {
+type Args struct {
 	Key    string
 	SeqKey string
 	Limit  algos.Limit
@@ -214,11 +214,11 @@ type Reply struct {
 // under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
 // reply of the wrong shape is an error.
 func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (Reply, error) {
-	return l.Do(ctx, c, Request{Key: key, Limit: lim, Now: now})
+	return l.Do(ctx, c, Args{Key: key, Limit: lim, Now: now})
 }
 
 // Do is Call for a Request, which may carry a SeqKey.
-func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Request) (Reply, error) {
+func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (Reply, error) {
 	keys, args, err := l.prepare(r)
 	if err != nil {
 		return Reply{}, err
@@ -233,7 +233,7 @@ func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Request) (Reply, e
 // DoAll sends the requests in one pipeline, in order, and returns a reply
 // for each. It loads the script first, since a pipeline cannot fall back
 // from EVALSHA to EVAL. It fails as a whole on the first failed request.
-func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Request) ([]Reply, error) {
+func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]Reply, error) {
 	if err := l.Load(ctx, c); err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Request) ([]R
 	return out, nil
 }
 
-func (l *Limiter) prepare(r Request) (keys []string, args []any, err error) {
+func (l *Limiter) prepare(r Args) (keys []string, args []any, err error) {
 	if err := r.Limit.Validate(); err != nil {
 		// A zero limit would divide by zero in Lua, which is not an error there.
 		return nil, nil, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)

@@ -110,11 +110,11 @@ func TestUnreachableRedisIsAnError(t *testing.T) {
 	if _, err := l.Call(ctx, c, "k", lim, -1); err == nil || !strings.Contains(err.Error(), `"k"`) {
 		t.Errorf("Call on a closed port: %v", err)
 	}
-	if _, err := l.DoAll(ctx, c, []Request{{Key: "k", Limit: lim}}); err == nil {
+	if _, err := l.DoAll(ctx, c, []Args{{Key: "k", Limit: lim}}); err == nil {
 		t.Error("DoAll on a closed port succeeded")
 	}
 	n, _ := NewNonAtomic("sliding-log")
-	if _, err := n.Do(ctx, c, Request{Key: "k", Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), `"k"`) {
+	if _, err := n.Do(ctx, c, Args{Key: "k", Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), `"k"`) {
 		t.Errorf("NonAtomic.Do on a closed port: %v", err)
 	}
 	if _, err := GetThenIncr(ctx, c, "k", lim, 5); err == nil {

@@ -57,7 +57,7 @@ type NonAtomicReply struct {
 // without a script) and writes the state back with the scripts' TTL. It
 // always writes, as the Go decision changes the state on a denial too (the
 // token bucket's last).
-func (n *NonAtomic) Do(ctx context.Context, c redis.Cmdable, r Request) (NonAtomicReply, error) {
+func (n *NonAtomic) Do(ctx context.Context, c redis.Cmdable, r Args) (NonAtomicReply, error) {
 	var out NonAtomicReply
 	if err := r.Limit.Validate(); err != nil {
 		return out, fmt.Errorf("lua: non-atomic %s on %q: %w", n.algo.Name, r.Key, err)

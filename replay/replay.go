@@ -1,4 +1,4 @@
-// Package live plays the simulator's own traffic against a real Redis in
+// Package replay plays the simulator's own traffic against a real Redis in
 // real time, records when each request was sent and when Redis ran it (by
 // Redis's clock), and hands those timings back to the simulator, which must
 // then reproduce every decision Redis made.
@@ -8,7 +8,7 @@
 // the algos/lua scripts; the GET/SET deployment calls lua.NonAtomic. Every
 // call INCRs one sequence key, so the replay applies the operations in
 // exactly the order Redis ran them, ties in TIME included.
-package live
+package replay
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type Case struct {
 	Nodes      int
 	Skew       int64 // µs between the first and the last node's clock
 	Seed       uint64
-	Arrivals   []model.Arrival // sorted, from time 0
+	Requests   []model.Request // sorted, from time 0
 }
 
 // config is the model's view of c, shared by the plan, the replay and the
@@ -48,13 +48,13 @@ func (c Case) config() model.Config {
 		Nodes:      c.Nodes,
 		Skew:       c.Skew,
 		Seed:       c.Seed,
-		Arrivals:   c.Arrivals,
+		Requests:   c.Requests,
 	}
 }
 
-// Request is one request as it was played. Every time is in µs on the
+// Played is one request as it was played. Every time is in µs on the
 // model's timeline: Redis's clock minus the recording's Origin.
-type Request struct {
+type Played struct {
 	model.Planned
 	Sent    int64 // when the node sent it
 	Told    int64 // the time the algorithm was told
@@ -75,7 +75,7 @@ type Recording struct {
 	// ClockOffset is Redis TIME minus this machine's clock, as measured
 	// before the run (0 ± a few µs when Redis runs on this host).
 	ClockOffset int64
-	Requests    []Request // parallel to Case.Arrivals
+	Played    []Played // parallel to Case.Arrivals
 }
 
 // Play runs c against the Redis at addr in real time, with keys under
@@ -85,20 +85,20 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 	switch c.Deployment {
 	case model.NodeClock, model.StoreClock, model.GetSet:
 	default:
-		return nil, fmt.Errorf("live: deployment %v is not played live (want node-clock, store-clock or get-set)", c.Deployment)
+		return nil, fmt.Errorf("replay: deployment %v is not played live (want node-clock, store-clock or get-set)", c.Deployment)
 	}
-	if len(c.Arrivals) == 0 {
-		return nil, errors.New("live: no arrivals")
+	if len(c.Requests) == 0 {
+		return nil, errors.New("replay: no arrivals")
 	}
 	plan, err := model.Plan(c.config())
 	if err != nil {
-		return nil, fmt.Errorf("live: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	script, err := lua.New(c.Algorithm.Name)
 	if err != nil {
-		return nil, fmt.Errorf("live: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
-	span := c.Arrivals[len(c.Arrivals)-1].Time
+	span := c.Requests[len(c.Requests)-1].Send
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
@@ -108,11 +108,11 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 		defer clients[i].Close()
 		// Connected before the clock starts, so the first request does not dial.
 		if err := clients[i].Ping(ctx).Err(); err != nil {
-			return nil, fmt.Errorf("live: %w", err)
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 	}
 	if err := script.Load(ctx, clients[0]); err != nil {
-		return nil, fmt.Errorf("live: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	offset, err := clockOffset(ctx, clients[0])
 	if err != nil {
@@ -120,7 +120,7 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 	}
 	w := c.Limit.Window
 	start := time.Now().UnixMicro() + offset + 200_000 // time for every node to be waiting
-	rec := &Recording{Case: c, Origin: (start/w + 1) * w, ClockOffset: offset, Requests: make([]Request, len(plan))}
+	rec := &Recording{Case: c, Origin: (start/w + 1) * w, ClockOffset: offset, Played: make([]Played, len(plan))}
 	seqKey := prefix + "seq"
 	keys := make([]string, 0)
 	for _, p := range plan {
@@ -138,7 +138,7 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("live: %s: %w", c.Name, err)
+		return nil, fmt.Errorf("replay: %s: %w", c.Name, err)
 	}
 	return rec, nil
 }
@@ -166,8 +166,8 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 				return ctx.Err()
 			}
 		}
-		r := Request{Planned: p, Sent: redisNow() - rec.Origin}
-		req := lua.Request{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
+		r := Played{Planned: p, Sent: redisNow() - rec.Origin}
+		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
 		switch cs.Deployment {
 		case model.NodeClock, model.StoreClock:
 			if cs.Deployment == model.NodeClock {
@@ -193,7 +193,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 			r.Decided, r.Allowed = r.Told-nodeOffset, reply.Decision.Allowed
 			r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
 		}
-		rec.Requests[i] = r
+		rec.Played[i] = r
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func clockOffset(ctx context.Context, c *redis.Client) (int64, error) {
 		t, err := c.Time(ctx).Result()
 		after := time.Now().UnixMicro()
 		if err != nil {
-			return 0, fmt.Errorf("live: TIME: %w", err)
+			return 0, fmt.Errorf("replay: TIME: %w", err)
 		}
 		if rtt := after - before; rtt < best {
 			best, offset = rtt, t.UnixMicro()-(before+after)/2
@@ -216,17 +216,17 @@ func clockOffset(ctx context.Context, c *redis.Client) (int64, error) {
 	return offset, nil
 }
 
-// Summary is what a run admitted: the count, and the peak, the most admits
+// Tally is what a run admitted: the count, and the peak, the most admits
 // of one key in any window of the limit's length, as a multiple of the rate.
-type Summary struct {
+type Tally struct {
 	Admitted int
 	Peak     float64
 }
 
 // summarize totals admits given each request's key and decision time.
-func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (int64, bool)) Summary {
+func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (int64, bool)) Tally {
 	byKey := map[int][]int64{}
-	var s Summary
+	var s Tally
 	for i := range n {
 		if at, ok := admitted(i); ok {
 			s.Admitted++
@@ -241,39 +241,39 @@ func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (
 }
 
 // Redis is what Redis (GetSet: the nodes) decided.
-func (rec *Recording) Redis() Summary {
-	return summarize(rec.Case.Limit, len(rec.Requests),
-		func(i int) int { return rec.Requests[i].Key },
-		func(i int) (int64, bool) { return rec.Requests[i].Decided, rec.Requests[i].Allowed })
+func (rec *Recording) Redis() Tally {
+	return summarize(rec.Case.Limit, len(rec.Played),
+		func(i int) int { return rec.Played[i].Key },
+		func(i int) (int64, bool) { return rec.Played[i].Decided, rec.Played[i].Allowed })
 }
 
 // Replay recomputes every decision with the model's store, applying each
 // operation in the order Redis ran it and telling the algorithm the time it
 // was told live. It returns the model's summary, placing each admit at the
 // measured decision time, and how many decisions differ from Redis's.
-func (rec *Recording) Replay() (Summary, int, error) {
+func (rec *Recording) Replay() (Tally, int, error) {
 	cs := rec.Case
 	store, err := model.NewStore(cs.Algorithm, cs.Limit, 0)
 	if err != nil {
-		return Summary{}, 0, err
+		return Tally{}, 0, err
 	}
 	type op struct {
 		seq int64
 		i   int
 		set bool
 	}
-	ops := make([]op, 0, 2*len(rec.Requests))
-	for i, r := range rec.Requests {
+	ops := make([]op, 0, 2*len(rec.Played))
+	for i, r := range rec.Played {
 		ops = append(ops, op{seq: r.Seq, i: i})
 		if cs.Deployment == model.GetSet {
 			ops = append(ops, op{seq: r.SetSeq, i: i, set: true})
 		}
 	}
 	slices.SortFunc(ops, func(a, b op) int { return int(a.seq - b.seq) })
-	allowed := make([]bool, len(rec.Requests))
+	allowed := make([]bool, len(rec.Played))
 	copies := make(map[int]algos.State) // GetSet: each request's copy between its GET and SET
 	for _, o := range ops {
-		r := rec.Requests[o.i]
+		r := rec.Played[o.i]
 		switch {
 		case cs.Deployment != model.GetSet:
 			allowed[o.i] = store.Call(r.Key, r.Told).Allowed
@@ -287,14 +287,14 @@ func (rec *Recording) Replay() (Summary, int, error) {
 		}
 	}
 	differ := 0
-	for i, r := range rec.Requests {
+	for i, r := range rec.Played {
 		if allowed[i] != r.Allowed {
 			differ++
 		}
 	}
-	s := summarize(cs.Limit, len(rec.Requests),
-		func(i int) int { return rec.Requests[i].Key },
-		func(i int) (int64, bool) { return rec.Requests[i].Decided, allowed[i] })
+	s := summarize(cs.Limit, len(rec.Played),
+		func(i int) int { return rec.Played[i].Key },
+		func(i int) (int64, bool) { return rec.Played[i].Decided, allowed[i] })
 	return s, differ, nil
 }
 
@@ -304,12 +304,12 @@ func (rec *Recording) Replay() (Summary, int, error) {
 // the node's decision, and from the decision to the SET.
 func (rec *Recording) MeanDelays() model.Legs {
 	var out, back, set int64
-	for _, r := range rec.Requests {
+	for _, r := range rec.Played {
 		out += r.Ran - r.Send
 		back += r.Decided - r.Ran
 		set += r.SetRan - r.Decided
 	}
-	n := int64(len(rec.Requests))
+	n := int64(len(rec.Played))
 	legs := model.Legs{Out: max(1, out/n)}
 	if rec.Case.Deployment == model.GetSet {
 		legs.Back, legs.Set = max(0, back/n), max(0, set/n)
@@ -320,25 +320,25 @@ func (rec *Recording) MeanDelays() model.Legs {
 // MeanDelay runs the model on the planned traffic with every step taking
 // exactly its measured mean (MeanDelays, no jitter): what the simulator
 // predicts when it knows the latencies but not how they clump.
-func (rec *Recording) MeanDelay() (Summary, error) {
+func (rec *Recording) MeanDelay() (Tally, error) {
 	cfg := rec.Case.config()
 	cfg.Legs = rec.MeanDelays()
 	return run(cfg)
 }
 
 // Ideal is the same traffic on one node with a true clock and no latency.
-func (rec *Recording) Ideal() (Summary, error) {
+func (rec *Recording) Ideal() (Tally, error) {
 	cfg := rec.Case.config()
 	cfg.Deployment = model.Ideal
 	return run(cfg)
 }
 
-func run(cfg model.Config) (Summary, error) {
+func run(cfg model.Config) (Tally, error) {
 	res, err := model.Run(cfg)
 	if err != nil {
-		return Summary{}, err
+		return Tally{}, err
 	}
-	var s Summary
+	var s Tally
 	for k := range res.Keys {
 		times := res.AdmitTimes(k)
 		s.Admitted += len(times)
