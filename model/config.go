@@ -85,11 +85,14 @@ func (d Deployment) usesStore() bool {
 
 func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
 
-// Request is one request: the key it is for (a small index, one limiter
-// state per key) and the true time, in µs, at which a node sends it.
+// Request is one request of the traffic: the key it is for (a small index,
+// one limiter state per key), the true time, in µs, at which a node sends
+// it, and, only when Config.Pinned is set, the node that sends it (the
+// balancer chooses otherwise, and Node is ignored).
 type Request struct {
 	Key  int
 	Send int64
+	Node int
 }
 
 // Legs fixes the mean one-way delays to and from the store, in µs, instead
@@ -136,6 +139,10 @@ type Config struct {
 	// local deployments; each gap is drawn uniformly from [1, 2·RestartEvery]
 	// by that node's own stream. 0 means nodes never restart.
 	RestartEvery int64
+	// Pinned sends every request to the node its Request.Node names instead
+	// of the node the balancer draws: traffic whose callers are fixed, such
+	// as workers each with their own clock. Ideal ignores it.
+	Pinned bool
 	// Seed selects the random streams (balancer, legs, restarts).
 	Seed uint64
 	// Requests are the requests, sorted by Time, with Time ≥ 0 and
@@ -234,13 +241,15 @@ func (c *Config) validate() (int, error) {
 	for i, a := range c.Requests {
 		switch {
 		case a.Key < 0 || a.Key >= MaxKeys:
-			return 0, fmt.Errorf("model: arrival %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
+			return 0, fmt.Errorf("model: request %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
 		case a.Send < 0:
-			return 0, fmt.Errorf("model: arrival %d is at negative time %d µs", i, a.Send)
+			return 0, fmt.Errorf("model: request %d is at negative time %d µs", i, a.Send)
 		case a.Send > maxSpan:
-			return 0, fmt.Errorf("model: arrival %d at %d µs is too late", i, a.Send)
+			return 0, fmt.Errorf("model: request %d at %d µs is too late", i, a.Send)
+		case c.Pinned && c.Deployment != Ideal && (a.Node < 0 || a.Node >= c.Nodes):
+			return 0, fmt.Errorf("model: request %d is pinned to node %d, outside [0, %d)", i, a.Node, c.Nodes)
 		case a.Send < prev:
-			return 0, fmt.Errorf("model: arrivals are not sorted: arrival %d at %s comes after one at %s",
+			return 0, fmt.Errorf("model: requests are not sorted: request %d at %s comes after one at %s",
 				i, algos.FormatTime(a.Send), algos.FormatTime(prev))
 		}
 		prev = a.Send

@@ -459,7 +459,7 @@ func TestOffsets(t *testing.T) {
 }
 
 func TestBadConfigs(t *testing.T) {
-	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{0, 10}, {1, 20}})
+	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{Key: 0, Send: 10}, {Key: 1, Send: 20}})
 	if _, err := model.Run(good); err != nil {
 		t.Fatalf("the good config fails: %v", err)
 	}
@@ -487,11 +487,14 @@ func TestBadConfigs(t *testing.T) {
 		{"split too thin", "local-split", func(c *model.Config) {
 			c.Deployment, c.Limit = model.LocalSplit, algos.MustLimit(3, algos.Second, 3)
 		}},
-		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{0, 20}, {0, 10}} }},
-		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{0, -1}} }},
-		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{-1, 1}} }},
-		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{model.MaxKeys, 1}} }},
-		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{0, algos.MaxTime}} }},
+		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: 20}, {Key: 0, Send: 10}} }},
+		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: -1}} }},
+		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{Key: -1, Send: 1}} }},
+		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{Key: model.MaxKeys, Send: 1}} }},
+		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: algos.MaxTime}} }},
+		{"pinned off the nodes", "pinned to node 4", func(c *model.Config) {
+			c.Pinned, c.Requests = true, []model.Request{{Key: 0, Send: 1, Node: 4}}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -74,7 +74,10 @@ func (c *Config) plan(dst []Planned) {
 	bal := NewStream(c.Seed, purposeBalancer)
 	n := uint64(c.Nodes)
 	for i, a := range c.Requests {
-		node := int(bal.Below(n))
+		node := a.Node
+		if !c.Pinned {
+			node = int(bal.Below(n))
+		}
 		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Send, Clock: a.Send + offsets[node]}
 	}
 }

@@ -193,7 +193,7 @@ func (r *runner) runLocal(l algos.Limit) {
 // SET) order.
 func (r *runner) runStore() {
 	c := r.cfg
-	store := &Store{decide: r.decide, limit: c.Limit, states: make([]algos.State, len(r.res.Keys))}
+	store := &Store{decide: r.decide, limit: c.Limit, states: make([]algos.State, len(r.res.Keys))} // what replay.Replay drives too
 	legs := c.legs()
 	out, back, set := newLeg(legs.Out, c.Jitter), newLeg(legs.Back, c.Jitter), newLeg(legs.Set, c.Jitter)
 	outs := NewStream(c.Seed, purposeOut)
@@ -233,15 +233,14 @@ func (r *runner) runStore() {
 				if nodeClock {
 					told = q.Clock
 				}
-				d := r.decide(store.state(q.Key), told, c.Limit)
-				r.record(j, ev.t, q.Node, d.Allowed)
+				r.record(j, ev.t, q.Node, store.Call(q.Key, told).Allowed)
 			case ev.seq&1 == 0: // GET: read a copy; the node decides on it when the reply arrives
 				sl := &r.slots[ev.slot]
-				copyState(&sl.st, store.state(q.Key))
+				store.GetInto(q.Key, &sl.st)
 				d := r.decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
 				r.record(j, sl.decideAt, q.Node, d.Allowed)
 			default: // SET: the node's copy overwrites the store
-				copyState(store.state(q.Key), &r.slots[ev.slot].st)
+				store.Set(q.Key, r.slots[ev.slot].st)
 				r.free = append(r.free, ev.slot)
 			}
 		}

@@ -62,6 +62,13 @@ func (s *Store) Get(key int) algos.State {
 	return s.state(key).Clone()
 }
 
+// GetInto is Get into *dst, reusing dst's own buffer when it is large
+// enough, so that a caller keeping a copy per request in flight (the
+// simulator's GET/SET nodes) allocates nothing once its buffers have grown.
+func (s *Store) GetInto(key int, dst *algos.State) {
+	copyState(dst, s.state(key))
+}
+
 // Set overwrites key's stored state with a copy of st, whatever the store
 // held: the SET of the non-atomic bug. The store keeps no reference to st.
 func (s *Store) Set(key int, st algos.State) {
