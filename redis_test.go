@@ -20,7 +20,6 @@ import (
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
-	"github.com/overshoot-go/overshoot/study"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -115,7 +114,7 @@ func TestLuaNegativeRefillMatchesGo(t *testing.T) {
 	c := s.Client(t)
 	prefix := s.Prefix(t)
 	ctx := context.Background()
-	l, err := study.NegativeRefillLimiter()
+	l, err := lua.New(algos.PlantedTokenBucketNegativeRefill.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,8 +119,10 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
-// floorDiv is ⌊a/b⌋ for any a and b > 0 (Go's / truncates toward zero).
-func floorDiv(a, b int64) int64 {
+// FloorDiv is ⌊a/b⌋ for any a and b > 0 (Go's / truncates toward zero): a
+// time's window index as the window algorithms compute it, for anyone who
+// must compute it the same way.
+func FloorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && a < 0 {
 		q--

@@ -6,6 +6,17 @@ package algos
 // bug; none of them is in All(), ByName or Names, and every name starts with
 // "planted-". Never use them to limit anything.
 
+// Planted lists the planted bugs, in the order declared below. Like the
+// variables, the list is for tests that must show a check catches a bug.
+// algos/lua holds the Lua twin of a planted bug beside the six scripts,
+// under the same name (planted-token-bucket-negative-refill.lua).
+func Planted() []Algorithm {
+	return []Algorithm{
+		PlantedUncappedTokenBucket, PlantedLeakyBucketRewinds, PlantedGCRAWideTolerance,
+		PlantedFixedWindowOffByOne, PlantedSlidingLogTrimsTooMuch, PlantedTokenBucketNegativeRefill,
+	}
+}
+
 // PlantedUncappedTokenBucket is the token bucket without the cap.
 //
 // PLANTED BUG: the refill line is `tokens := s.A + max(0, now-s.B)*l.Refill`
@@ -137,7 +148,7 @@ var PlantedFixedWindowOffByOne = Algorithm{
 }
 
 func decidePlantedFixedWindowOffByOne(s *State, now int64, l Limit) Decision {
-	idx := floorDiv(now, l.Window)
+	idx := FloorDiv(now, l.Window)
 	if !s.Set || s.A != idx {
 		*s = State{Set: true, A: idx, B: 0}
 	}

@@ -16,7 +16,7 @@ var FixedWindow = Algorithm{
 }
 
 func decideFixedWindow(s *State, now int64, l Limit) Decision {
-	idx := floorDiv(now, l.Window)
+	idx := FloorDiv(now, l.Window)
 	if !s.Set || s.A != idx {
 		*s = State{Set: true, A: idx, B: 0}
 	}
@@ -48,7 +48,7 @@ var SlidingCounter = Algorithm{
 
 func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 	w, limit := l.Window, l.Rate
-	idx := floorDiv(now, w)
+	idx := FloorDiv(now, w)
 	switch {
 	case !s.Set:
 		*s = State{Set: true, A: idx}

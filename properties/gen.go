@@ -75,7 +75,7 @@ func stepBack(t *rapid.T, l algos.Limit, now int64) int64 {
 	case 1:
 		s = w + nudge(t)
 	case 2:
-		s = now - floorDiv(now, w)*w + nudge(t)
+		s = now - algos.FloorDiv(now, w)*w + nudge(t)
 	case 3:
 		s = rapid.Int64Range(1, 3).Draw(t, "intervals")*interval(l) + nudge(t)
 	case 4:
@@ -91,12 +91,5 @@ func nudge(t *rapid.T) int64 { return rapid.Int64Range(-1, 1).Draw(t, "nudge") }
 // interval is W/L rounded up: the emission interval in whole µs.
 func interval(l algos.Limit) int64 { return (l.Window + l.Rate - 1) / l.Rate }
 
-func nextEdge(now, w int64) int64 { return (floorDiv(now, w) + 1) * w }
+func nextEdge(now, w int64) int64 { return (algos.FloorDiv(now, w) + 1) * w }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}

@@ -3,7 +3,6 @@ package study
 import (
 	"cmp"
 	"context"
-	_ "embed" // negative_refill.lua
 	"errors"
 	"fmt"
 	"slices"
@@ -11,40 +10,12 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/redis/go-redis/v9"
 )
 
-// negativeRefillBody is the Lua twin of algos.PlantedTokenBucketNegativeRefill,
-// a body for lua.FromSource.
-//
-//go:embed negative_refill.lua
-var negativeRefillBody string
-
-// NegativeRefillLimiter is the script of algos.PlantedTokenBucketNegativeRefill:
-// its Lua body after the shared prelude, through lua.FromSource, with the Go
-// twin it is held to call for call. It exists for the caller-clock trials;
-// like its twin it is a planted bug, never to limit anything.
-func NegativeRefillLimiter() (*lua.Limiter, error) {
-	l, err := lua.FromSource(algos.PlantedTokenBucketNegativeRefill, negativeRefillBody)
-	if err != nil {
-		return nil, fmt.Errorf("study: %w", err)
-	}
-	return l, nil
-}
-
-// SkewScript is the script of one of the SkewBuckets: NewScript for a
-// registered algorithm, NegativeRefillLimiter's for the planted one.
-func SkewScript(a algos.Algorithm) (Script, error) {
-	if a.Name == algos.PlantedTokenBucketNegativeRefill.Name {
-		l, err := NegativeRefillLimiter()
-		if err != nil {
-			return Script{}, err
-		}
-		return Script{limiter: l}, nil
-	}
-	return NewScript(a.Name)
-}
+// SkewScript is the script of one of the SkewBuckets. The planted bucket's
+// Lua twin is in algos/lua beside the six scripts, under its Go twin's name.
+func SkewScript(a algos.Algorithm) (Script, error) { return NewScript(a.Name) }
 
 // SkewResult is what one token bucket admitted in a caller-clock trial.
 type SkewResult struct {
