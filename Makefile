@@ -39,9 +39,12 @@ table:
 	if [ $$status -ne 0 ]; then cat "$$out/go-test.log"; echo "make table: FAILED (go test's output above says why; \`make golden\` accepts an intended change)"; exit 1; fi; \
 	echo "make table: computed by this run, and identical to golden/table.txt, golden/mutants.txt and golden/skew.txt"
 
-## golden: rewrite every golden file from the current code (written only when the bytes change).
+## golden: rewrite every golden file from the current code (written only when the bytes change),
+## in the test packages that import internal/golden (the others do not take -update).
+GOLDEN_PACKAGES = $(shell $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
+	awk '{for (i = 2; i <= NF; i++) if ($$i ~ /\/internal\/golden$$/) {print $$1; break}}')
 golden:
-	$(GO) test -count=1 ./... -update
+	$(GO) test -count=1 $(GOLDEN_PACKAGES) -update
 
 ## mutants: planted bugs must be caught and correct deployments stay clean, on 200 seeds.
 mutants:
@@ -51,13 +54,14 @@ mutants:
 redis-image:
 	.ci/redis-image.sh $(REDIS_IMAGE)
 
-## redis: the Lua differential (20,000 calls each) and every live replay case, with the report.
+## redis: the claims about Redis: the Lua differential (20,000 calls each), the race, and every
+## live replay case, with the report.
 redis:
 	$(GO) test -count=1 -run 'TestLua|TestAtomicity|TestLive' -v . -redis.calls=20000 -redis.live=all
 
 ## redis-bench: script throughput through go-redis, and redis-benchmark EVALSHA on the same script.
 redis-bench:
-	$(GO) test -count=1 -run '^$$' -bench 'Lua' .
+	$(GO) test -count=1 -run '^$$' -bench 'Lua' ./algos/lua/
 	@test -n "$$OVERSHOOT_REDIS" || { echo "set OVERSHOOT_REDIS=host:port for the redis-benchmark half"; exit 1; }
 	algos/lua/bench.sh "$$OVERSHOOT_REDIS"
 

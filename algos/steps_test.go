@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
 )
 
 // step is one call and the decision it must get, in the style of

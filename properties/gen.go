@@ -92,4 +92,3 @@ func nudge(t *rapid.T) int64 { return rapid.Int64Range(-1, 1).Draw(t, "nudge") }
 func interval(l algos.Limit) int64 { return (l.Window + l.Rate - 1) / l.Rate }
 
 func nextEdge(now, w int64) int64 { return (algos.FloorDiv(now, w) + 1) * w }
-

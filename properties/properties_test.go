@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
 	"github.com/overshoot-go/overshoot/properties"
 )
 

@@ -56,12 +56,12 @@ func (c Case) config() model.Config {
 // model's timeline: Redis's clock minus the recording's Origin.
 type Played struct {
 	model.Planned
-	Sent    int64 // when the node sent it
-	Told    int64 // the time the algorithm was told
-	Ran     int64 // Redis TIME when the script (GetSet: the GET) ran
-	Seq     int64 // the script's (GetSet: the GET's) place in Redis's order
-	Decided int64 // the true time of the decision: Ran, or for GetSet when the node decided
-	Allowed bool  // what Redis (GetSet: the node) decided
+	Sent     int64 // when the node really sent it (Send is when it was planned to)
+	Told     int64 // the time the algorithm was told
+	Ran      int64 // Redis TIME when the script (GetSet: the GET) ran
+	Seq      int64 // the script's (GetSet: the GET's) place in Redis's order
+	Decided  int64 // the true time of the decision: Ran, or for GetSet when the node decided
+	Admitted bool  // what Redis (GetSet: the node) decided
 	// GetSet only: when the SET ran and its place in Redis's order.
 	SetRan, SetSeq int64
 }
@@ -75,7 +75,7 @@ type Recording struct {
 	// ClockOffset is Redis TIME minus this machine's clock, as measured
 	// before the run (0 ± a few µs when Redis runs on this host).
 	ClockOffset int64
-	Played    []Played // parallel to Case.Arrivals
+	Played      []Played // parallel to Case.Requests
 }
 
 // Play runs c against the Redis at addr in real time, with keys under
@@ -88,7 +88,7 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 		return nil, fmt.Errorf("replay: deployment %v is not played live (want node-clock, store-clock or get-set)", c.Deployment)
 	}
 	if len(c.Requests) == 0 {
-		return nil, errors.New("replay: no arrivals")
+		return nil, errors.New("replay: no requests")
 	}
 	plan, err := model.Plan(c.config())
 	if err != nil {
@@ -182,7 +182,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 				r.Told = reply.RedisTime - rec.Origin
 			}
 			r.Ran, r.Seq = reply.RedisTime-rec.Origin, reply.Seq
-			r.Decided, r.Allowed = r.Ran, reply.Decision.Allowed
+			r.Decided, r.Admitted = r.Ran, reply.Decision.Allowed
 		case model.GetSet:
 			reply, err := na.Do(ctx, c, req)
 			if err != nil {
@@ -190,7 +190,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 			}
 			r.Told = reply.Told - rec.Origin
 			r.Ran, r.Seq = reply.ReadTime-rec.Origin, reply.ReadSeq
-			r.Decided, r.Allowed = r.Told-nodeOffset, reply.Decision.Allowed
+			r.Decided, r.Admitted = r.Told-nodeOffset, reply.Decision.Allowed
 			r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
 		}
 		rec.Played[i] = r
@@ -225,12 +225,16 @@ type Tally struct {
 
 // summarize totals admits given each request's key and decision time.
 func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (int64, bool)) Tally {
-	byKey := map[int][]int64{}
+	var byKey [][]int64
 	var s Tally
 	for i := range n {
 		if at, ok := admitted(i); ok {
 			s.Admitted++
-			byKey[key(i)] = append(byKey[key(i)], at)
+			k := key(i)
+			for len(byKey) <= k {
+				byKey = append(byKey, nil)
+			}
+			byKey[k] = append(byKey[k], at)
 		}
 	}
 	for _, times := range byKey {
@@ -244,7 +248,7 @@ func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (
 func (rec *Recording) Redis() Tally {
 	return summarize(rec.Case.Limit, len(rec.Played),
 		func(i int) int { return rec.Played[i].Key },
-		func(i int) (int64, bool) { return rec.Played[i].Decided, rec.Played[i].Allowed })
+		func(i int) (int64, bool) { return rec.Played[i].Decided, rec.Played[i].Admitted })
 }
 
 // Replay recomputes every decision with the model's store, applying each
@@ -288,7 +292,7 @@ func (rec *Recording) Replay() (Tally, int, error) {
 	}
 	differ := 0
 	for i, r := range rec.Played {
-		if allowed[i] != r.Allowed {
+		if allowed[i] != r.Admitted {
 			differ++
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	_ "github.com/overshoot-go/overshoot/internal/golden"
 )
 
 // A small module with three findings, as sourceFindings reads it.

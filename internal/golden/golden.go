@@ -1,8 +1,9 @@
 // Package golden compares report output with the files under golden/ and,
 // with -update, rewrites them.
 //
-// Every test package of this module imports it (the flag is defined here,
-// once), so `go test ./... -update` works in all of them. A file is written
+// The flags -update and -golden.out are defined here, so only the test
+// packages that import golden take them; `make golden` passes -update to
+// exactly those (go list names them). A file is written
 // only when its bytes differ, and atomically: a temporary file in the same
 // folder, then a rename, so an interrupted run never leaves half a golden.
 package golden
@@ -71,7 +72,7 @@ func Check(t testing.TB, name string, got []byte) {
 		return
 	}
 	if err != nil {
-		t.Fatalf("golden: %v (run `go test ./... -update` or `make golden` to create it)", err)
+		t.Fatalf("golden: %v (run `make golden` to create it)", err)
 	}
 	if !bytes.Equal(want, got) {
 		t.Errorf("golden: %s differs from this run (run `make golden` if the change is intended):\n%s", name, Diff(name, want, got))

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/overshoot-go/overshoot/internal/golden"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 )
 

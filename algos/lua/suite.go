@@ -1,0 +1,151 @@
+package lua
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/redis/go-redis/v9"
+)
+
+// SuiteKey is one key of a Suite: the limit its calls run under and the
+// time origin they start from.
+type SuiteKey struct {
+	Limit  algos.Limit
+	Origin int64
+}
+
+// SuiteKeys are the keys a Suite holds a script to. The odd limits exercise
+// the scaled arithmetic: 7 per 3 s makes a token worth 3,000,000 units
+// refilled 7 at a time, and GCRA's emission interval a fraction of a µs; the
+// origins go from small to near algos.MaxTime, so that doubles carry 16
+// digits.
+var SuiteKeys = []SuiteKey{
+	{algos.MustLimit(7, 3*algos.Second, 5), 1_700_000_000_000_000},
+	{algos.MustLimit(100, algos.Second, 100), 123_456_789},
+	{algos.MustLimit(3, 1000, 1), 3_100_000_000_000_007},
+	{algos.MustLimit(13, 60*algos.Second, 20), 999_999_999_999},
+	{algos.MustLimit(250, 7*algos.Second, 40), 2_251_799_813_685_247},
+}
+
+// Suite is the differential every script is held to, built-in, planted or
+// a user's: Differential on each of SuiteKeys, key k on its own Redis key
+// with its own calls.
+type Suite struct {
+	// Calls is how many calls in all, shared evenly among the keys (the
+	// first Calls mod len(SuiteKeys) keys take one more).
+	Calls int
+	// Seed chooses the calls: key k's are DifferentialCalls(Seed<<8 | k, …),
+	// so that every seed and every key has calls of its own.
+	Seed uint64
+	// Then, if any, are appended to every key's calls: times a test wants
+	// each key to meet after the generated ones (for example steps of a
+	// century back and forth).
+	Then []int64
+}
+
+// SuiteRun is one key's calls and what Differential reported on them.
+type SuiteRun struct {
+	Times  []int64
+	Report DiffReport
+}
+
+// SuiteReport is a Suite's report on one script: one run per SuiteKeys key,
+// in that order.
+type SuiteReport struct {
+	Algorithm string
+	Runs      []SuiteRun
+}
+
+// share is how many of the generated calls key k of SuiteKeys takes.
+func (s Suite) share(k int) int {
+	n := s.Calls / len(SuiteKeys)
+	if k < s.Calls%len(SuiteKeys) {
+		n++
+	}
+	return n
+}
+
+// KeyCalls returns key k's calls: its generated share, then Then.
+func (s Suite) KeyCalls(k int) ([]int64, error) {
+	if k < 0 || k >= len(SuiteKeys) {
+		return nil, fmt.Errorf("lua: suite key %d outside [0, %d)", k, len(SuiteKeys))
+	}
+	sk := SuiteKeys[k]
+	times, err := DifferentialCalls(s.Seed<<8|uint64(k), sk.Limit, sk.Origin, s.share(k))
+	if err != nil {
+		return nil, err
+	}
+	return append(times, s.Then...), nil
+}
+
+// Run holds l to its Go twin on every key of SuiteKeys, under Redis keys
+// prefix + ":0" to prefix + ":4", which must not exist. An error is Redis
+// unreachable or a key already there; everything a script can get wrong is
+// in the report.
+func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Limiter, prefix string) (SuiteReport, error) {
+	if s.Calls < len(SuiteKeys) {
+		return SuiteReport{}, fmt.Errorf("lua: a suite of %d calls leaves a key without any (want at least %d)", s.Calls, len(SuiteKeys))
+	}
+	out := SuiteReport{Algorithm: l.Algorithm().Name}
+	for k, sk := range SuiteKeys {
+		times, err := s.KeyCalls(k)
+		if err != nil {
+			return SuiteReport{}, err
+		}
+		rep, err := Differential(ctx, c, l, fmt.Sprintf("%s:%d", prefix, k), sk.Limit, times)
+		if err != nil {
+			return SuiteReport{}, err
+		}
+		out.Runs = append(out.Runs, SuiteRun{Times: times, Report: rep})
+	}
+	return out, nil
+}
+
+// OK reports whether every key's report is OK and every key's limit was
+// reached (the twin denied at least one call): a suite that never denied
+// compared only the easy half of the decisions.
+func (r SuiteReport) OK() bool {
+	for _, run := range r.Runs {
+		if !run.Report.OK() || run.Report.Admitted == run.Report.Calls {
+			return false
+		}
+	}
+	return len(r.Runs) == len(SuiteKeys)
+}
+
+// Totals sums the keys' reports: calls, admits, differences, and the
+// expiries read that were within bound.
+func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
+	for _, run := range r.Runs {
+		calls += run.Report.Calls
+		admitted += run.Report.Admitted
+		differences += run.Report.Differences
+		ttlsWithin += run.Report.TTLChecks - run.Report.TTLDifferences
+	}
+	return calls, admitted, differences, ttlsWithin
+}
+
+// Summary is one line: the script, its calls, admits and differences, and
+// its expiries within bound.
+func (r SuiteReport) Summary() string {
+	calls, admitted, differences, ttls := r.Totals()
+	return fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", r.Algorithm, calls, admitted, differences, ttls)
+}
+
+// String is the summary, then every key that was not OK: its report in
+// words, or that its limit was never reached.
+func (r SuiteReport) String() string {
+	var b strings.Builder
+	b.WriteString(r.Summary())
+	for _, run := range r.Runs {
+		switch {
+		case !run.Report.OK():
+			fmt.Fprintf(&b, "\n%v", run.Report)
+		case run.Report.Admitted == run.Report.Calls:
+			fmt.Fprintf(&b, "\n%s, %v: no call denied, so the limit was never reached", run.Report.Key, run.Report.Limit)
+		}
+	}
+	return b.String()
+}
