@@ -31,7 +31,7 @@ var (
 	})
 )
 
-func findingsReport(t *testing.T) scenarios.Matrix {
+func findingsMatrix(t *testing.T) scenarios.Matrix {
 	t.Helper()
 	r, err := findingsTable()
 	if err != nil {
@@ -49,7 +49,7 @@ func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deploym
 	return c
 }
 
-func findingsRuns(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment) []scenarios.SeedRun {
+func findingsSeedRuns(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment) []scenarios.SeedRun {
 	t.Helper()
 	runs := r.CellSeedRuns(algo, d)
 	if len(runs) == 0 {
@@ -63,7 +63,7 @@ var windowNames = []string{"fixed-window", "sliding-log", "sliding-counter"}
 
 func TestGoldenTable(t *testing.T) {
 	var b bytes.Buffer
-	if _, err := findingsReport(t).WriteTo(&b); err != nil {
+	if _, err := findingsMatrix(t).WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "table.txt", b.Bytes())
@@ -91,10 +91,10 @@ func TestGoldenSkew(t *testing.T) {
 //
 // Badge: token bucket under skew
 func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	tb := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.Flood)
 	least := 1.0
-	for _, run := range findingsRuns(t, r, "token-bucket", model.NodeClock) {
+	for _, run := range findingsSeedRuns(t, r, "token-bucket", model.NodeClock) {
 		f := run.Clients[scenarios.Flood]
 		least = min(least, float64(f.Admitted)/float64(f.Requests))
 	}
@@ -140,7 +140,7 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 //
 // Badge: store clock
 func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	equal := 0
 	defer func() {
 		t.Logf("measured: store-clock peak equals the ideal for %d of %d algorithms", equal, len(r.Algorithms))
@@ -185,16 +185,16 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 //
 // Badge: local split
 func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	worstOver, worstHonest := 0.0, 0.0
 	defer func() {
 		t.Logf("measured: up to %+.1f%% over the ideal, honest turned away up to %.1f%%", worstOver, worstHonest)
 	}()
 	for _, name := range r.Algorithms {
 		cell := findingsCell(t, r, name, model.LocalSplit)
-		ideal := findingsRuns(t, r, name, model.Ideal)
+		ideal := findingsSeedRuns(t, r, name, model.Ideal)
 		least := 1 << 30
-		for s, run := range findingsRuns(t, r, name, model.LocalSplit) {
+		for s, run := range findingsSeedRuns(t, r, name, model.LocalSplit) {
 			least = min(least, run.Clients[scenarios.Flood].Admitted-ideal[s].Clients[scenarios.Flood].Admitted)
 		}
 		t.Logf("%s, local split: worst over %+.1f%% (%s, seed %d), flood at least %+d admits on every seed, honest turned away %.1f%%",
@@ -223,13 +223,13 @@ func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 //
 // Badge: wiped store
 func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	fewest := 1 << 30
 	defer func() {
 		t.Logf("measured: at least %+d flood admits beyond the ideal in the second after the wipe", fewest)
 	}()
 	for _, name := range r.Algorithms {
-		wiped, ideal := findingsRuns(t, r, name, model.StoreWiped), findingsRuns(t, r, name, model.Ideal)
+		wiped, ideal := findingsSeedRuns(t, r, name, model.StoreWiped), findingsSeedRuns(t, r, name, model.Ideal)
 		least, most := 1<<30, -1<<30
 		for s := range wiped {
 			excess := wiped[s].Clients[scenarios.Flood].AfterWipe - ideal[s].Clients[scenarios.Flood].AfterWipe
@@ -257,9 +257,9 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 //
 // Badge: fixed window at an edge
 func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	l := r.Options.Limit.Rate
-	for _, run := range findingsRuns(t, r, "fixed-window", model.Ideal) {
+	for _, run := range findingsSeedRuns(t, r, "fixed-window", model.Ideal) {
 		p := run.Clients[scenarios.Boundary].Peak
 		if int64(p) != 2*l {
 			t.Errorf("seed %d: the fixed window's boundary peak is %d, not 2 × %d", run.Seed, p, l)
@@ -275,7 +275,7 @@ func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
 //
 // Badge: sliding log
 func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	for _, d := range []model.Deployment{model.Ideal, model.StoreClock} {
 		c := findingsCell(t, r, "sliding-log", d)
 		t.Logf("sliding log, %s: peak %.2fx over %d runs, %d promise violations", d, c.PeakX, c.Runs, c.Violations)
@@ -292,7 +292,7 @@ func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 //
 // Badge: GET, decide, SET
 func TestFindingGetSetOverAdmits(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	lowest := math.Inf(1)
 	defer func() { t.Logf("measured: at least %+.1f%% of the flood over the ideal", lowest) }()
 	for _, name := range r.Algorithms {
@@ -316,14 +316,14 @@ func TestFindingGetSetOverAdmits(t *testing.T) {
 //
 // Badge: full limit per node
 func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	n := float64(r.Options.Nodes)
 	low, high := math.Inf(1), 0.0
 	defer func() { t.Logf("measured: %.2f to %.2f times the ideal on %.0f nodes", low, high, n) }()
 	for _, name := range r.Algorithms {
-		ideal := findingsRuns(t, r, name, model.Ideal)
+		ideal := findingsSeedRuns(t, r, name, model.Ideal)
 		lo, hi := 1e9, 0.0
-		for s, run := range findingsRuns(t, r, name, model.LocalFull) {
+		for s, run := range findingsSeedRuns(t, r, name, model.LocalFull) {
 			x := float64(run.Clients[scenarios.Flood].Admitted) / float64(ideal[s].Clients[scenarios.Flood].Admitted)
 			lo, hi = min(lo, x), max(hi, x)
 		}
@@ -344,7 +344,7 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 // Badge: node clock, no skew
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	o := scenarios.DefaultOptions()
-	r := findingsReport(t)
+	r := findingsMatrix(t)
 	total := 0
 	defer func() {
 		t.Logf("measured: %d of %d runs broke a promise with clocks in agreement", total, len(algos.All())*len(o.Seeds)*scenarios.NumClients)

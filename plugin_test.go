@@ -56,14 +56,14 @@ func decideMine(s *algos.State, now int64, l algos.Limit) algos.Decision {
 func TestMyLimiterKeepsTheContract(t *testing.T) { properties.Check(t, mine) }
 
 func TestMyLimiterDeployed(t *testing.T) {
-	report, err := scenarios.RunMatrix([]algos.Algorithm{mine}, scenarios.DefaultOptions())
+	matrix, err := scenarios.RunMatrix([]algos.Algorithm{mine}, scenarios.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	report.WriteTo(&b)
+	matrix.WriteTo(&b)
 	t.Log("\n" + b.String())
-	cell, _ := report.Cell("my-limiter", model.NodeClock)
+	cell, _ := matrix.Cell("my-limiter", model.NodeClock)
 	if cell.PeakX > 2.1 {
 		t.Errorf("peaks at %.2fx under 50 ms of skew", cell.PeakX)
 	}

@@ -109,7 +109,7 @@ type Legs struct {
 }
 
 // Config is one simulated run. Run and Plan never modify it (in particular
-// Arrivals), so one Arrivals slice can be shared by concurrent runs.
+// Requests), so one Requests slice can be shared by concurrent runs.
 type Config struct {
 	// Algorithm decides; its Promise is what every admit is checked against.
 	Algorithm algos.Algorithm
@@ -145,7 +145,7 @@ type Config struct {
 	Pinned bool
 	// Seed selects the random streams (balancer, legs, restarts).
 	Seed uint64
-	// Requests are the requests, sorted by Time, with Time ≥ 0 and
+	// Requests are the traffic, sorted by Send, with Send ≥ 0 and
 	// 0 ≤ Key < MaxKeys.
 	Requests []Request
 }

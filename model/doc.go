@@ -10,13 +10,17 @@
 // statement about that one timeline; a node's clock is true time plus a fixed
 // offset, and the store's clock is true time itself (Redis TIME).
 //
-//   - Requests. Config.Arrivals lists them: a key index and the true time a
-//     node sends the request. The list is sorted by time and is the only
-//     traffic; the model never invents requests. The same list can be handed
-//     to every deployment, so that deployments differ only in how they decide.
+//   - Requests. Config.Requests lists them: a key index and Send, the true
+//     time a node sends the request. The list is sorted by Send and is the
+//     only traffic; the model never invents requests. The same list can be
+//     handed to every deployment, so that deployments differ only in how
+//     they decide.
 //   - Nodes. A load balancer sends each request to a node chosen uniformly at
-//     random. Node i's clock reads true time + Offset(i, N, skew), offsets
-//     spread evenly so the first and the last node are exactly Skew apart.
+//     random (or, with Config.Pinned, to the node the request names). Node
+//     i's clock reads true time + Offset(i, N, Skew): Skew is the distance
+//     between the extreme clocks, offsets spread evenly from -Skew/2 so the
+//     first and the last node are exactly Skew apart. This is the module's
+//     one definition of skew.
 //   - The store. It is a round trip away: the leg to the store and the leg
 //     back each take RTT/2 (or Config.Legs), jittered uniformly by ±Jitter%.
 //     An operation runs when it arrives, instantly and one at a time; two that
@@ -24,15 +28,22 @@
 //     before its own SET. A script that reads TIME sees true time.
 //   - Decisions are algos.DecideFunc calls. Who tells the algorithm the time,
 //     and where the state lives, is the Deployment.
-//   - The check. Every admitted request is placed at the true time it was
-//     decided (when the store ran the script; when a local node decided;
+//   - The check. Every admitted request is placed at Decided, the true
+//     time it was decided (when the store ran the script; when a local node decided;
 //     when a GET/SET node decided on its copy), and each key's admits are
 //     checked against Algorithm.Promise(Limit) for the whole configured
 //     limit: the promise the deployment is supposed to keep.
 //
+// # The names a request carries
+//
+// Request{Key, Send} → Planned{Key, Node, Send, Clock} (Plan) → the time
+// the algorithm is told: Clock for NodeClock, the store's true time when the
+// script runs for StoreClock → Outcome{Decided, Node, Admitted} (Run). A
+// live replay adds what Redis measured: Told, Ran, Decided (package replay).
+//
 // # Determinism
 //
-// Randomness comes from math/rand/v2 PCG generators, one per purpose, each
+// Randomness comes from PCG generators (Stream), one per purpose, each
 // seeded from (Config.Seed, a constant naming the purpose): the balancer,
 // the legs to the store, the legs back and to SET, and each node's restarts.
 // Changing the number of deployments, or the deployment, never changes the
@@ -48,4 +59,12 @@
 // when a key starts from empty. Atomic deployments keep the store's pending
 // operations in a small binary heap ordered by (arrival at the store,
 // request, GET before SET); it holds only the requests in flight.
+//
+// # What it owns, and what it must not import
+//
+// The deployments and their configuration (config.go), the plan of who
+// sends what when (plan.go), the random streams (stream.go), the store
+// (store.go: the state per key and its four operations, which the live
+// replay drives too) and the run (run.go). It imports algos only: no Redis,
+// no traffic generator, no report.
 package model

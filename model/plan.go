@@ -32,7 +32,8 @@ func (l leg) draw(s *Stream) int64 {
 
 // Planned is one request as the deployment plays it before anything reaches
 // the store: which key, when it is sent in true time, which node the
-// balancer chose, and what that node's clock read when it sent. A live
+// balancer chose (or Request.Node, when Config.Pinned), and what that node's
+// clock read when it sent. A live
 // replay that plays Plan's output plays exactly the traffic Run simulates.
 //
 // Clock - Send is the node's offset; a node that reads its clock later (the
@@ -45,7 +46,7 @@ type Planned struct {
 	Clock int64
 }
 
-// Plan validates cfg and returns, for every arrival in order, the request as
+// Plan validates cfg and returns, for every request in order, the request as
 // the balancer and the node clocks make it. Run uses the same plan. For Ideal
 // every request is on node 0 with a true clock. The balancer's choice depends
 // only on Seed, Nodes and the number of requests before it, so it is the same
@@ -59,7 +60,7 @@ func Plan(cfg Config) ([]Planned, error) {
 	return p, nil
 }
 
-// plan fills dst (len(c.Arrivals)) for a validated config.
+// plan fills dst (len(c.Requests)) for a validated config.
 func (c *Config) plan(dst []Planned) {
 	if c.Deployment == Ideal || c.Nodes == 1 {
 		for i, a := range c.Requests {

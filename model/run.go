@@ -30,8 +30,8 @@ type KeyResult struct {
 	Violation *algos.Violation
 }
 
-// Result is one run. Outcomes is parallel to Config.Arrivals; Keys has one
-// entry per key index up to the largest key in the arrivals.
+// Result is one run. Outcomes is parallel to Config.Requests; Keys has one
+// entry per key index up to the largest key in the requests.
 type Result struct {
 	Outcomes []Outcome
 	Keys     []KeyResult

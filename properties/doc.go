@@ -16,4 +16,10 @@
 // instant: Burst for the bucket promise, Rate for the window promises), and
 // how long a key can take to become idle from WithMaxWait (by default
 // max(2·W, ⌈B·W/L⌉), enough for the six).
+//
+// # What it owns, and what it must not import
+//
+// The properties (a file per claim), their generators (gen.go), their
+// options (options.go), Check and Fails. It imports algos and rapid only:
+// a property is about one limiter on one node, never a deployment.
 package properties

@@ -1,13 +1,3 @@
-// Package replay plays the simulator's own traffic against a real Redis in
-// real time, records when each request was sent and when Redis ran it (by
-// Redis's clock), and hands those timings back to the simulator, which must
-// then reproduce every decision Redis made.
-//
-// One goroutine per node, each with its own connection, sends that node's
-// requests of model.Plan at their planned times. The atomic deployments call
-// the algos/lua scripts; the GET/SET deployment calls lua.NonAtomic. Every
-// call INCRs one sequence key, so the replay applies the operations in
-// exactly the order Redis ran them, ties in TIME included.
 package replay
 
 import (

@@ -1,20 +1,3 @@
-// Package lua runs overshoot's six algorithms as Lua scripts in Redis, with
-// exactly the integer arithmetic of package algos, call for call.
-//
-// Each script is embedded and loaded once; a call goes through EVALSHA
-// (go-redis falls back to EVAL when Redis has forgotten the script). A call
-// returns the decision, the values the key stores afterwards (in the order
-// algos.State.Stored lists them) and the Redis TIME at which it ran.
-//
-// A user's own script runs the same way: FromSource puts it after the same
-// prelude, with its Go twin, and Differential compares the two call for call
-// on the calls DifferentialCalls makes, as the built-in scripts are compared:
-// every decision, every stored value, and after every call the key's expiry,
-// which must last until the twin's state is idle and not much longer.
-//
-// The package also holds the two ways of getting it wrong that overshoot
-// measures against the scripts: NonAtomic (GET, decide in Go, SET) and
-// GetThenIncr (a fixed window that checks and counts in two commands).
 package lua
 
 import (
