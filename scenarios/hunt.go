@@ -3,9 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
@@ -19,11 +16,14 @@ import (
 // Suspect is an algorithm deployed one way, to be hunted for violations.
 type Suspect struct {
 	// Name labels the suspect in reports; empty means "algorithm, deployment".
-	Name       string
-	Algorithm  algos.Algorithm
+	Name string
+	// Algorithm is the algorithm under suspicion, with its promise.
+	Algorithm algos.Algorithm
+	// Deployment is how it is deployed for the hunt.
 	Deployment model.Deployment
 }
 
+// label is how reports name the suspect.
 func (s Suspect) label() string {
 	if s.Name != "" {
 		return s.Name
@@ -49,12 +49,14 @@ func HuntOptions() Options {
 
 // Verdict is what a hunt found for one suspect.
 type Verdict struct {
+	// Suspect is the suspect's name, or "algorithm, deployment".
 	Suspect string
 	// Caught is true when at least one seed's run broke the promise.
 	Caught bool
-	// SeedsCaught of Seeds runs broke it; FirstSeed is the lowest seed that
-	// did (0 when none), FirstClient its first broken client, and First its
-	// first violation, with the reason in words.
+	// SeedsCaught of Seeds runs broke it; FirstSeed is the first seed, in
+	// the order of Options.Seeds, that did (0 when none), FirstClient its
+	// first broken client, and First its first violation, with the reason
+	// in words.
 	SeedsCaught, Seeds int
 	FirstSeed          uint64
 	FirstClient        Client
@@ -124,20 +126,4 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 		verdicts[i] = v
 	}
 	return verdicts, nil
-}
-
-// WriteVerdicts renders verdicts as an aligned table, one row per suspect.
-func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "deployment\tverdict\tfirst seed\tseeds caught\tfirst violation")
-	fmt.Fprintln(tw, "----------\t-------\t----------\t------------\t---------------")
-	for _, v := range verdicts {
-		verdict, first, reason := "clean", "-", "-"
-		if v.Caught {
-			verdict, first = "caught", fmt.Sprint(v.FirstSeed)
-			reason = v.FirstClient.String() + " client: " + v.First.Reason
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", v.Suspect, verdict, first, v.SeedsCaught, v.Seeds, strings.ReplaceAll(reason, "\t", " "))
-	}
-	return tw.Flush()
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -13,9 +11,9 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-// Options are the conditions of a table or a sweep. Start from
-// DefaultOptions and change fields: a zero field means zero (no round trip,
-// no jitter, no restarts), not "the default".
+// Options are the conditions of a matrix, a sweep or a hunt. Start from
+// DefaultOptions (or HuntOptions) and change fields: a zero field means zero
+// (no round trip, no jitter, no restarts), not "the default".
 type Options struct {
 	// Limit is each client's limit (every client is on its own key).
 	Limit algos.Limit
@@ -30,15 +28,17 @@ type Options struct {
 	RTT    int64
 	Jitter int
 	// Skew is the distance between the extreme node clocks, in µs, in the
-	// table's node-clock and local-split columns. (The sweep varies it; the
-	// deployment-bug columns use clocks in agreement.)
+	// matrix's node-clock and local-split columns. (RunSweep varies it
+	// instead; the deployment-bug columns use clocks in agreement; Hunt
+	// gives it to every suspect.)
 	Skew int64
 	// WipeAt is when the store-wiped column's store loses every key.
 	WipeAt int64
 	// RestartEvery is the mean µs between one node's restarts in the
-	// local-split column. (The local-full bug column never restarts.)
+	// local-split column. (The local-full bug column never restarts; Hunt
+	// gives it to every suspect.)
 	RestartEvery int64
-	// Workers is how many goroutines run cells; 0 means GOMAXPROCS. The
+	// Workers is how many goroutines play runs; 0 means GOMAXPROCS. The
 	// output does not depend on it.
 	Workers int
 }
@@ -46,7 +46,7 @@ type Options struct {
 // DefaultOptions are the conditions of overshoot's published table: 100
 // requests per second per client (burst 100), 20 s per run, seeds 1 to 10,
 // 4 nodes, a 1 ms round trip with ±25% on each leg, node clocks 50 ms apart,
-// the store wiped at 10 s, local nodes restarting every 5 s on average.
+// the store wiped at 10.5 s, local nodes restarting every 5 s on average.
 func DefaultOptions() Options {
 	seeds := make([]uint64, 10)
 	for i := range seeds {
@@ -65,8 +65,8 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports the first problem with o that would stop a table or a
-// sweep. The model checks the rest of each run's configuration.
+// Validate reports the first problem with o that would stop RunMatrix,
+// RunSweep or Hunt. The model checks the rest of each run's configuration.
 func (o Options) Validate() error {
 	switch {
 	case len(o.Seeds) == 0:
@@ -89,6 +89,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// checkAlgorithms returns the names of algs, or the first reason they
+// cannot be run side by side: none at all, a missing name, Decide or
+// Promise, or a name used twice.
 func checkAlgorithms(algs []algos.Algorithm) ([]string, error) {
 	if len(algs) == 0 {
 		return nil, errors.New("scenarios: no algorithms")
@@ -111,12 +114,47 @@ func checkAlgorithms(algs []algos.Algorithm) ([]string, error) {
 	return names, nil
 }
 
-// traffic builds every seed's arrivals once; runs share them read-only.
+// Columns are the matrix's deployments under o: the ideal reference, the
+// node clock at o.Skew, the store clock, the store wiped at o.WipeAt, the
+// local split at o.Skew restarting every o.RestartEvery, and the two
+// deployment bugs with clocks in agreement and no restarts, so that the bug
+// is all they measure.
+func (o Options) Columns() []Column {
+	return []Column{
+		{Name: "ideal", Deployment: model.Ideal},
+		{Name: "node clock " + algos.FormatMicros(o.Skew), Deployment: model.NodeClock, Skew: o.Skew},
+		{Name: "store clock", Deployment: model.StoreClock},
+		{Name: "store wiped", Deployment: model.StoreWiped},
+		{Name: "local split", Deployment: model.LocalSplit, Skew: o.Skew, RestartEvery: o.RestartEvery},
+		{Name: "GET, decide, SET", Deployment: model.GetSet},
+		{Name: "local, full limit", Deployment: model.LocalFull},
+	}
+}
+
+// config is the model configuration of one algorithm, column and seed,
+// playing that seed's requests.
+func (o Options) config(a algos.Algorithm, col Column, seed uint64, requests []model.Request) model.Config {
+	return model.Config{
+		Algorithm:    a,
+		Limit:        o.Limit,
+		Deployment:   col.Deployment,
+		Nodes:        o.Nodes,
+		Skew:         col.Skew,
+		RTT:          o.RTT,
+		Jitter:       o.Jitter,
+		WipeAt:       o.WipeAt,
+		RestartEvery: col.RestartEvery,
+		Seed:         seed,
+		Requests:     requests,
+	}
+}
+
+// traffic builds every seed's requests once; runs share them read-only.
 func (o Options) traffic() ([][]model.Request, error) {
 	out := make([][]model.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
-		a, err := Traffic(o.Seeds[i], o.Limit, o.Duration)
-		out[i] = a
+		requests, err := Traffic(o.Seeds[i], o.Limit, o.Duration)
+		out[i] = requests
 		return err
 	})
 	return out, err
@@ -149,6 +187,7 @@ func (o Options) parallel(n int, f func(i int) error) error {
 	return firstError(errs)
 }
 
+// firstError is the first non-nil error of errs, or nil.
 func firstError(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -156,63 +195,4 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
-}
-
-// ClientRun is one client in one run.
-type ClientRun struct {
-	Requests, Admitted int
-	// Peak is the most admits in any window [s, s+W) of the limit's window,
-	// by true decision time.
-	Peak int
-	// AfterWipe is the admits in [WipeAt, WipeAt+W), whether or not this
-	// run's store was wiped, to compare a wiped run with the ideal one.
-	AfterWipe int
-	// Violation is the first break of the algorithm's promise, or nil.
-	Violation *algos.Violation
-}
-
-// measure runs one configuration and summarizes it per client.
-func measure(cfg model.Config, wipeAt int64) ([NumClients]ClientRun, error) {
-	var out [NumClients]ClientRun
-	res, err := model.Run(cfg)
-	if err != nil {
-		return out, err
-	}
-	w := cfg.Limit.Window
-	for c := range min(NumClients, len(res.Keys)) {
-		times := res.AdmitTimes(c)
-		out[c] = ClientRun{
-			Requests:  res.Keys[c].Requests,
-			Admitted:  res.Keys[c].Admitted,
-			Peak:      algos.MostInAnyWindow(times, w),
-			AfterWipe: countIn(times, wipeAt, wipeAt+w),
-			Violation: res.Keys[c].Violation,
-		}
-	}
-	return out, nil
-}
-
-// countIn counts the sorted times in [from, to).
-func countIn(sorted []int64, from, to int64) int {
-	lo, _ := slices.BinarySearch(sorted, from)
-	hi, _ := slices.BinarySearch(sorted, to)
-	return hi - lo
-}
-
-// seedList prints seeds as "1-10" when they are consecutive.
-func seedList(seeds []uint64) string {
-	consecutive := true
-	for i := 1; i < len(seeds); i++ {
-		if seeds[i] != seeds[i-1]+1 {
-			consecutive = false
-		}
-	}
-	if consecutive && len(seeds) > 2 {
-		return fmt.Sprintf("%d-%d", seeds[0], seeds[len(seeds)-1])
-	}
-	parts := make([]string, len(seeds))
-	for i, s := range seeds {
-		parts[i] = fmt.Sprint(s)
-	}
-	return strings.Join(parts, ", ")
 }

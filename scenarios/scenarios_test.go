@@ -2,18 +2,18 @@ package scenarios_test
 
 import (
 	"bytes"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
 )
 
-// small is a quick table: 3 seeds of 6 s.
+// small returns quick options: 3 seeds of 6 s.
 func small() scenarios.Options {
 	o := scenarios.DefaultOptions()
 	o.Seeds = []uint64{1, 2, 3}
@@ -255,16 +255,23 @@ func TestOptionErrors(t *testing.T) {
 				algs = []algos.Algorithm{algos.GCRA}
 			}
 			if _, err := scenarios.RunMatrix(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Table: %v, want an error mentioning %q", err, tc.want)
+				t.Errorf("RunMatrix: %v, want an error mentioning %q", err, tc.want)
 			}
 			if _, err := scenarios.RunSweep(algs, o, []int64{0}); err == nil {
-				t.Error("Sweep accepted it")
+				t.Error("RunSweep accepted it")
 			}
 		})
 	}
 	for _, skews := range [][]int64{nil, {-1}, {20, 10}} {
 		if _, err := scenarios.RunSweep(algos.All(), small(), skews); err == nil {
-			t.Errorf("Sweep accepted skews %v", skews)
+			t.Errorf("RunSweep accepted skews %v", skews)
 		}
+	}
+}
+
+// A hand-built sweep with nothing to draw is an error, not a panic.
+func TestEmptySweepHasNoPicture(t *testing.T) {
+	if _, err := (scenarios.Sweep{}).WriteSVG(io.Discard); err == nil {
+		t.Error("WriteSVG drew a sweep with no skews")
 	}
 }

@@ -1,10 +1,8 @@
 package scenarios
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -24,7 +22,8 @@ func DefaultSkews() []int64 {
 // and the four clients, and where it happened.
 type SweepPoint struct {
 	// Peak is the most admits in any window of W; PeakX the same as a
-	// multiple of the limit.
+	// multiple of the limit. Seed and Client are where it was first
+	// reached, taking the seeds in order and the clients in key order.
 	Peak   int
 	PeakX  float64
 	Seed   uint64
@@ -34,17 +33,21 @@ type SweepPoint struct {
 }
 
 // Sweep is the peak of every algorithm against the skew between node
-// clocks, in the node-clock deployment.
+// clocks, in the node-clock deployment. It renders itself as a text table
+// with WriteTo and as a chart with WriteSVG; At gives the numbers to tests.
 type Sweep struct {
-	Options    Options
+	// Options are the conditions the sweep ran under (but for Skew).
+	Options Options
+	// Algorithms are the algorithms' names, in the order they were given.
 	Algorithms []string
-	Skews      []int64
+	// Skews are the skews swept, in µs, ascending.
+	Skews []int64
 	// Points[a][k] is algorithm a at Skews[k].
 	Points [][]SweepPoint
 }
 
 // RunSweep runs algs in the node-clock deployment at every skew (µs, sorted,
-// non-negative) on every seed of o; o.Skew is not used. Like Table, its
+// non-negative) on every seed of o; o.Skew is not used. Like RunMatrix's, its
 // result depends on its arguments alone, not on the number of workers.
 func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
 	if err := o.Validate(); err != nil {
@@ -104,14 +107,6 @@ func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
 	return r, nil
 }
 
-// fmtMillis prints µs as milliseconds, with decimals only when needed.
-func fmtMillis(us int64) string {
-	if us%1000 == 0 {
-		return fmt.Sprintf("%dms", us/1000)
-	}
-	return fmt.Sprintf("%.3fms", float64(us)/1000)
-}
-
 // At returns the point of algorithm algo at skew (µs), if the sweep has it.
 func (r Sweep) At(algo string, skew int64) (SweepPoint, bool) {
 	k := slices.Index(r.Skews, skew)
@@ -120,30 +115,4 @@ func (r Sweep) At(algo string, skew int64) (SweepPoint, bool) {
 		return SweepPoint{}, false
 	}
 	return r.Points[a][k], true
-}
-
-// WriteTo renders the sweep as a text table, one row per skew and one
-// column per algorithm. The bytes depend on the report alone.
-func (r Sweep) WriteTo(w io.Writer) (int64, error) {
-	var b bytes.Buffer
-	o := r.Options
-	win := algos.FormatMicros(o.Limit.Window)
-	fmt.Fprintf(&b, "overshoot skew sweep\n\n")
-	fmt.Fprintf(&b, "Peak: most admitted in any %s (by true decision time), as a multiple of the limit, the worst of\n", win)
-	fmt.Fprintf(&b, "seeds %s and of the four clients (flood, boundary bursts, on-off flood, honest), each client on\n", seedList(o.Seeds))
-	fmt.Fprintf(&b, "its own key with a limit of %v. Node clock: each node tells the store its own time;\n", o.Limit)
-	fmt.Fprintf(&b, "%d node clocks spread evenly so that the two extreme ones are the skew apart. The store is %s away,\n", o.Nodes, algos.FormatMicros(o.RTT))
-	fmt.Fprintf(&b, "round trip, each leg ±%d%%. %s per run.\n\n", o.Jitter, algos.FormatMicros(o.Duration))
-	heads := append([]string{"skew"}, r.Algorithms...)
-	rows := make([][]string, len(r.Skews))
-	for k, skew := range r.Skews {
-		row := []string{fmtMillis(skew)}
-		for a := range r.Algorithms {
-			row = append(row, fmtPeak(r.Points[a][k].PeakX))
-		}
-		rows[k] = row
-	}
-	renderGrid(&b, nil, heads, rows)
-	n, err := w.Write(b.Bytes())
-	return int64(n), err
 }

@@ -1,12 +1,3 @@
-// Package scenarios is overshoot's traffic and its reports: four clients,
-// each on its own key, played through every algorithm and deployment by
-// package model, measured, and rendered as the table and the skew sweep.
-//
-// The traffic depends on the seed, the limit and the duration alone, so
-// every algorithm and every deployment sees exactly the same requests, and a
-// difference between two cells is the algorithm's or the deployment's doing.
-// Table and Sweep take any algos.Algorithm, so a user can put their own
-// limiter through the same matrix as the six built in.
 package scenarios
 
 import (
@@ -16,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-
 	"github.com/overshoot-go/overshoot/model"
 )
 

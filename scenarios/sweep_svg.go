@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -42,8 +43,11 @@ const (
 
 // WriteSVG draws the sweep as a line chart: peak (× the limit) against the
 // skew in ms, one line per algorithm, the limit as a dashed line at 1×. It
-// is written by hand with fmt; the bytes depend on the report alone.
+// is written by hand with fmt; the bytes depend on the sweep alone.
 func (r Sweep) WriteSVG(w io.Writer) (int64, error) {
+	if len(r.Skews) == 0 || len(r.Points) != len(r.Algorithms) {
+		return 0, errors.New("scenarios: a sweep with no skews, or not one line of points per algorithm, has nothing to draw (RunSweep makes one that has)")
+	}
 	var b bytes.Buffer
 	o := r.Options
 	win := algos.FormatMicros(o.Limit.Window)

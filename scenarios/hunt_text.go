@@ -1,0 +1,24 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteVerdicts renders verdicts as an aligned table, one row per suspect.
+func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "deployment\tverdict\tfirst seed\tseeds caught\tfirst violation")
+	fmt.Fprintln(tw, "----------\t-------\t----------\t------------\t---------------")
+	for _, v := range verdicts {
+		verdict, first, reason := "clean", "-", "-"
+		if v.Caught {
+			verdict, first = "caught", fmt.Sprint(v.FirstSeed)
+			reason = v.FirstClient.String() + " client: " + v.First.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", v.Suspect, verdict, first, v.SeedsCaught, v.Seeds, strings.ReplaceAll(reason, "\t", " "))
+	}
+	return tw.Flush()
+}

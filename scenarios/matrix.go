@@ -1,0 +1,187 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// Column is one deployment of the matrix, with the conditions it runs under.
+// Each deployment appears once.
+type Column struct {
+	// Name is the column's heading.
+	Name string
+	// Deployment is how the algorithm is deployed in this column.
+	Deployment model.Deployment
+	// Skew between the extreme node clocks, µs.
+	Skew int64
+	// RestartEvery is the mean µs between a local node's restarts (0: never).
+	RestartEvery int64
+}
+
+// SeedRun is one algorithm, deployment and seed: the four clients' numbers.
+type SeedRun struct {
+	// Algorithm is the algorithm's name.
+	Algorithm string
+	// Column is the deployment, as an index into Matrix.Columns.
+	Column int
+	// Seed is the seed of the run's traffic, balancer, legs and restarts.
+	Seed uint64
+	// Clients holds each client's numbers, indexed by Client.
+	Clients [NumClients]ClientRun
+}
+
+// Matrix is every algorithm through every column on every seed: the
+// numbers behind overshoot's table. It renders itself as the table with
+// WriteTo; Cell and CellSeedRuns give the numbers behind each cell to tests.
+type Matrix struct {
+	// Options are the conditions the matrix ran under.
+	Options Options
+	// Algorithms are the algorithms' names, in the order they were given.
+	Algorithms []string
+	// Columns are the deployments, Options.Columns().
+	Columns []Column
+	// SeedRuns holds run (a, c, s) at index (a·len(Columns) + c)·len(Seeds) + s.
+	SeedRuns []SeedRun
+}
+
+// RunMatrix runs algs through o.Columns() on every seed of o, in parallel on
+// o.Workers goroutines, and returns the matrix. The matrix, and the bytes it
+// renders, depend on algs and o alone (not on the number of workers or
+// CPUs). Errors name the first bad option, algorithm or run.
+func RunMatrix(algs []algos.Algorithm, o Options) (Matrix, error) {
+	if err := o.Validate(); err != nil {
+		return Matrix{}, err
+	}
+	names, err := checkAlgorithms(algs)
+	if err != nil {
+		return Matrix{}, err
+	}
+	traffic, err := o.traffic()
+	if err != nil {
+		return Matrix{}, err
+	}
+	r := Matrix{Options: o, Algorithms: names, Columns: o.Columns()}
+	nc, ns := len(r.Columns), len(o.Seeds)
+	r.SeedRuns = make([]SeedRun, len(algs)*nc*ns)
+	err = o.parallel(len(r.SeedRuns), func(i int) error {
+		a, c, s := i/(nc*ns), i/ns%nc, i%ns
+		clients, err := measure(o.config(algs[a], r.Columns[c], o.Seeds[s], traffic[s]), o.WipeAt)
+		if err != nil {
+			return fmt.Errorf("scenarios: %s, %s, seed %d: %w", names[a], r.Columns[c].Name, o.Seeds[s], err)
+		}
+		r.SeedRuns[i] = SeedRun{Algorithm: names[a], Column: c, Seed: o.Seeds[s], Clients: clients}
+		return nil
+	})
+	if err != nil {
+		return Matrix{}, err
+	}
+	return r, nil
+}
+
+// algorithm is the index of the algorithm named name, or -1.
+func (r Matrix) algorithm(name string) int {
+	for i, n := range r.Algorithms {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// column is the index of deployment d's column, or -1.
+func (r Matrix) column(d model.Deployment) int {
+	for i, c := range r.Columns {
+		if c.Deployment == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// CellSeedRuns returns the runs of one algorithm and deployment, one per seed
+// in the order of Options.Seeds, or nil if the matrix has no such cell.
+func (r Matrix) CellSeedRuns(algo string, d model.Deployment) []SeedRun {
+	a, c := r.algorithm(algo), r.column(d)
+	if a < 0 || c < 0 {
+		return nil
+	}
+	ns := len(r.Options.Seeds)
+	from := (a*len(r.Columns) + c) * ns
+	return r.SeedRuns[from : from+ns : from+ns]
+}
+
+// Cell is one algorithm and deployment summarized over the seeds and the
+// chosen clients, each number the worst case.
+type Cell struct {
+	// Peak is the most admits in any window of W, worst seed and client;
+	// PeakX is the same as a multiple of the limit L. PeakSeed and
+	// PeakClient are where it was first reached, taking the seeds in order
+	// and the clients in the order given.
+	Peak       int
+	PeakX      float64
+	PeakSeed   uint64
+	PeakClient Client
+	// Over is the admits beyond the same algorithm's ideal run on the same
+	// requests, in % of the ideal's admits: the worst seed and attack client,
+	// OverSeed and OverClient (the first to reach it). NaN when no attack
+	// client was chosen.
+	Over       float64
+	OverSeed   uint64
+	OverClient Client
+	// HonestRejected is the share of the honest client's requests that were
+	// turned away, in %, worst seed (NaN when Honest was not chosen).
+	HonestRejected float64
+	// Violations counts the (seed, client) runs whose admits broke the
+	// promise, out of Runs.
+	Violations, Runs int
+}
+
+// Cell summarizes one algorithm and deployment over every seed and the
+// given clients (all four if none are given). ok is false if the matrix has
+// no such algorithm or deployment, or no ideal column to measure over by.
+func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
+	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
+	if runs == nil || ideal == nil {
+		return Cell{}, false
+	}
+	if len(clients) == 0 {
+		clients = Clients()
+	}
+	cell = Cell{Peak: -1, Over: math.NaN(), HonestRejected: math.NaN()}
+	for s, run := range runs {
+		for _, c := range clients {
+			cr := run.Clients[c]
+			cell.Runs++
+			if cr.Violation != nil {
+				cell.Violations++
+			}
+			if cr.Peak > cell.Peak {
+				cell.Peak, cell.PeakSeed, cell.PeakClient = cr.Peak, run.Seed, c
+			}
+			if c.Attack() {
+				base := ideal[s].Clients[c].Admitted
+				if over := percent(cr.Admitted-base, base); math.IsNaN(cell.Over) || over > cell.Over {
+					cell.Over, cell.OverSeed, cell.OverClient = over, run.Seed, c
+				}
+			} else if rej := percent(cr.Requests-cr.Admitted, cr.Requests); math.IsNaN(cell.HonestRejected) || rej > cell.HonestRejected {
+				cell.HonestRejected = rej
+			}
+		}
+	}
+	cell.PeakX = float64(cell.Peak) / float64(r.Options.Limit.Rate)
+	return cell, true
+}
+
+// percent is 100·part/whole, 0 for 0/0 and +Inf for more than nothing.
+func percent(part, whole int) float64 {
+	if whole == 0 {
+		if part == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return 100 * float64(part) / float64(whole)
+}

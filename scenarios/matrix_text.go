@@ -1,0 +1,136 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// WriteTo renders the matrix as overshoot's table: a header with the
+// conditions, the main table, the deployment bugs, and the promise
+// violations. The bytes depend on the matrix alone.
+func (r Matrix) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	r.writeConditions(&b)
+	r.writeCells(&b, []model.Deployment{model.Ideal, model.NodeClock, model.StoreClock, model.StoreWiped, model.LocalSplit})
+
+	fmt.Fprintf(&b, "\nDeployment bugs, clocks in agreement and nothing restarting, so that only the bug shows:\n")
+	fmt.Fprintf(&b, "GET, decide, SET: the node reads the state, decides on its copy when the reply arrives, and writes it back.\n")
+	fmt.Fprintf(&b, "Local, full limit: no store, and every node enforces the whole %v.\n\n", r.Options.Limit)
+	r.writeCells(&b, []model.Deployment{model.GetSet, model.LocalFull})
+
+	fmt.Fprintf(&b, "\nPromise violations: runs (seed × client, %d per cell) whose admits broke the algorithm's own promise\n", len(r.Options.Seeds)*NumClients)
+	fmt.Fprintf(&b, "at their true decision times.\n\n")
+	r.writeViolations(&b)
+
+	n, err := w.Write(b.Bytes())
+	return int64(n), err
+}
+
+// writeConditions writes the table's title and the conditions of its runs,
+// then what each number means.
+func (r Matrix) writeConditions(b *bytes.Buffer) {
+	o := r.Options
+	l := o.Limit
+	win := algos.FormatMicros(l.Window)
+	local := fmt.Sprintf("%d per %s (burst %d)", l.Rate/int64(o.Nodes), win, l.Burst/int64(o.Nodes))
+	fmt.Fprintf(b, "overshoot table\n\n")
+	fmt.Fprintf(b, "Each run: four clients, each on its own key with a limit of %v: a flood at 5x the limit,\n", l)
+	fmt.Fprintf(b, "boundary bursts (%d just before and %d just after a window edge), the flood on %s and off %s,\n",
+		l.Rate, l.Rate, algos.FormatMicros(2*l.Window), algos.FormatMicros(3*l.Window))
+	fmt.Fprintf(b, "and an honest client at 90%% of its limit. %s per run, seeds %s, the same requests in every column.\n",
+		algos.FormatMicros(o.Duration), seedList(o.Seeds))
+	fmt.Fprintf(b, "%d nodes behind a random load balancer; the store is %s away, round trip, each leg ±%d%%.\n",
+		o.Nodes, algos.FormatMicros(o.RTT), o.Jitter)
+	fmt.Fprintf(b, "Node clock: each node tells the store its own time, clocks %s apart. Store clock: the script reads the\n", algos.FormatMicros(o.Skew))
+	fmt.Fprintf(b, "store's time. Store wiped: store clock, every key lost at %s. Local split: no store, each node enforces\n", fmtSeconds(o.WipeAt))
+	fmt.Fprintf(b, "%s on its own clock (%s apart) and restarts every %s on average, losing its state.\n",
+		local, algos.FormatMicros(o.Skew), algos.FormatMicros(o.RestartEvery))
+	fmt.Fprintf(b, "\n")
+	fmt.Fprintf(b, "peak:   most admitted in any %s (by true decision time), as a multiple of the limit.\n", win)
+	fmt.Fprintf(b, "over:   admitted beyond the same algorithm's ideal run (one node, true clock, no latency) on the same\n")
+	fmt.Fprintf(b, "        requests, in %% of the ideal's admits; attack clients only.\n")
+	fmt.Fprintf(b, "honest: share of the honest client's requests turned away.\n")
+	fmt.Fprintf(b, "Every cell is the worst seed and the worst client.\n\n")
+}
+
+// A metric is one number of a cell as the table prints it, under its head.
+type metric struct {
+	head  string
+	print func(Cell) string
+}
+
+var (
+	peakMetric   = metric{"peak", func(c Cell) string { return fmtPeak(c.PeakX) }}
+	overMetric   = metric{"over", func(c Cell) string { return fmtOver(c.Over) }}
+	honestMetric = metric{"honest", func(c Cell) string { return fmtShare(c.HonestRejected) }}
+)
+
+// metrics are the numbers the table prints for deployment d: the peak
+// everywhere, over everywhere but in the ideal reference it is measured
+// against, and the honest client's share for the local split and the two
+// deployment bugs.
+func metrics(d model.Deployment) []metric {
+	switch d {
+	case model.Ideal:
+		return []metric{peakMetric}
+	case model.LocalSplit, model.GetSet, model.LocalFull:
+		return []metric{peakMetric, overMetric, honestMetric}
+	}
+	return []metric{peakMetric, overMetric}
+}
+
+// writeCells writes one grid of the table: a row per algorithm, and a group
+// of columns, its metrics, for each deployment of deps that the matrix has.
+func (r Matrix) writeCells(b *bytes.Buffer, deps []model.Deployment) {
+	var groups []group
+	heads := []string{"algorithm"}
+	for _, d := range deps {
+		c := r.column(d)
+		if c < 0 {
+			continue
+		}
+		ms := metrics(d)
+		groups = append(groups, group{title: r.Columns[c].Name, cols: len(ms)})
+		for _, m := range ms {
+			heads = append(heads, m.head)
+		}
+	}
+	rows := make([][]string, 0, len(r.Algorithms))
+	for _, name := range r.Algorithms {
+		row := []string{name}
+		for _, d := range deps {
+			cell, ok := r.Cell(name, d)
+			if !ok {
+				continue
+			}
+			for _, m := range metrics(d) {
+				row = append(row, m.print(cell))
+			}
+		}
+		rows = append(rows, row)
+	}
+	renderGrid(b, groups, heads, rows)
+}
+
+// writeViolations writes the grid of promise violations: a row per
+// algorithm, a column per deployment.
+func (r Matrix) writeViolations(b *bytes.Buffer) {
+	heads := []string{"algorithm"}
+	for _, c := range r.Columns {
+		heads = append(heads, c.Name)
+	}
+	rows := make([][]string, 0, len(r.Algorithms))
+	for _, name := range r.Algorithms {
+		row := []string{name}
+		for _, c := range r.Columns {
+			cell, _ := r.Cell(name, c.Deployment)
+			row = append(row, fmt.Sprint(cell.Violations))
+		}
+		rows = append(rows, row)
+	}
+	renderGrid(b, nil, heads, rows)
+}
