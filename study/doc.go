@@ -1,8 +1,8 @@
 // Package study reproduces, against a real Redis, an empirical study of
 // Redis-based rate limiting under concurrency: what eight client strategies
 // let through when many workers share one key, how far a network delay and
-// the arrival pattern move that, what happens around a window edge with
-// atomic decisions, and what callers' clocks do to a token bucket whose
+// the way workers are released move that, what happens around a window edge
+// with atomic decisions, and what callers' clocks do to a token bucket whose
 // refill is clamped at zero and to one whose refill is not.
 //
 // # What it measures
@@ -10,27 +10,43 @@
 //   - Strategies: check-then-act (GET, compare, INCR), increment-then-check
 //     (INCR, compare), WATCH/MULTI with a retry budget of 3 and of 10, and
 //     algos/lua's fixed window, token bucket, sliding log and sliding counter
-//     scripts on Redis TIME. They share the Strategy interface.
+//     scripts on Redis TIME. They share the Strategy interface; each request
+//     gets an Answer.
 //   - A Trial: c workers, each on its own connection (a Fleet), send their
 //     share of the offered requests against one fresh key, released together
 //     by a barrier (Adversarial), after seeded random offsets (Random), or
 //     together for every request (Rounds, the lockstep model's condition). A
-//     Result counts admits, over-admission (admitted − L), refusals of
+//     TrialResult counts admits, over-admission (admitted − L), refusals of
 //     requests that were within the limit (RefusedWithinLimit defines them
-//     per strategy), and every request's latency.
+//     per strategy), and every request's latency. A Grid sweeps trials over
+//     strategies, worker counts, paths and releases, one GridPoint each.
 //   - A Path: loopback, or an in-process toxiproxy with latency toxics on
 //     both legs; its RTT is measured with PING and reported.
 //   - Models beside the measurements: the lockstep model of check-then-act
-//     (LockstepOver), and the Go algorithms run on the same traffic with no
-//     network (EdgeModel, SkewModel). ModelReport is golden/concurrency.txt.
+//     (LockstepOver), and the Go algorithms run through package model's
+//     simulator on the same plans (EdgeModel, SkewModel). A SkewPlan's Skew
+//     is model's: the distance between the first and the last worker's
+//     clock; the reports print ±Skew/2. WriteModelReport writes
+//     golden/concurrency.txt.
 //   - What must be exact is kept apart from what scheduling moves. A live
 //     script's every decision is replayed through its Go twin at the time
 //     Redis decided it (EdgeResult and SkewResult count the differences,
 //     which must be 0 however busy the machine); counts that depend on the
 //     plan being kept are judged only on trials that kept it (EdgeResult's
-//     OnPlan, Result's RoundsOutOfStep), and a trial that did not is rerun.
+//     OnPlan, TrialResult's RoundsOutOfStep), and a trial that did not is
+//     rerun.
 //
 // The findings are the package's TestFinding tests; TestStudy prints the
 // live tables (`make study` runs the full sweep). Every load loop is bounded
 // in requests and in time, and talks to a loopback Redis only.
+//
+// # What it owns
+//
+// The study owns its strategies, trials, live runs against Redis, plans,
+// fixed configuration (config.go) and rendering (report.go). The algorithms
+// are package algos's, the scripts algos/lua's, and the simulator package
+// model's: EdgeModel and SkewModel run model.Run rather than a loop of their
+// own. It imports algos, algos/lua, model and infrastructure (go-redis,
+// toxiproxy; internal/golden and internal/redistest in its tests); it must
+// not import scenarios, replay, properties or the root package.
 package study

@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +14,9 @@ import (
 
 // EdgeResult is what one script admitted in an edge trial.
 type EdgeResult struct {
-	Algorithm string
-	Sent      int
-	Admitted  int
+	Algorithm string // the script's Go twin's name
+	Sent      int    // requests of the flood
+	Admitted  int    // of them, admitted by the script
 	// Most is the most admits in any window [s, s+W) of Redis TIME, the
 	// time at which each script decided.
 	Most int
@@ -48,38 +47,27 @@ func (r EdgeResult) OnPlan() bool { return r.Lag <= EdgeMaxLag }
 // request planned every 5 ms); a lag under 40 ms keeps both.
 const EdgeMaxLag = 40 * algos.Second / 1000
 
-// RunEdge runs plan against each script in turn, each on its own key
+// RunEdge runs plan against every script at once, each on its own key
 // (key + ":" + algorithm) with workers connections straight to redisAddr:
 // the flood starts Lead before the next aligned window edge that leaves
 // time to set up, and ends one window after that edge. The send times are Redis
 // TIME, mapped to this machine's monotonic clock by one TIME read (good to a
 // fraction of a loopback round trip, far below the plan's gaps). A request
 // sent late (its worker was still waiting for the previous reply) is sent at
-// once; Lag says how late the latest was.
+// once; Lag says how late the latest was. It returns one result a script,
+// in order.
 func RunEdge(ctx context.Context, redisAddr string, scripts []Script, plan EdgePlan, workers int, key string) ([]EdgeResult, error) {
-	if err := plan.Limit.Validate(); err != nil {
+	if err := plan.validate(); err != nil {
 		return nil, err
 	}
-	if plan.Gap <= 0 || plan.Lead <= 0 || plan.Lead >= plan.Limit.Window || workers < 1 {
-		return nil, fmt.Errorf("study: an edge plan needs 0 < Lead < W, Gap > 0 and a worker, got %+v and %d", plan, workers)
+	if workers < 1 {
+		return nil, fmt.Errorf("study: an edge trial needs a worker, got %d", workers)
 	}
-	clients := make([][]*redis.Client, len(scripts))
-	defer func() {
-		for _, cs := range clients {
-			for _, c := range cs {
-				c.Close()
-			}
-		}
-	}()
-	for i := range scripts {
-		for range workers {
-			c := newWorkerClient(redisAddr)
-			clients[i] = append(clients[i], c)
-			if err := c.Ping(ctx).Err(); err != nil {
-				return nil, err
-			}
-		}
+	clients, err := dialWorkers(ctx, redisAddr, len(scripts), workers)
+	if err != nil {
+		return nil, err
 	}
+	defer closeWorkers(clients)
 	results := make([]EdgeResult, len(scripts))
 	errs := make([]error, len(scripts))
 	var wg sync.WaitGroup
@@ -95,17 +83,14 @@ func RunEdge(ctx context.Context, redisAddr string, scripts []Script, plan EdgeP
 	return results, nil
 }
 
-// liveDecision is one request of a live trial as Redis decided it: when it
-// was planned, the time the script decided at, and its place in Redis's
-// order (from 1).
-type liveDecision struct {
-	planned, at, seq int64
-	allowed          bool
-}
-
 // runEdgeOnce runs plan against one script, on its own workers' clients
 // (the first also sets up, before the flood).
 func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan EdgePlan, key string) (EdgeResult, error) {
+	a := s.Algorithm()
+	modelMost, err := EdgeModel(a, plan)
+	if err != nil {
+		return EdgeResult{}, err
+	}
 	admin := clients[0]
 	seqKey := key + ":seq"
 	if err := s.prepare(ctx, admin); err != nil {
@@ -131,15 +116,15 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan Ed
 	var wg sync.WaitGroup
 	for wi := range workers {
 		wg.Go(func() {
-			call := Target{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
+			target := Target{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
 			for j := wi; j < len(times); j += workers {
 				time.Sleep(time.Until(sync0.local(times[j])))
-				out, err := s.Allow(ctx, call)
+				ans, err := s.Allow(ctx, target)
 				if err != nil {
 					errs[wi] = err
 					return
 				}
-				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: out.RedisTime, seq: out.Seq, allowed: out.Allowed})
+				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ans.RedisTime, seq: ans.Seq, allowed: ans.Allowed})
 			}
 		})
 	}
@@ -148,59 +133,23 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan Ed
 		return EdgeResult{}, fmt.Errorf("study: edge trial of %s: %w", s.Name(), err)
 	}
 
-	all := slices.Concat(decided...)
-	slices.SortFunc(all, func(a, b liveDecision) int { return cmp.Compare(a.seq, b.seq) })
-	a := s.Algorithm()
-	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: EdgeModel(a, plan)}
-	var live, replay []int64
-	var state algos.State
+	all, differences := replay(a, plan.Limit, decided)
+	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences}
+	var live, twin []int64
 	for _, d := range all {
 		r.Lag = max(r.Lag, d.at-d.planned)
 		if d.allowed {
 			live = append(live, d.at)
 		}
-		twin := a.Decide(&state, d.at, plan.Limit).Allowed
-		if twin {
-			replay = append(replay, d.at)
-		}
-		if twin != d.allowed {
-			r.Differences++
+		if d.twin {
+			twin = append(twin, d.at)
 		}
 	}
 	slices.Sort(live) // Redis's order is TIME's order; sorting only guards the metric
 	r.Admitted = len(live)
 	r.Most = algos.MostInAnyWindow(live, w)
-	r.Replayed = algos.MostInAnyWindow(replay, w)
+	r.Replayed = algos.MostInAnyWindow(twin, w)
 	return r, nil
 }
 
 func edgeKey(key string, s Script) string { return key + ":" + s.Algorithm().Name }
-
-// clockSync maps Redis TIME to this machine's monotonic clock: Redis read
-// redis µs at the local instant at.
-type clockSync struct {
-	redis int64
-	at    time.Time
-}
-
-// local is the local instant at which Redis TIME reads t.
-func (s clockSync) local(t int64) time.Time {
-	return s.at.Add(time.Duration(t-s.redis) * time.Microsecond)
-}
-
-// now is Redis TIME now, as this machine's monotonic clock follows it.
-func (s clockSync) now() int64 {
-	return s.redis + time.Since(s.at).Microseconds()
-}
-
-// syncClock reads Redis TIME once and places it at the middle of the round
-// trip that read it.
-func syncClock(ctx context.Context, c *redis.Client) (clockSync, error) {
-	t0 := time.Now()
-	t, err := c.Time(ctx).Result()
-	if err != nil {
-		return clockSync{}, fmt.Errorf("study: TIME: %w", err)
-	}
-	rtt := time.Since(t0)
-	return clockSync{redis: t.UnixMicro(), at: t0.Add(rtt / 2)}, nil
-}

@@ -73,8 +73,9 @@ func (l *lab) run(f *Fleet, tr Trial) TrialResult {
 	return r
 }
 
-// cell runs reps trials of one strategy and returns them as a Cell.
-func (l *lab) cell(f *Fleet, s Strategy, c, per, limit int, a Release, reps int) GridPoint {
+// point runs reps trials of one strategy, c workers sending per requests
+// each under a limit of limit, and returns them as a GridPoint.
+func (l *lab) point(f *Fleet, s Strategy, c, per, limit int, rel Release, reps int) GridPoint {
 	l.t.Helper()
 	lim := ConcurrencyLimit
 	if limit != int(lim.Rate) {
@@ -83,12 +84,12 @@ func (l *lab) cell(f *Fleet, s Strategy, c, per, limit int, a Release, reps int)
 			l.t.Fatal(err)
 		}
 	}
-	cell := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Arrival: a, Limit: limit}
+	pt := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Release: rel, Limit: limit}
 	for rep := range reps {
-		cell.Results = append(cell.Results, l.run(f, Trial{Strategy: s, Workers: c, PerWorker: per, Limit: lim,
-			Release: a, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}))
+		pt.Results = append(pt.Results, l.run(f, Trial{Strategy: s, Workers: c, PerWorker: per, Limit: lim,
+			Release: rel, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}))
 	}
-	return cell
+	return pt
 }
 
 func mustStrategy(t *testing.T, name string) Strategy {
@@ -98,6 +99,20 @@ func mustStrategy(t *testing.T, name string) Strategy {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// mustScripts is the script of every one of LuaAlgorithms, in order.
+func mustScripts(t *testing.T) []Script {
+	t.Helper()
+	var scripts []Script
+	for _, name := range LuaAlgorithms {
+		s, err := NewScript(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts = append(scripts, s)
+	}
+	return scripts
 }
 
 func mustStrategies(t *testing.T) []Strategy {

@@ -1,103 +1,26 @@
 package study
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 )
 
-// The study's fixed configuration, shared by the findings, the sweep and
-// the report.
-var (
-	// WorkerCounts are the concurrency levels of the sweep.
-	WorkerCounts = []int{1, 2, 4, 8, 16, 32, 64}
-	// DelayLegs are the latency toxics of the delayed paths, in whole ms
-	// (up, down), beside the plain loopback path: nominal round trips of
-	// 1, 3 and 6 ms; what the report shows is each path's measured RTT.
-	DelayLegs = [][2]int{{1, 0}, {2, 1}, {3, 3}}
-	// ConcurrencyLimit is L = 100 in a window of one hour. Every concurrency
-	// trial lasts a few seconds at most, so it falls inside one window (Run
-	// checks with Redis TIME and reruns one that straddles an aligned edge),
-	// and the token bucket, which refills one token every 36 s, admits
-	// exactly its burst of 100: for every strategy "within the limit" means
-	// "fewer than 100 admitted so far".
-	ConcurrencyLimit = algos.MustLimit(100, 3600*algos.Second, 100)
-	// ConcurrencyOffered is how many requests a concurrency trial offers:
-	// twice the limit, split evenly (rounded up) among the workers.
-	ConcurrencyOffered = 200
-	// LockstepLimits are the limits of the lockstep comparison: 100, which
-	// every c up to 4 divides (the model predicts no over-admission there),
-	// and 101, which no c > 1 of the sweep divides.
-	LockstepLimits = []int{100, 101}
-	// EdgeLimit is L = 20 per W = 1 s with burst 20, for the trials around a
-	// window edge: a token every 50 ms, so the bucket's last refill in a
-	// window is a 50 ms target that a busy machine's pauses do not miss.
-	EdgeLimit = algos.MustLimit(20, algos.Second, 20)
-	// EdgeGap is the flood's spacing around an edge, all workers together:
-	// 200 requests a second, 10 for every token the bucket refills, slow
-	// enough that a busy 2-core machine still sends them on time.
-	EdgeGap int64 = 5000
-	// EdgeWorkers is how many connections send each script's flood.
-	EdgeWorkers = 4
-	// EdgeLeads are how long before the edge the flood starts: 300, 400, 500
-	// and 700 ms, each long enough for L requests to arrive before the edge
-	// with 200 ms or more to spare. The sliding counter's excess depends on it (the
-	// window that holds the burst before the edge also holds W - lead after
-	// it); the default run uses 400 ms.
-	EdgeLeads = []int64{300 * algos.Second / 1000, 400 * algos.Second / 1000, 500 * algos.Second / 1000, 700 * algos.Second / 1000}
-	// SkewLimit is 100 per second with a burst of 10, small, so that a
-	// bucket offered a little more than its rate runs near empty and its
-	// admits follow its refill.
-	SkewLimit = algos.MustLimit(100, algos.Second, 10)
-	// SkewSkews are the clock skews of the caller-clock trials: worker
-	// offsets spread evenly over ±skew.
-	SkewSkews = []int64{0, 10 * algos.Second / 1000, 100 * algos.Second / 1000, algos.Second}
-	// SkewBuckets are the token buckets of the caller-clock trials, side by
-	// side: the shipped one, whose refill max(0, now-last) is clamped at
-	// zero, so a caller behind can only add tokens; and the planted one
-	// (algos.PlantedTokenBucketNegativeRefill), whose refill now-last goes
-	// negative for a caller behind, so the bucket drains and owes tokens.
-	SkewBuckets = []algos.Algorithm{algos.TokenBucket, algos.PlantedTokenBucketNegativeRefill}
-)
+// The study's rendering: every table the report and the tests print. Each
+// Write function writes its whole table to w in one Write, or nothing when
+// a model fails, and returns w's error.
 
-// SkewLabel is the short name the reports give a caller-clock bucket:
-// "clamped" for the shipped token bucket, "unclamped" for the planted one,
-// else the algorithm's name.
-func SkewLabel(name string) string {
-	switch name {
-	case algos.TokenBucket.Name:
-		return "clamped"
-	case algos.PlantedTokenBucketNegativeRefill.Name:
-		return "unclamped"
-	}
-	return name
-}
-
-// ConcurrencyLimitFor is ConcurrencyLimit with another rate (and the same
-// burst): rate requests in the same one-hour window.
-func ConcurrencyLimitFor(rate int) (algos.Limit, error) {
-	return algos.NewLimit(int64(rate), ConcurrencyLimit.Window, int64(rate))
-}
-
-// SkewPlanFor is the study's caller-clock plan at a skew: 8 workers
-// offering 1.2 times the rate for 3 s.
-func SkewPlanFor(skew int64) SkewPlan {
-	return SkewPlan{Limit: SkewLimit, Workers: 8, Skew: skew, Load: 1.2, Duration: 3 * algos.Second, Seed: 1}
-}
-
-// EdgePlanFor is the study's edge plan for a lead.
-func EdgePlanFor(lead int64) EdgePlan {
-	return EdgePlan{Limit: EdgeLimit, Lead: lead, Gap: EdgeGap}
-}
-
-// ModelReport is the deterministic half of the report (golden/concurrency.txt):
-// the configuration, the lockstep model, and what the Go algorithms admit on
-// the edge and caller-clock plans with no network. The live half is printed
-// by the study's tests beside it.
-func ModelReport() string {
-	var b strings.Builder
+// WriteModelReport writes the deterministic half of the report
+// (golden/concurrency.txt): the configuration, the lockstep model, and what
+// the Go algorithms admit on the edge and caller-clock plans with no
+// network. The live half is printed by the study's tests beside it. The
+// bytes depend on the study's configuration alone.
+func WriteModelReport(w io.Writer) error {
+	var b bytes.Buffer
 	b.WriteString("overshoot study: concurrency, retries and clocks against one Redis key\n")
 	b.WriteString("(deterministic half: the models; `make study` prints the live half beside them)\n\n")
 
@@ -113,7 +36,9 @@ func ModelReport() string {
 	fmt.Fprintf(&b, "             check-then-act: never (it refuses only on reading L, and its count is its admits)\n\n")
 
 	b.WriteString("== lockstep model\n\n")
-	b.WriteString(LockstepTable(WorkerCounts, []int{10, 50, 100, 101, 1000}))
+	if err := WriteLockstepTable(&b, WorkerCounts, []int{10, 50, 100, 101, 1000}); err != nil {
+		return err
+	}
 	b.WriteString("\n")
 
 	b.WriteString("== around a window edge (Go algorithms, one node, no network)\n\n")
@@ -125,10 +50,16 @@ func ModelReport() string {
 	}
 	b.WriteString("\n")
 	for _, name := range LuaAlgorithms {
-		a, _ := algos.ByName(name)
+		a, err := algos.ByName(name)
+		if err != nil {
+			return fmt.Errorf("study: %w", err)
+		}
 		fmt.Fprintf(&b, "%-16s", name)
 		for _, lead := range EdgeLeads {
-			most := EdgeModel(a, EdgePlanFor(lead))
+			most, err := EdgeModel(a, EdgePlanFor(lead))
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(&b, " %8d %4.2fx", most, float64(most)/float64(EdgeLimit.Rate))
 		}
 		b.WriteString("\n")
@@ -147,6 +78,7 @@ func ModelReport() string {
 		head += fmt.Sprintf("   %-28s", SkewLabel(a.Name))
 	}
 	b.WriteString(strings.TrimRight(head, " ") + "\n")
+	// The skew column prints each worker's offset at most, ±Skew/2.
 	fmt.Fprintf(&b, "%8s %6s", "skew", "sent")
 	for range SkewBuckets {
 		fmt.Fprintf(&b, "   %13s %14s", "redis clock", "caller clock")
@@ -154,19 +86,145 @@ func ModelReport() string {
 	b.WriteString("\n")
 	for _, skew := range SkewSkews {
 		p := SkewPlanFor(skew)
-		sent, _ := SkewModel(SkewBuckets[0], p, false)
-		fmt.Fprintf(&b, "%8s %6d", "±"+algos.FormatMicros(skew), sent)
+		sent, _, err := SkewModel(SkewBuckets[0], p, false)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%8s %6d", "±"+algos.FormatMicros(skew/2), sent)
 		for _, a := range SkewBuckets {
-			_, redisAdm := SkewModel(a, p, false)
-			_, callerAdm := SkewModel(a, p, true)
+			_, redisAdm, err := SkewModel(a, p, false)
+			if err != nil {
+				return err
+			}
+			_, callerAdm, err := SkewModel(a, p, true)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(&b, "   %6d %5.0f%% %6d %6.0f%%", redisAdm, 100*float64(redisAdm)/float64(p.Allowed()),
 				callerAdm, 100*float64(callerAdm)/float64(p.Allowed()))
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	_, err := b.WriteTo(w)
+	return err
 }
 
+// WriteLockstepTable writes the lockstep model for every c and l given, one
+// row an l: the predicted over-admission (LockstepOver) and its share of l.
+func WriteLockstepTable(w io.Writer, workers, limits []int) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "check-then-act, lockstep model: over = c·ceil(L/c) - L (admitted = c·ceil(L/c))\n\n")
+	fmt.Fprintf(&b, "%6s", "L \\ c")
+	for _, c := range workers {
+		fmt.Fprintf(&b, " %11d", c)
+	}
+	b.WriteString("\n")
+	for _, l := range limits {
+		fmt.Fprintf(&b, "%6d", l)
+		for _, c := range workers {
+			over := LockstepOver(c, l)
+			fmt.Fprintf(&b, " %4d (%3.0f%%)", over, 100*float64(over)/float64(l))
+		}
+		b.WriteString("\n")
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// WriteEdgeTable writes live edge results beside the model, one row a
+// script: sent, admitted, and the most admits in any window of W, live and
+// modelled, each also as a multiple of EdgeLimit's L.
+func WriteEdgeTable(w io.Writer, lead int64, rs []EdgeResult) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "edge trial, flood from %s before the edge to one window after (%s):\n", algos.FormatMicros(lead), EdgeLimit)
+	fmt.Fprintf(&b, "%-16s %6s %8s %14s %14s\n", "algorithm", "sent", "admitted", "most in W", "model")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%-16s %6d %8d %8d %4.2fx %8d %4.2fx\n", r.Algorithm, r.Sent, r.Admitted,
+			r.Most, float64(r.Most)/float64(EdgeLimit.Rate), r.Model, float64(r.Model)/float64(EdgeLimit.Rate))
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// WriteSkewTable writes live caller-clock results beside the model, one row
+// a result. Its skew column prints each worker's offset at most, ±Skew/2.
+func WriteSkewTable(w io.Writer, rs []SkewResult) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%8s %-10s %-7s %6s %8s %8s %7s %6s %7s\n", "skew", "bucket", "clock", "sent", "allowed", "admitted", "share", "model", "share")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%8s %-10s %-7s %6d %8d %8d %6.0f%% %6d %6.0f%%\n", "±"+fmtSkew(r.Skew/2), SkewLabel(r.Bucket), r.Clock, r.Sent, r.Allowed,
+			r.Admitted, 100*r.Share(), r.Model, 100*float64(r.Model)/float64(r.Allowed))
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// WriteGrid writes points as the study's main table: one row a grid point,
+// with its trials' Summary.
+func WriteGrid(w io.Writer, points []GridPoint) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%-20s %-10s %3s %-8s %8s %-11s %6s %4s %9s %14s %6s %13s %5s %9s %9s %9s\n",
+		"strategy", "kind", "c", "path", "rtt", "arrival", "trials", "sent", "admitted", "over mean/max", "model", "within mean/max", "share", "p50", "p99", "req/s")
+	for _, pt := range points {
+		s := pt.Summarize()
+		model := "-"
+		if s.Model >= 0 {
+			model = fmt.Sprintf("%+d", s.Model)
+		}
+		admitted := fmt.Sprintf("%d", s.AdmittedMin)
+		if s.AdmittedMax != s.AdmittedMin {
+			admitted = fmt.Sprintf("%d-%d", s.AdmittedMin, s.AdmittedMax)
+		}
+		fmt.Fprintf(&b, "%-20s %-10s %3d %-8s %8s %-11s %6d %4d %9s %14s %6s %13s %4.0f%% %9s %9s %9.0f\n",
+			pt.Strategy, pt.Kind, pt.Workers, pt.Path, fmtDur(pt.RTT), pt.Release, s.Trials, s.Sent, admitted,
+			fmt.Sprintf("%+.1f/%+d", s.OverMean, s.OverMax), model,
+			fmt.Sprintf("%.1f/%d", s.WithinMean, s.WithinMax), 100*s.WithinShare,
+			fmtDur(s.P50), fmtDur(s.P99), s.Throughput)
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// WriteLockstepComparison writes check-then-act's grid points (the others
+// are skipped) beside the lockstep model: predicted and measured
+// over-admission for each c, and how many trials came within one of the
+// model.
+func WriteLockstepComparison(w io.Writer, points []GridPoint) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%-8s %8s %5s %3s %-11s %6s %6s %16s %s\n", "path", "rtt", "L", "c", "arrival", "model", "mean", "min..max", "|measured-model| <= 1")
+	for _, pt := range points {
+		if pt.Strategy != (CheckThenAct{}).Name() {
+			continue
+		}
+		s := pt.Summarize()
+		within := 0
+		for _, r := range pt.Results {
+			if d := r.Over - s.Model; d >= -1 && d <= 1 {
+				within++
+			}
+		}
+		fmt.Fprintf(&b, "%-8s %8s %5d %3d %-11s %+6d %+6.1f %16s %d of %d trials\n",
+			pt.Path, fmtDur(pt.RTT), pt.Limit, pt.Workers, pt.Release, s.Model, s.OverMean,
+			fmt.Sprintf("%+d..%+d", s.OverMin, s.OverMax), within, s.Trials)
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// SkewLabel is the short name the reports give a caller-clock bucket:
+// "clamped" for the shipped token bucket, "unclamped" for the planted one,
+// else the algorithm's name.
+func SkewLabel(name string) string {
+	switch name {
+	case algos.TokenBucket.Name:
+		return "clamped"
+	case algos.PlantedTokenBucketNegativeRefill.Name:
+		return "unclamped"
+	}
+	return name
+}
+
+// legsText lists DelayLegs as the report prints them: "1+0, 2+1, 3+3".
 func legsText() string {
 	var parts []string
 	for _, l := range DelayLegs {
@@ -175,27 +233,15 @@ func legsText() string {
 	return strings.Join(parts, ", ")
 }
 
-// EdgeTable renders live edge results beside the model.
-func EdgeTable(lead int64, rs []EdgeResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "edge trial, flood from %s before the edge to one window after (%s):\n", algos.FormatMicros(lead), EdgeLimit)
-	fmt.Fprintf(&b, "%-16s %6s %8s %14s %14s\n", "algorithm", "sent", "admitted", "most in W", "model")
-	for _, r := range rs {
-		fmt.Fprintf(&b, "%-16s %6d %8d %8d %4.2fx %8d %4.2fx\n", r.Algorithm, r.Sent, r.Admitted,
-			r.Most, float64(r.Most)/float64(EdgeLimit.Rate), r.Model, float64(r.Model)/float64(EdgeLimit.Rate))
-	}
-	return b.String()
-}
-
-// SkewTable renders live caller-clock results beside the model.
-func SkewTable(rs []SkewResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%8s %-10s %-7s %6s %8s %8s %7s %6s %7s\n", "skew", "bucket", "clock", "sent", "allowed", "admitted", "share", "model", "share")
-	for _, r := range rs {
-		fmt.Fprintf(&b, "%8s %-10s %-7s %6d %8d %8d %6.0f%% %6d %6.0f%%\n", "±"+fmtSkew(r.Skew), SkewLabel(r.Bucket), r.Clock, r.Sent, r.Allowed,
-			r.Admitted, 100*r.Share(), r.Model, 100*float64(r.Model)/float64(r.Allowed))
-	}
-	return b.String()
-}
-
+// fmtSkew prints a duration as algos.FormatMicros prints its µs.
 func fmtSkew(d time.Duration) string { return algos.FormatMicros(d.Microseconds()) }
+
+// fmtDur prints a duration with three significant digits in ms or µs.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	}
+}

@@ -1,21 +1,14 @@
 package study
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/redis/go-redis/v9"
 )
-
-// SkewScript is the script of one of the SkewBuckets. The planted bucket's
-// Lua twin is in algos/lua beside the six scripts, under its Go twin's name.
-func SkewScript(a algos.Algorithm) (Script, error) { return NewScript(a.Name) }
 
 // SkewResult is what one token bucket admitted in a caller-clock trial.
 type SkewResult struct {
@@ -23,10 +16,12 @@ type SkewResult struct {
 	Bucket string
 	// Clock is "redis" (the script reads Redis TIME) or "caller" (each
 	// request carries its worker's own clock).
-	Clock    string
+	Clock string
+	// Skew is the plan's skew: the distance between the first and the last
+	// worker's clock (SkewPlan.Skew); the reports print ±Skew/2.
 	Skew     time.Duration
-	Sent     int
-	Admitted int
+	Sent     int // requests of the plan
+	Admitted int // of them, admitted by the script
 	// Allowed is what the limit lets through in the trial: B + L·T/W.
 	Allowed int64
 	// Model is SkewModel's admitted count for the same bucket and plan, at
@@ -62,15 +57,30 @@ func (r SkewResult) Share() float64 { return float64(r.Admitted) / float64(r.All
 // between the buckets their arithmetic. It returns, for each bucket in
 // order, the Redis-clock result and then the caller-clock one.
 func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
-	if err := plan.Limit.Validate(); err != nil {
+	if err := plan.validate(); err != nil {
 		return nil, err
 	}
 	if len(buckets) == 0 {
 		return nil, errors.New("study: a caller-clock trial needs a bucket")
 	}
+	// Trial k is bucket k/2; even k read Redis TIME, odd k carry callers' clocks.
+	trials := 2 * len(buckets)
+	res := make([]SkewResult, trials)
+	for k := range res {
+		a, callerClock := buckets[k/2].Algorithm(), k%2 == 1
+		clock := "redis"
+		if callerClock {
+			clock = "caller"
+		}
+		n, modelAdmitted, err := SkewModel(a, plan, callerClock)
+		if err != nil {
+			return nil, err
+		}
+		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond,
+			Sent: n, Allowed: plan.Allowed(), Model: modelAdmitted}
+	}
 	admin := newWorkerClient(redisAddr)
 	defer admin.Close()
-	// Trial k is bucket k/2; even k read Redis TIME, odd k carry callers' clocks.
 	var keys []string
 	for _, b := range buckets {
 		if err := b.prepare(ctx, admin); err != nil {
@@ -86,56 +96,44 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		return nil, err
 	}
 	defer admin.Del(context.WithoutCancel(ctx), stored...)
-	clients := make([][]*redis.Client, len(keys))
-	defer func() {
-		for _, cs := range clients {
-			for _, c := range cs {
-				c.Close()
-			}
-		}
-	}()
-	for k := range clients {
-		for range plan.Workers {
-			c := newWorkerClient(redisAddr)
-			clients[k] = append(clients[k], c)
-			if err := c.Ping(ctx).Err(); err != nil {
-				return nil, err
-			}
-		}
+	clients, err := dialWorkers(ctx, redisAddr, trials, plan.Workers)
+	if err != nil {
+		return nil, err
 	}
+	defer closeWorkers(clients)
 
 	sends := plan.Sends()
 	sync0, err := syncClock(ctx, admin)
 	if err != nil {
 		return nil, err
 	}
-	start := sync0.redis + 20*algos.Second/1000    // time to spare before the first send
-	decided := make([][][]liveDecision, len(keys)) // [key][worker]; planned is unused
-	errs := make([]error, len(keys)*plan.Workers)
+	start := sync0.redis + 20*algos.Second/1000 // time to spare before the first send
+	decided := make([][][]liveDecision, trials) // [trial][worker]; planned is unused
+	errs := make([]error, trials*plan.Workers)
 	var wg sync.WaitGroup
 	for k := range clients {
 		bucket, callerClock := buckets[k/2], k%2 == 1
 		decided[k] = make([][]liveDecision, plan.Workers)
 		for w := range plan.Workers {
 			wg.Go(func() {
-				call := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
+				target := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
 					time.Sleep(time.Until(sync0.local(start + s.Send)))
-					var out Answer
+					var ans Answer
 					var err error
 					at := int64(-1)
 					if callerClock {
 						at = sync0.now() + plan.Offset(w)
-						out, err = bucket.AllowAt(ctx, call, at)
+						ans, err = bucket.AllowAt(ctx, target, at)
 					} else {
-						out, err = bucket.Allow(ctx, call)
-						at = out.RedisTime
+						ans, err = bucket.Allow(ctx, target)
+						at = ans.RedisTime
 					}
 					if err != nil {
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					decided[k][w] = append(decided[k][w], liveDecision{at: at, seq: out.Seq, allowed: out.Allowed})
+					decided[k][w] = append(decided[k][w], liveDecision{at: at, seq: ans.Seq, allowed: ans.Allowed})
 				}
 			})
 		}
@@ -144,34 +142,20 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("study: caller-clock trial: %w", err)
 	}
-	sent := 0
-	for _, ws := range sends {
-		sent += len(ws)
-	}
-	res := make([]SkewResult, len(keys))
 	for k := range res {
-		a, callerClock := buckets[k/2].Algorithm(), k%2 == 1
-		clock := "redis"
-		if callerClock {
-			clock = "caller"
-		}
-		_, model := SkewModel(a, plan, callerClock)
-		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond, Sent: sent, Allowed: plan.Allowed(), Model: model}
-		all := slices.Concat(decided[k]...)
-		slices.SortFunc(all, func(a, b liveDecision) int { return cmp.Compare(a.seq, b.seq) })
-		var state algos.State
-		first, last := all[0].at, all[0].at
-		for _, d := range all {
+		all, differences := replay(buckets[k/2].Algorithm(), plan.Limit, decided[k])
+		res[k].Differences = differences
+		var first, last int64
+		for i, d := range all {
+			if i == 0 {
+				first, last = d.at, d.at
+			}
 			first, last = min(first, d.at), max(last, d.at)
-			twin := a.Decide(&state, d.at, plan.Limit).Allowed
 			if d.allowed {
 				res[k].Admitted++
 			}
-			if twin {
+			if d.twin {
 				res[k].Replayed++
-			}
-			if twin != d.allowed {
-				res[k].Differences++
 			}
 		}
 		res[k].Span = last - first

@@ -26,17 +26,18 @@ const (
 	Optimistic
 )
 
-// String names the kind as the report prints it.
-func (k Kind) String() string {
-	switch k {
-	case Racy:
-		return "racy"
-	case Atomic:
-		return "atomic"
-	case Optimistic:
-		return "optimistic"
+var kindNames = [...]string{Racy: "racy", Atomic: "atomic", Optimistic: "optimistic"}
+
+// String names the kind as the report prints it ("racy", "atomic",
+// "optimistic"), or Kind(n) for a value that is none of them.
+func (k Kind) String() string { return enumName(kindNames[:], int(k), "Kind") }
+
+// enumName is names[v] when v has a name there, else typ(v).
+func enumName(names []string, v int, typ string) string {
+	if v >= 0 && v < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("Kind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Refusal says why a request was refused.
@@ -57,7 +58,7 @@ const (
 
 // Answer is one request's decision, with what the harness needs to judge it.
 type Answer struct {
-	Allowed bool
+	Allowed bool    // the request was admitted
 	Refusal Refusal // NotRefused exactly when Allowed
 	// Attempts is how many times the strategy tried: 1 for all but the
 	// optimistic ones, which count each WATCH…EXEC they ran.
@@ -74,13 +75,14 @@ type Answer struct {
 }
 
 // Target is where a strategy sends one request: the connection to use, the
-// limited key, and a counter key that strategies able to report Redis's
-// order of decisions may INCR atomically with them (Outcome.Seq).
+// limited key and its limit, and a counter key that strategies able to
+// report Redis's order of decisions may INCR atomically with them
+// (Answer.Seq).
 type Target struct {
-	Client *redis.Client
-	Key    string
-	SeqKey string
-	Limit  algos.Limit
+	Client *redis.Client // the worker's own connection
+	Key    string        // the limited key
+	SeqKey string        // the order counter; "" for none
+	Limit  algos.Limit   // the limit the request is decided under
 }
 
 // Strategy is one way of enforcing "at most Limit.Rate requests" on a key
@@ -89,9 +91,18 @@ type Target struct {
 // optimistic strategies hold the connection across WATCH…EXEC). An error is
 // a failure of Redis or of the connection, never a refusal.
 type Strategy interface {
+	// Name is the strategy's name in the report.
 	Name() string
+	// Kind is how the strategy decides.
 	Kind() Kind
-	Allow(ctx context.Context, c Target) (Answer, error)
+	// Allow decides one request sent to t.
+	Allow(ctx context.Context, t Target) (Answer, error)
+}
+
+// preparer is a strategy with work to do once before a trial (a script to
+// load, so that no worker's first call pays EVALSHA's NOSCRIPT round trip).
+type preparer interface {
+	prepare(ctx context.Context, c *redis.Client) error
 }
 
 // Strategies returns the eight strategies of the study, in the report's
@@ -108,7 +119,8 @@ func Strategies() ([]Strategy, error) {
 	return out, nil
 }
 
-// StrategyByName finds one of Strategies by its Name.
+// StrategyByName finds one of Strategies by its Name, and fails for a name
+// none has.
 func StrategyByName(name string) (Strategy, error) {
 	all, err := Strategies()
 	if err != nil {
@@ -120,12 +132,6 @@ func StrategyByName(name string) (Strategy, error) {
 		}
 	}
 	return nil, fmt.Errorf("study: no strategy named %q", name)
-}
-
-// LuaAlgorithms are the four algorithms the study runs as scripts, by their
-// names in package algos.
-var LuaAlgorithms = []string{
-	algos.FixedWindow.Name, algos.TokenBucket.Name, algos.SlidingLog.Name, algos.SlidingCounter.Name,
 }
 
 // CheckThenAct reads the count (GET), compares it with the limit in the
@@ -145,15 +151,15 @@ func (CheckThenAct) Name() string { return "check-then-act" }
 func (CheckThenAct) Kind() Kind { return Racy }
 
 // Allow runs GET, compare, INCR.
-func (CheckThenAct) Allow(ctx context.Context, c Target) (Answer, error) {
-	n, err := readCount(ctx, c.Client, c.Key)
+func (CheckThenAct) Allow(ctx context.Context, t Target) (Answer, error) {
+	n, err := readCount(ctx, t.Client, t.Key)
 	if err != nil {
 		return Answer{}, err
 	}
-	if n >= c.Limit.Rate {
+	if n >= t.Limit.Rate {
 		return Answer{Refusal: AtLimit, Attempts: 1, Read: n}, nil
 	}
-	if err := c.Client.Incr(ctx, c.Key).Err(); err != nil {
+	if err := t.Client.Incr(ctx, t.Key).Err(); err != nil {
 		return Answer{}, fmt.Errorf("check-then-act INCR: %w", err)
 	}
 	return Answer{Allowed: true, Attempts: 1, Read: n}, nil
@@ -174,12 +180,12 @@ func (IncrThenCheck) Name() string { return "incr-then-check" }
 func (IncrThenCheck) Kind() Kind { return Atomic }
 
 // Allow runs INCR, compare.
-func (IncrThenCheck) Allow(ctx context.Context, c Target) (Answer, error) {
-	n, err := c.Client.Incr(ctx, c.Key).Result()
+func (IncrThenCheck) Allow(ctx context.Context, t Target) (Answer, error) {
+	n, err := t.Client.Incr(ctx, t.Key).Result()
 	if err != nil {
 		return Answer{}, fmt.Errorf("incr-then-check INCR: %w", err)
 	}
-	if n > c.Limit.Rate {
+	if n > t.Limit.Rate {
 		return Answer{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
 	}
 	return Answer{Allowed: true, Attempts: 1, Seq: n}, nil
@@ -189,7 +195,7 @@ func (IncrThenCheck) Allow(ctx context.Context, c Target) (Answer, error) {
 // and if the count is below L, INCR it inside MULTI/EXEC, which Redis runs
 // only if nobody changed the key since the WATCH. A failed EXEC is retried
 // up to Budget more times; a request whose budget runs out is refused
-// (Outcome.Refusal == Exhausted) although the count it last read was below
+// (Answer.Refusal == Exhausted) although the count it last read was below
 // L. It never over-admits.
 //
 // One attempt is three round trips on the worker's own connection (WATCH;
@@ -206,24 +212,24 @@ func (w Watch) Name() string { return fmt.Sprintf("watch-multi-%d", w.Budget) }
 func (Watch) Kind() Kind { return Optimistic }
 
 // Allow tries up to 1+Budget times.
-func (w Watch) Allow(ctx context.Context, c Target) (Answer, error) {
+func (w Watch) Allow(ctx context.Context, t Target) (Answer, error) {
 	for attempt := 1; attempt <= 1+w.Budget; attempt++ {
 		var atLimit bool
-		err := c.Client.Watch(ctx, func(tx *redis.Tx) error {
-			n, err := readCount(ctx, tx, c.Key)
+		err := t.Client.Watch(ctx, func(tx *redis.Tx) error {
+			n, err := readCount(ctx, tx, t.Key)
 			if err != nil {
 				return err
 			}
-			if n >= c.Limit.Rate {
+			if n >= t.Limit.Rate {
 				atLimit = true
 				return nil
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, c.Key)
+				p.Incr(ctx, t.Key)
 				return nil
 			})
 			return err
-		}, c.Key)
+		}, t.Key)
 		switch {
 		case errors.Is(err, redis.TxFailedErr):
 			continue // someone wrote the key after our WATCH: read again
@@ -238,16 +244,17 @@ func (w Watch) Allow(ctx context.Context, c Target) (Answer, error) {
 	return Answer{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
-// Script is a Lua limiter script from algos/lua (one of its six, or a body
-// through lua.FromSource, as SkewScript's planted bucket), deciding at
-// Redis TIME unless told a time: the read, the decision and the write are
-// one atomic step in Redis.
+// Script is a Lua limiter script from algos/lua (one of its six, or the
+// planted bucket's twin, under its Go twin's name), deciding at Redis TIME
+// unless told a time: the read, the decision and the write are one atomic
+// step in Redis.
 type Script struct {
 	limiter *lua.Limiter
 }
 
 // NewScript returns the script of the algorithm registered in algos under
-// name.
+// name (or of a planted algorithm with a Lua twin, as lua.New finds it),
+// and fails for a name algos/lua has no script for.
 func NewScript(name string) (Script, error) {
 	l, err := lua.New(name)
 	if err != nil {
@@ -265,32 +272,32 @@ func (s Script) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
 // Kind is Atomic.
 func (Script) Kind() Kind { return Atomic }
 
+// prepare loads the script into Redis.
+func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
+
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
-// INCRs c.SeqKey in the same step when set.
-func (s Script) Allow(ctx context.Context, c Target) (Answer, error) {
-	r, err := s.limiter.Do(ctx, c.Client, lua.Args{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: -1})
+// INCRs t.SeqKey in the same step when set.
+func (s Script) Allow(ctx context.Context, t Target) (Answer, error) { return s.AllowAt(ctx, t, -1) }
+
+// AllowAt runs the script once with the caller's own time now (µs) instead
+// of Redis TIME, the deployment in which each caller's clock decides (a
+// negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
+// same step when set.
+func (s Script) AllowAt(ctx context.Context, t Target, now int64) (Answer, error) {
+	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Now: now})
 	if err != nil {
 		return Answer{}, err
 	}
 	return fromReply(r), nil
 }
 
-// AllowAt runs the script with the caller's own time now (µs) instead of
-// Redis TIME: the deployment in which each caller's clock decides.
-func (s Script) AllowAt(ctx context.Context, c Target, now int64) (Answer, error) {
-	r, err := s.limiter.Do(ctx, c.Client, lua.Args{Key: c.Key, SeqKey: c.SeqKey, Limit: c.Limit, Now: now})
-	if err != nil {
-		return Answer{}, err
-	}
-	return fromReply(r), nil
-}
-
+// fromReply is a script's reply as an Answer.
 func fromReply(r lua.Reply) Answer {
-	o := Answer{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
-	if !o.Allowed {
-		o.Refusal = AtLimit
+	a := Answer{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
+	if !a.Allowed {
+		a.Refusal = AtLimit
 	}
-	return o
+	return a
 }
 
 // readCount is GET as an integer, 0 for an absent key.

@@ -1,9 +1,10 @@
 package study
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // TestStudy prints the live half of the report. By default it runs one
 // adversarial trial of every strategy at 1, 8 and 64 workers on loopback;
 // with -study.full (`make study`) it runs the whole sweep: every strategy,
-// worker count, path and arrival three times, check-then-act again at
+// worker count, path and release three times, check-then-act again at
 // L = 101, the edge trials at every lead and the caller-clock trials at
 // every skew. In both modes it also checks, trial by trial, what must hold
 // in every trial: the atomic strategies admit exactly L and refuse nothing
@@ -30,7 +31,7 @@ func TestStudy(t *testing.T) {
 		Strategies: mustStrategies(t),
 		Workers:    []int{1, 8, 64},
 		Paths:      []*Path{l.path([2]int{})},
-		Arrivals:   []Release{Adversarial},
+		Releases:   []Release{Adversarial},
 		Reps:       1,
 		Limit:      ConcurrencyLimit,
 		Offered:    ConcurrencyOffered,
@@ -38,7 +39,7 @@ func TestStudy(t *testing.T) {
 	}
 	if *full {
 		grid.Workers = WorkerCounts
-		grid.Arrivals = []Release{Adversarial, Random}
+		grid.Releases = []Release{Adversarial, Random}
 		grid.Reps = 3
 		for _, legs := range DelayLegs {
 			grid.Paths = append(grid.Paths, l.path(legs))
@@ -49,27 +50,27 @@ func TestStudy(t *testing.T) {
 		fmt.Fprintf(out, "%-8s up %-4s down %-4s RTT %s\n", p.Name, p.Up, p.Down, fmtDur(p.RTT))
 	}
 	trials := 0
-	cells, err := RunGrid(l.ctx, grid, l.prefix, func(c GridPoint) {
-		if *full && c.Arrival == grid.Arrivals[len(grid.Arrivals)-1] && c.Workers == grid.Workers[len(grid.Workers)-1] {
-			t.Logf("%s done on %s (%s)", c.Strategy, c.Path, time.Since(start).Round(time.Second))
+	points, err := RunGrid(l.ctx, grid, l.prefix, func(pt GridPoint) {
+		if *full && pt.Release == grid.Releases[len(grid.Releases)-1] && pt.Workers == grid.Workers[len(grid.Workers)-1] {
+			t.Logf("%s done on %s (%s)", pt.Strategy, pt.Path, time.Since(start).Round(time.Second))
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	trials += grid.Trials()
-	checkEveryTrial(t, cells)
+	checkEveryTrial(t, points)
 
 	fmt.Fprintf(out, "\n== concurrency: %s, %d requests offered a trial\n\n", ConcurrencyLimit, ConcurrencyOffered)
-	fmt.Fprint(out, Table(cells))
+	mustWrite(t, WriteGrid(out, points))
 	fmt.Fprint(out, "\nover: admitted − L (mean/max over the trials); model: lockstep c·ceil(L/c) − L; within: refused while\n"+
 		"fewer than L were admitted (mean/max); share: within ÷ (admitted + within), all trials; p50/p99: every\n"+
 		"request's time to a decision, all trials; req/s: decisions per second from the barrier to the last (mean)\n")
 
 	var lockstep []GridPoint
-	for _, c := range cells {
-		if c.Strategy == (CheckThenAct{}).Name() && c.Arrival == Adversarial {
-			lockstep = append(lockstep, c)
+	for _, pt := range points {
+		if pt.Strategy == (CheckThenAct{}).Name() && pt.Release == Adversarial {
+			lockstep = append(lockstep, pt)
 		}
 	}
 	if *full {
@@ -79,7 +80,7 @@ func TestStudy(t *testing.T) {
 			t.Fatal(err)
 		}
 		g101 := grid
-		g101.Strategies, g101.Arrivals, g101.Limit, g101.Offered = []Strategy{CheckThenAct{}}, []Release{Adversarial}, lim, 2*101
+		g101.Strategies, g101.Releases, g101.Limit, g101.Offered = []Strategy{CheckThenAct{}}, []Release{Adversarial}, lim, 2*101
 		c101, err := RunGrid(l.ctx, g101, l.prefix, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -89,10 +90,10 @@ func TestStudy(t *testing.T) {
 		lockstep = append(lockstep, c101...)
 	}
 	fmt.Fprintf(out, "\n== check-then-act beside the lockstep model (adversarial)\n\n")
-	fmt.Fprint(out, LockstepComparison(lockstep))
+	mustWrite(t, WriteLockstepComparison(out, lockstep))
 
 	fmt.Fprintf(out, "\n== Lua versus WATCH/MULTI on one contended key (adversarial; mean decisions per second)\n\n")
-	fmt.Fprint(out, contentionTable(cells))
+	mustWrite(t, writeContentionTable(out, points))
 
 	if !*full {
 		// The edge and caller-clock trials run in their findings by default.
@@ -101,14 +102,7 @@ func TestStudy(t *testing.T) {
 		return
 	}
 	leads, reps, skews := EdgeLeads, 3, SkewSkews
-	var scripts []Script
-	for _, name := range LuaAlgorithms {
-		s, err := NewScript(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scripts = append(scripts, s)
-	}
+	scripts := mustScripts(t)
 	fmt.Fprintf(out, "\n== around a window edge (live, loopback; most admits in any window of W by Redis TIME)\n\n")
 	for _, lead := range leads {
 		for range reps {
@@ -117,7 +111,7 @@ func TestStudy(t *testing.T) {
 				t.Fatal(err)
 			}
 			trials += len(rs)
-			fmt.Fprint(out, EdgeTable(lead, rs))
+			mustWrite(t, WriteEdgeTable(out, lead, rs))
 			fmt.Fprintln(out)
 		}
 	}
@@ -125,7 +119,7 @@ func TestStudy(t *testing.T) {
 	fmt.Fprintf(out, "== caller clocks (live, loopback): %s, 8 workers at 1.2x the rate for 3s; clamped and unclamped token buckets at once\n\n", SkewLimit)
 	var buckets []Script
 	for _, a := range SkewBuckets {
-		s, err := SkewScript(a)
+		s, err := NewScript(a.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,19 +134,19 @@ func TestStudy(t *testing.T) {
 		trials += len(rs)
 		sk = append(sk, rs...)
 	}
-	fmt.Fprint(out, SkewTable(sk))
+	mustWrite(t, WriteSkewTable(out, sk))
 
 	fmt.Fprintf(out, "\n== %d trials in %s (Redis from %s)\n", trials, time.Since(start).Round(time.Second), l.redis.Source)
 }
 
 // checkEveryTrial asserts what must hold in each single trial, whatever the
 // timing.
-func checkEveryTrial(t *testing.T, cells []GridPoint) {
+func checkEveryTrial(t *testing.T, points []GridPoint) {
 	t.Helper()
-	for _, c := range cells {
-		for _, r := range c.Results {
-			where := fmt.Sprintf("%s c=%d %s %s L=%d", c.Strategy, c.Workers, c.Path, c.Arrival, c.Limit)
-			switch c.Kind {
+	for _, pt := range points {
+		for _, r := range pt.Results {
+			where := fmt.Sprintf("%s c=%d %s %s L=%d", pt.Strategy, pt.Workers, pt.Path, pt.Release, pt.Limit)
+			switch pt.Kind {
 			case Atomic:
 				if r.Over != 0 || r.RefusedWithin != 0 {
 					t.Errorf("%s: over %+d, refused %d within the limit; an atomic strategy admits exactly L", where, r.Over, r.RefusedWithin)
@@ -170,27 +164,28 @@ func checkEveryTrial(t *testing.T, cells []GridPoint) {
 	}
 }
 
-// contentionTable is every Lua script's throughput over each WATCH/MULTI
-// budget's, for the cells with 16 or more workers, adversarial.
-func contentionTable(cells []GridPoint) string {
+// writeContentionTable writes every Lua script's throughput over each
+// WATCH/MULTI budget's, for the grid points with 16 or more workers,
+// adversarial.
+func writeContentionTable(w io.Writer, points []GridPoint) error {
 	type at struct {
 		path    string
 		workers int
 	}
 	byStrategy := map[at]map[string]GridPoint{}
 	var order []at
-	for _, c := range cells {
-		if c.Arrival != Adversarial || c.Workers < 16 {
+	for _, pt := range points {
+		if pt.Release != Adversarial || pt.Workers < 16 {
 			continue
 		}
-		k := at{c.Path, c.Workers}
+		k := at{pt.Path, pt.Workers}
 		if byStrategy[k] == nil {
 			byStrategy[k] = map[string]GridPoint{}
 			order = append(order, k)
 		}
-		byStrategy[k][c.Strategy] = c
+		byStrategy[k][pt.Strategy] = pt
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	fmt.Fprintf(&b, "%-8s %3s %-20s %9s %14s %14s\n", "path", "c", "script", "req/s", "÷ watch-3", "÷ watch-10")
 	for _, k := range order {
 		m := byStrategy[k]
@@ -204,5 +199,14 @@ func contentionTable(cells []GridPoint) string {
 				s.Summarize().Throughput, ContentionRatio(s, w3), ContentionRatio(s, w10))
 		}
 	}
-	return b.String()
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// mustWrite fails the test when writing a table failed.
+func mustWrite(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,61 +2,61 @@ package study
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 )
 
 // Grid is a sweep: every strategy at every worker count, on every path,
-// with every arrival, Reps times each. Each trial offers Offered requests
+// with every release, Reps times each. Each trial offers Offered requests
 // in all (⌈Offered/c⌉ per worker) against a fresh key under Limit.
 type Grid struct {
 	Strategies []Strategy
-	Workers    []int
+	Workers    []int // worker counts c
 	Paths      []*Path
-	Arrivals   []Release
-	Reps       int
+	Releases   []Release
+	Reps       int // trials at each point
 	Limit      algos.Limit
-	Offered    int
-	// Seed seeds the random arrivals; rep r of a cell uses Seed + r.
+	Offered    int // requests a trial offers in all
+	// Seed seeds the Random release's offsets; rep r of a grid point uses
+	// Seed + r.
 	Seed uint64
 }
 
 // Trials is how many trials the grid runs.
 func (g Grid) Trials() int {
-	return len(g.Strategies) * len(g.Workers) * len(g.Paths) * len(g.Arrivals) * g.Reps
+	return len(g.Strategies) * len(g.Workers) * len(g.Paths) * len(g.Releases) * g.Reps
 }
 
 // Spread is the range of the random start offsets on path p for per
 // requests a worker: the time its share takes at two round trips a
 // request, so that a worker's run overlaps a random part of the others'.
-// It is never less than a millisecond, so that loopback arrivals spread too.
+// It is never less than a millisecond, so that a Random release spreads the
+// workers on loopback too.
 func Spread(p *Path, per int) time.Duration {
 	return max(time.Millisecond, time.Duration(per)*2*p.RTT)
 }
 
-// GridPoint is one point of a sweep (a strategy, a worker count, a path, an
-// arrival and a limit) and every trial run there.
+// GridPoint is one point of a sweep (a strategy, a worker count, a path, a
+// release and a limit) and every trial run there.
 type GridPoint struct {
-	Strategy string
-	Kind     Kind
-	Workers  int
+	Strategy string        // the Strategy's Name
+	Kind     Kind          // the Strategy's Kind
+	Workers  int           // c
 	Path     string        // the Path's Name
 	RTT      time.Duration // the Path's measured RTT
-	Arrival  Release
-	Limit    int // L
-	Results  []TrialResult
+	Release  Release       // how the trials' workers started
+	Limit    int           // L
+	Results  []TrialResult // one a trial, in the order they ran
 }
 
 // RunGrid runs every trial of g against keys under prefix, one fleet of
-// max(g.Workers) connections per path, and returns the cells in the order
-// path, strategy, workers, arrival. progress, when not nil, hears about
-// each finished cell.
+// max(g.Workers) connections per path, and returns the grid points in the
+// order path, strategy, workers, release. progress, when not nil, hears
+// about each finished point.
 func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint)) ([]GridPoint, error) {
-	var cells []GridPoint
+	var points []GridPoint
 	maxC := slices.Max(g.Workers)
 	for _, p := range g.Paths {
 		f, err := NewFleet(ctx, p, maxC)
@@ -66,33 +66,33 @@ func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint
 		for _, s := range g.Strategies {
 			for _, c := range g.Workers {
 				per := (g.Offered + c - 1) / c
-				for _, a := range g.Arrivals {
-					cell := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: p.Name, RTT: p.RTT, Arrival: a, Limit: int(g.Limit.Rate)}
+				for _, rel := range g.Releases {
+					pt := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: p.Name, RTT: p.RTT, Release: rel, Limit: int(g.Limit.Rate)}
 					for rep := range g.Reps {
-						t := Trial{Strategy: s, Workers: c, PerWorker: per, Limit: g.Limit, Release: a,
+						t := Trial{Strategy: s, Workers: c, PerWorker: per, Limit: g.Limit, Release: rel,
 							Spread: Spread(p, per), Seed: g.Seed + uint64(rep)}
 						r, err := f.Run(ctx, t, prefix+"grid")
 						if err != nil {
 							f.Close()
 							return nil, err
 						}
-						cell.Results = append(cell.Results, r)
+						pt.Results = append(pt.Results, r)
 					}
-					cells = append(cells, cell)
+					points = append(points, pt)
 					if progress != nil {
-						progress(cell)
+						progress(pt)
 					}
 				}
 			}
 		}
 		f.Close()
 	}
-	return cells, nil
+	return points, nil
 }
 
-// Summary condenses a cell's trials.
+// Summary condenses a grid point's trials.
 type Summary struct {
-	Trials int
+	Trials int // how many trials ran
 	Sent   int // requests offered a trial
 	// AdmittedMin and AdmittedMax bound the admits over the trials.
 	AdmittedMin, AdmittedMax int
@@ -119,15 +119,16 @@ type Summary struct {
 	Model int
 }
 
-// Summarize condenses c.
-func (c GridPoint) Summarize() Summary {
-	s := Summary{Trials: len(c.Results), Model: -1, AdmittedMin: 1 << 30, OverMin: 1 << 30}
-	if c.Strategy == (CheckThenAct{}).Name() {
-		s.Model = LockstepOver(c.Workers, c.Limit)
+// Summarize condenses the point's trials into a Summary. With no trials,
+// only Trials (0) and Model mean anything.
+func (p GridPoint) Summarize() Summary {
+	s := Summary{Trials: len(p.Results), Model: -1, AdmittedMin: 1 << 30, OverMin: 1 << 30}
+	if p.Strategy == (CheckThenAct{}).Name() {
+		s.Model = LockstepOver(p.Workers, p.Limit)
 	}
 	var lat []time.Duration
 	var within, admitted, attempts, sent int
-	for _, r := range c.Results {
+	for _, r := range p.Results {
 		s.AdmittedMin = min(s.AdmittedMin, r.Admitted)
 		s.AdmittedMax = max(s.AdmittedMax, r.Admitted)
 		s.OverMin = min(s.OverMin, r.Over)
@@ -148,7 +149,7 @@ func (c GridPoint) Summarize() Summary {
 		}
 		lat = append(lat, r.Latencies...)
 	}
-	if n := float64(len(c.Results)); n > 0 {
+	if n := float64(len(p.Results)); n > 0 {
 		s.OverMean /= n
 		s.WithinMean /= n
 		s.Throughput /= n
@@ -158,77 +159,21 @@ func (c GridPoint) Summarize() Summary {
 	}
 	if sent > 0 {
 		s.Attempts = float64(attempts) / float64(sent)
-		s.Sent = sent / len(c.Results)
+		s.Sent = sent / len(p.Results)
 	}
 	slices.Sort(lat)
 	s.P50, s.P99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	return s
 }
 
-// Table renders cells as the study's main table: one line a cell.
-func Table(cells []GridPoint) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-20s %-10s %3s %-8s %8s %-11s %6s %4s %9s %14s %6s %13s %5s %9s %9s %9s\n",
-		"strategy", "kind", "c", "path", "rtt", "arrival", "trials", "sent", "admitted", "over mean/max", "model", "within mean/max", "share", "p50", "p99", "req/s")
-	for _, c := range cells {
-		s := c.Summarize()
-		model := "-"
-		if s.Model >= 0 {
-			model = fmt.Sprintf("%+d", s.Model)
-		}
-		admitted := fmt.Sprintf("%d", s.AdmittedMin)
-		if s.AdmittedMax != s.AdmittedMin {
-			admitted = fmt.Sprintf("%d-%d", s.AdmittedMin, s.AdmittedMax)
-		}
-		fmt.Fprintf(&b, "%-20s %-10s %3d %-8s %8s %-11s %6d %4d %9s %14s %6s %13s %4.0f%% %9s %9s %9.0f\n",
-			c.Strategy, c.Kind, c.Workers, c.Path, fmtDur(c.RTT), c.Arrival, s.Trials, s.Sent, admitted,
-			fmt.Sprintf("%+.1f/%+d", s.OverMean, s.OverMax), model,
-			fmt.Sprintf("%.1f/%d", s.WithinMean, s.WithinMax), 100*s.WithinShare,
-			fmtDur(s.P50), fmtDur(s.P99), s.Throughput)
-	}
-	return b.String()
-}
-
-// LockstepComparison renders check-then-act's cells under delay beside the
-// model: predicted and measured over-admission for each c.
-func LockstepComparison(cells []GridPoint) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-8s %8s %5s %3s %-11s %6s %6s %16s %s\n", "path", "rtt", "L", "c", "arrival", "model", "mean", "min..max", "|measured-model| <= 1")
-	for _, c := range cells {
-		if c.Strategy != (CheckThenAct{}).Name() {
-			continue
-		}
-		s := c.Summarize()
-		within := 0
-		for _, r := range c.Results {
-			if d := r.Over - s.Model; d >= -1 && d <= 1 {
-				within++
-			}
-		}
-		fmt.Fprintf(&b, "%-8s %8s %5d %3d %-11s %+6d %+6.1f %16s %d of %d trials\n",
-			c.Path, fmtDur(c.RTT), c.Limit, c.Workers, c.Arrival, s.Model, s.OverMean,
-			fmt.Sprintf("%+d..%+d", s.OverMin, s.OverMax), within, s.Trials)
-	}
-	return b.String()
-}
-
 // ContentionRatio is Lua's throughput over an optimistic strategy's in the
 // same conditions: the mean decisions per second of script (a Lua
-// strategy's cell) divided by that of watch (a WATCH/MULTI cell).
+// strategy's grid point) divided by that of watch (a WATCH/MULTI one); 0
+// when watch decided nothing.
 func ContentionRatio(script, watch GridPoint) float64 {
 	w := watch.Summarize().Throughput
 	if w == 0 {
 		return 0
 	}
 	return script.Summarize().Throughput / w
-}
-
-// fmtDur prints a duration with three significant digits in ms or µs.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
-	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Release is how a trial's workers start.
+// Release is how a trial's workers start sending.
 type Release int
 
 const (
@@ -27,32 +27,26 @@ const (
 	// worker's k-th request is released together, once every worker's
 	// (k−1)-th has been decided. Drift between workers cannot build up
 	// across requests, which is the lockstep model's condition, enforced by
-	// the experiment instead of hoped for (Result.RoundsOutOfStep says
+	// the experiment instead of hoped for (TrialResult.RoundsOutOfStep says
 	// whether the network then kept each round's reads ahead of its writes).
 	Rounds
 )
 
-// String names the arrival as the report prints it.
-func (a Release) String() string {
-	switch a {
-	case Adversarial:
-		return "adversarial"
-	case Random:
-		return "random"
-	case Rounds:
-		return "rounds"
-	}
-	return fmt.Sprintf("Arrival(%d)", int(a))
-}
+var releaseNames = [...]string{Adversarial: "adversarial", Random: "random", Rounds: "rounds"}
+
+// String names the release as the report prints it ("adversarial",
+// "random", "rounds"), or Release(n) for a value that is none of them.
+func (r Release) String() string { return enumName(releaseNames[:], int(r), "Release") }
 
 // Trial is one run of one strategy: Workers workers, each on its own
-// connection, send PerWorker requests each against one fresh key under Limit.
+// connection, send PerWorker requests each against one fresh key under
+// Limit, started as Release says.
 type Trial struct {
-	Strategy  Strategy
-	Workers   int
-	PerWorker int
-	Limit     algos.Limit
-	Release   Release
+	Strategy  Strategy      // decides every request
+	Workers   int           // c, each on its own connection of the Fleet
+	PerWorker int           // requests each worker sends
+	Limit     algos.Limit   // the limit every request is decided under
+	Release   Release       // how the workers start
 	Spread    time.Duration // Random only: the range of the start offsets
 	Seed      uint64        // Random only: the offsets' seed
 }
@@ -62,7 +56,7 @@ func (t Trial) Sent() int { return t.Workers * t.PerWorker }
 
 // TrialResult is what a trial measured.
 type TrialResult struct {
-	Trial Trial
+	Trial Trial // the trial that ran
 	// Admitted is how many requests were admitted; Over is Admitted − L,
 	// negative when the limit's capacity went unused.
 	Admitted, Over int
@@ -78,8 +72,8 @@ type TrialResult struct {
 	Latencies []time.Duration
 	// Elapsed is from the barrier's release to the last decision.
 	Elapsed time.Duration
-	// Rounds and RoundsOutOfStep, for the Rounds arrival and a strategy that
-	// reports what it read (Outcome.Read): how many rounds ran, and in how
+	// Rounds and RoundsOutOfStep, for the Rounds release and a strategy that
+	// reports what it read (Answer.Read): how many rounds ran, and in how
 	// many some worker's read already saw a write of the same round, so the
 	// round did not run in lockstep (every read before every write).
 	Rounds, RoundsOutOfStep int
@@ -90,10 +84,11 @@ type TrialResult struct {
 }
 
 // Quantile is the q-quantile (0 ≤ q ≤ 1, nearest rank) of the trial's
-// latencies.
+// latencies; 0 when there are none.
 func (r TrialResult) Quantile(q float64) time.Duration { return quantile(r.Latencies, q) }
 
-// Throughput is decisions per second: requests sent over Elapsed.
+// Throughput is decisions per second: requests sent over Elapsed (0 when
+// no time elapsed).
 func (r TrialResult) Throughput() float64 {
 	if r.Elapsed <= 0 {
 		return 0
@@ -105,7 +100,7 @@ func (r TrialResult) Throughput() float64 {
 // whose pool holds exactly one connection, opened before any trial so that
 // no dial is timed. A Fleet runs one trial at a time.
 type Fleet struct {
-	Path    *Path
+	Path    *Path // the path every connection goes through
 	clients []*redis.Client
 }
 
@@ -135,14 +130,6 @@ func (f *Fleet) Close() {
 	}
 }
 
-// preparer is a strategy with work to do once before a trial (a script to
-// load, so that no worker's first call pays EVALSHA's NOSCRIPT round trip).
-type preparer interface {
-	prepare(ctx context.Context, c *redis.Client) error
-}
-
-func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
-
 // maxTrialReruns bounds how often Run repeats a trial that straddled a
 // window edge; two in a row would need a window shorter than two trials.
 const maxTrialReruns = 2
@@ -162,12 +149,15 @@ func (f *Fleet) Run(ctx context.Context, t Trial, key string) (TrialResult, erro
 		maxTrialReruns+1, t.Strategy.Name(), algos.FormatMicros(t.Limit.Window))
 }
 
+// record is one request of a trial: its answer, its time from send to
+// decision, and when it was decided.
 type record struct {
-	out     Answer
+	ans     Answer
 	latency time.Duration
 	done    time.Duration // since the release
 }
 
+// runOnce runs t once against key, without checking for a window edge.
 func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, error) {
 	if t.Workers < 1 || t.Workers > len(f.clients) {
 		return TrialResult{}, fmt.Errorf("study: %d workers, but the fleet has %d connections", t.Workers, len(f.clients))
@@ -210,7 +200,7 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	for w := range t.Workers {
 		recs[w] = make([]record, 0, t.PerWorker)
 		wg.Go(func() {
-			call := Target{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
+			target := Target{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
 			<-start
 			if offsets[w] > 0 {
 				time.Sleep(offsets[w])
@@ -222,13 +212,13 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 					rounds.await()
 				}
 				t0 := time.Now()
-				out, err := t.Strategy.Allow(ctx, call)
+				ans, err := t.Strategy.Allow(ctx, target)
 				now := time.Now()
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				recs[w] = append(recs[w], record{out: out, latency: now.Sub(t0), done: now.Sub(release)})
+				recs[w] = append(recs[w], record{ans: ans, latency: now.Sub(t0), done: now.Sub(release)})
 			}
 		})
 	}
@@ -246,22 +236,22 @@ func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	all := slices.Concat(recs...)
 	r := TrialResult{
 		Trial:        t,
-		WindowBefore: floorDiv(before, t.Limit.Window),
-		WindowAfter:  floorDiv(after, t.Limit.Window),
+		WindowBefore: algos.FloorDiv(before, t.Limit.Window),
+		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
 	for _, rec := range all {
-		r.Attempts += rec.out.Attempts
+		r.Attempts += rec.ans.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
 		r.Elapsed = max(r.Elapsed, rec.done)
 		switch {
-		case rec.out.Allowed:
+		case rec.ans.Allowed:
 			r.Admitted++
-		case rec.out.Refusal == AtLimit:
+		case rec.ans.Refusal == AtLimit:
 			r.RefusedAtLimit++
 		}
 	}
 	r.Over = r.Admitted - int(t.Limit.Rate)
-	r.RefusedWithin = RefusedWithinLimit(all2outcomes(all), t.Limit.Rate)
+	r.RefusedWithin = RefusedWithinLimit(answers(all), t.Limit.Rate)
 	if t.Release == Rounds && t.Strategy.Kind() == Racy {
 		r.Rounds, r.RoundsOutOfStep = roundsOutOfStep(recs)
 	}
@@ -282,10 +272,10 @@ func roundsOutOfStep(recs [][]record) (rounds, outOfStep int) {
 				continue
 			}
 			ran = true
-			if rs[k].out.Read != admitted {
+			if rs[k].ans.Read != admitted {
 				inStep = false
 			}
-			if rs[k].out.Allowed {
+			if rs[k].ans.Allowed {
 				thisRound++
 			}
 		}
@@ -301,7 +291,7 @@ func roundsOutOfStep(recs [][]record) (rounds, outOfStep int) {
 }
 
 // roundBarrier holds every worker of a Rounds trial until all of them have
-// finished their current request; for the other arrivals it never waits.
+// finished their current request; for the other releases it never waits.
 type roundBarrier struct {
 	on      bool
 	mu      sync.Mutex
@@ -311,6 +301,7 @@ type roundBarrier struct {
 	gen     int
 }
 
+// newRoundBarrier is a barrier for workers, which waits only when on.
 func newRoundBarrier(workers int, on bool) *roundBarrier {
 	b := &roundBarrier{on: on, members: workers}
 	b.cond = sync.NewCond(&b.mu)
@@ -349,14 +340,16 @@ func (b *roundBarrier) leave() {
 	}
 }
 
+// next releases the workers waiting in this round and starts the next.
 func (b *roundBarrier) next() {
 	b.waiting = 0
 	b.gen++
 	b.cond.Broadcast()
 }
 
-// RefusedWithinLimit counts the refusals of requests that were within the
-// limit: refused while fewer than L requests had been admitted in total.
+// RefusedWithinLimit counts the refusals among answers of requests that were
+// within the limit: refused while fewer than limit requests had been
+// admitted in total.
 // How that is known depends on the strategy:
 //
 //   - Exhausted refusals (the optimistic strategies) count: the last count
@@ -366,22 +359,22 @@ func (b *roundBarrier) next() {
 //     than L admits come before them in that order.
 //   - Check-then-act carries no order, and needs none: it refuses only on
 //     reading a count of L or more, and its count is the number admitted.
-func RefusedWithinLimit(outs []Answer, limit int64) int {
+func RefusedWithinLimit(answers []Answer, limit int64) int {
 	var admits []int64
-	for _, o := range outs {
-		if o.Allowed && o.Seq > 0 {
-			admits = append(admits, o.Seq)
+	for _, a := range answers {
+		if a.Allowed && a.Seq > 0 {
+			admits = append(admits, a.Seq)
 		}
 	}
 	slices.Sort(admits)
 	n := 0
-	for _, o := range outs {
+	for _, a := range answers {
 		switch {
-		case o.Allowed:
-		case o.Refusal == Exhausted:
+		case a.Allowed:
+		case a.Refusal == Exhausted:
 			n++
-		case o.Seq > 0:
-			before, _ := slices.BinarySearch(admits, o.Seq)
+		case a.Seq > 0:
+			before, _ := slices.BinarySearch(admits, a.Seq)
 			if int64(before) < limit {
 				n++
 			}
@@ -390,10 +383,11 @@ func RefusedWithinLimit(outs []Answer, limit int64) int {
 	return n
 }
 
-func all2outcomes(recs []record) []Answer {
+// answers is the answer of every record, in order.
+func answers(recs []record) []Answer {
 	out := make([]Answer, len(recs))
 	for i, r := range recs {
-		out[i] = r.out
+		out[i] = r.ans
 	}
 	return out
 }
@@ -405,15 +399,6 @@ func redisNow(ctx context.Context, c *redis.Client) (int64, error) {
 		return 0, fmt.Errorf("study: TIME: %w", err)
 	}
 	return t.UnixMicro(), nil
-}
-
-// floorDiv is ⌊a/b⌋ for b > 0, as algos computes window indices.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
 }
 
 // quantile is the nearest-rank q-quantile of sorted durations.

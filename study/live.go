@@ -1,0 +1,100 @@
+package study
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/redis/go-redis/v9"
+)
+
+// What the live edge and caller-clock trials share: their workers'
+// connections, the clock that times their plans, and the replay of every
+// decision a script took through its Go twin.
+
+// dialWorkers opens groups × per worker clients straight to addr and PINGs
+// each in turn, so that no dial is timed. On an error it closes every client
+// it opened; otherwise the caller closes them with closeWorkers.
+func dialWorkers(ctx context.Context, addr string, groups, per int) ([][]*redis.Client, error) {
+	clients := make([][]*redis.Client, groups)
+	for g := range clients {
+		for range per {
+			c := newWorkerClient(addr)
+			clients[g] = append(clients[g], c)
+			if err := c.Ping(ctx).Err(); err != nil {
+				closeWorkers(clients)
+				return nil, err
+			}
+		}
+	}
+	return clients, nil
+}
+
+// closeWorkers closes every client dialWorkers opened.
+func closeWorkers(clients [][]*redis.Client) {
+	for _, cs := range clients {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+}
+
+// liveDecision is one request of a live trial as Redis decided it: when it
+// was planned, the time the script decided at, its place in Redis's order
+// (from 1), the script's decision, and the Go twin's at the same time (set
+// by replay).
+type liveDecision struct {
+	planned, at, seq int64
+	allowed, twin    bool
+}
+
+// replay puts every worker's decisions in Redis's order and decides each
+// again through the Go twin a, on one state, at the time the script decided
+// at: it returns them with twin set, and how many decisions the two
+// disagree on. An atomic script decides exactly as its twin at the same
+// times, however the requests were scheduled, so that count must be 0.
+func replay(a algos.Algorithm, l algos.Limit, perWorker [][]liveDecision) (all []liveDecision, differences int) {
+	all = slices.Concat(perWorker...)
+	slices.SortFunc(all, func(x, y liveDecision) int { return cmp.Compare(x.seq, y.seq) })
+	var state algos.State
+	for i := range all {
+		d := &all[i]
+		d.twin = a.Decide(&state, d.at, l).Allowed
+		if d.twin != d.allowed {
+			differences++
+		}
+	}
+	return all, differences
+}
+
+// clockSync maps Redis TIME to this machine's monotonic clock: Redis read
+// redis µs at the local instant at.
+type clockSync struct {
+	redis int64
+	at    time.Time
+}
+
+// local is the local instant at which Redis TIME reads t.
+func (s clockSync) local(t int64) time.Time {
+	return s.at.Add(time.Duration(t-s.redis) * time.Microsecond)
+}
+
+// now is Redis TIME now, as this machine's monotonic clock follows it.
+func (s clockSync) now() int64 {
+	return s.redis + time.Since(s.at).Microseconds()
+}
+
+// syncClock reads Redis TIME once and places it at the middle of the round
+// trip that read it.
+func syncClock(ctx context.Context, c *redis.Client) (clockSync, error) {
+	t0 := time.Now()
+	t, err := c.Time(ctx).Result()
+	if err != nil {
+		return clockSync{}, fmt.Errorf("study: TIME: %w", err)
+	}
+	rtt := time.Since(t0)
+	return clockSync{redis: t.UnixMicro(), at: t0.Add(rtt / 2)}, nil
+}
