@@ -115,6 +115,26 @@ func checkAligned(times []int64, l Limit) *Violation {
 	return nil
 }
 
+// checkAnchored counts the admits in windows anchored at admits: a window
+// opens at the first admit, holds every admit before its start + W, and the
+// first admit at or after that end opens the next. It reports the first
+// admit that is the L+1-th in its window.
+func checkAnchored(times []int64, l Limit) *Violation {
+	var count, start int64
+	for j, t := range times {
+		if j == 0 || t-start >= l.Window {
+			start, count = t, 0
+		}
+		count++
+		if count > l.Rate {
+			return &Violation{From: start, To: t, Admits: count, Allowed: l.Rate, Reason: fmt.Sprintf(
+				"%d admits in the window [%s, %s) anchored at an admit, but at most %d are promised",
+				count, FormatTime(start), FormatTime(start+l.Window), l.Rate)}
+		}
+	}
+	return nil
+}
+
 // checkSliding reports the first admit that is the L+1-th within W of an
 // earlier one: with the times sorted, that is times[j] - times[j-L] < W.
 func checkSliding(times []int64, l Limit) *Violation {

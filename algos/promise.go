@@ -28,16 +28,34 @@ const (
 	bucketPromise promiseKind = iota + 1
 	alignedWindowPromise
 	slidingWindowPromise
+	anchoredWindowPromise
+	ownPromise
 )
 
 // Promise is what an algorithm guarantees about the admits it makes, on one
 // node with a true clock. Text says it in words; Check tests a run against it,
 // with arithmetic of its own (checker.go) that shares nothing with the
-// algorithms it judges.
+// algorithms it judges. Four promises are built in; NewPromise states any
+// other.
 type Promise struct {
 	Text  string
 	kind  promiseKind
 	limit Limit
+	check func(sorted []int64) *Violation // ownPromise only
+}
+
+// NewPromise is a promise of a user's own, stated in words (text) and as a
+// check: given the true times of a run's admits, sorted, check returns the
+// first place they break the promise, or nil. check must not modify the
+// slice, and must be arithmetic of its own rather than a call of the
+// limiter it judges, or a bug in one moves both. The simulator, the hunt
+// and the properties then judge a limiter by it as by the built-in four.
+//
+// The properties find how many admits the promise allows at one instant by
+// asking check, so it must allow at least one. A nil check is a promise no
+// run can be judged by: every Check reports so.
+func NewPromise(text string, check func(sorted []int64) *Violation) Promise {
+	return Promise{Text: text, kind: ownPromise, check: check}
 }
 
 // BucketPromise: at most B + L·Δ/W admits in any closed interval of length Δ.
@@ -71,6 +89,20 @@ func SlidingWindowPromise(l Limit) Promise {
 	}
 }
 
+// AnchoredWindowPromise: at most L admits in each window of length W that
+// starts at an admit: the first window starts at the key's first admit, and
+// each next one at the first admit at or after the end of the one before. A
+// fixed window anchored at the key's first hit (rather than at multiples of
+// W) promises this; it says nothing of a window that straddles two anchored
+// ones, where such a limiter admits up to 2L.
+func AnchoredWindowPromise(l Limit) Promise {
+	return Promise{
+		Text:  fmt.Sprintf("at most %d admits in each window of %s from the first admit after the previous one ends", l.Rate, FormatMicros(l.Window)),
+		kind:  anchoredWindowPromise,
+		limit: l,
+	}
+}
+
 // Check returns the first violation of the promise among the admitted
 // events (by true time), or nil. Events need not be sorted. It runs in
 // linear time on sorted input and n·log n otherwise.
@@ -87,7 +119,7 @@ func (p Promise) Check(events []Event) *Violation {
 // CheckAdmits is Check for the true times of the admits alone. It does not
 // modify times.
 func (p Promise) CheckAdmits(times []int64) *Violation {
-	if l := p.limit; p.kind != 0 && (l.Rate <= 0 || l.Window <= 0 || l.Burst <= 0) {
+	if l := p.limit; p.kind != 0 && p.kind != ownPromise && (l.Rate <= 0 || l.Window <= 0 || l.Burst <= 0) {
 		// A promise over no limit cannot be judged; say so rather than divide by zero.
 		return &Violation{Reason: fmt.Sprintf("promise: rate, window and burst must be positive, got %d per %dµs (burst %d)", l.Rate, l.Window, l.Burst)}
 	}
@@ -102,8 +134,15 @@ func (p Promise) CheckAdmits(times []int64) *Violation {
 		return checkAligned(times, p.limit)
 	case slidingWindowPromise:
 		return checkSliding(times, p.limit)
+	case anchoredWindowPromise:
+		return checkAnchored(times, p.limit)
+	case ownPromise:
+		if p.check == nil {
+			return &Violation{Reason: fmt.Sprintf("promise %q has no check function", p.Text)}
+		}
+		return p.check(times)
 	}
-	return &Violation{Reason: "promise: not built by BucketPromise, AlignedWindowPromise or SlidingWindowPromise"}
+	return &Violation{Reason: "promise: not built by BucketPromise, AlignedWindowPromise, SlidingWindowPromise, AnchoredWindowPromise or NewPromise"}
 }
 
 // FormatTime prints an instant in µs as seconds with six decimals.

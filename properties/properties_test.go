@@ -77,3 +77,35 @@ func TestFailsLeavesNoFailFile(t *testing.T) {
 func TestCheckWithOneLimit(t *testing.T) {
 	properties.Check(t, algos.SlidingCounter, properties.WithLimit(algos.MustLimit(100, algos.Second, 100)), properties.WithChecks(100))
 }
+
+// alignedOwn states the fixed window's promise as a user would, with
+// algos.NewPromise and a check of their own: each aligned window's admits.
+func alignedOwn(l algos.Limit) algos.Promise {
+	return algos.NewPromise("at most L admits in each aligned window, counted by the user", func(sorted []int64) *algos.Violation {
+		for i := int64(0); i+l.Rate < int64(len(sorted)); i++ {
+			from, to := sorted[i], sorted[i+l.Rate]
+			if algos.FloorDiv(from, l.Window) == algos.FloorDiv(to, l.Window) {
+				return &algos.Violation{From: from, To: to, Admits: l.Rate + 1, Allowed: l.Rate, Reason: "L+1 admits in one aligned window"}
+			}
+		}
+		return nil
+	})
+}
+
+// A promise of the user's own is judged like the built-in ones: the fixed
+// window keeps the whole contract under its promise stated by the user,
+// and breaks the anchored window's promise, which it does not make (a window
+// anchored at an admit mid-window spans an aligned edge, where it admits 2L).
+func TestOwnPromiseIsJudgedLikeTheBuiltIns(t *testing.T) {
+	own := algos.FixedWindow
+	own.Name, own.Promise = "fixed-window-own-promise", alignedOwn
+	properties.Check(t, own)
+
+	anchored := algos.FixedWindow
+	anchored.Name, anchored.Promise = "fixed-window-anchored-promise", algos.AnchoredWindowPromise
+	failed, report := properties.Fails(properties.PromiseHolds(anchored), 1000)
+	if !failed {
+		t.Fatal("the aligned fixed window kept the anchored window's promise on 1000 runs")
+	}
+	t.Logf("the aligned fixed window against the anchored promise, shrunk:\n%s", report)
+}
