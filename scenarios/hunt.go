@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
@@ -77,30 +76,18 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 	if len(suspects) == 0 {
 		return nil, errors.New("scenarios: no suspects to hunt")
 	}
-	algs := make([]algos.Algorithm, len(suspects))
+	// One algorithm may be a suspect in several deployments, so names may
+	// repeat: each suspect is checked alone.
+	jobs := make([]job, len(suspects))
 	for i, s := range suspects {
-		algs[i] = s.Algorithm
-		algs[i].Name = fmt.Sprint(i, ":", s.Algorithm.Name) // names may repeat across deployments
-	}
-	if _, err := checkAlgorithms(algs); err != nil {
-		return nil, err
-	}
-	traffic, err := o.traffic()
-	if err != nil {
-		return nil, err
+		if err := checkAlgorithm(i, s.Algorithm); err != nil {
+			return nil, err
+		}
+		col := Column{Name: s.Deployment.String(), Deployment: s.Deployment, Skew: o.Skew, RestartEvery: o.RestartEvery}
+		jobs[i] = job{algo: s.Algorithm, col: col, label: "hunting " + s.label()}
 	}
 	ns := len(o.Seeds)
-	runs := make([][NumClients]ClientRun, len(suspects)*ns)
-	err = o.parallel(len(runs), func(i int) error {
-		s := suspects[i/ns]
-		col := Column{Name: s.Deployment.String(), Deployment: s.Deployment, Skew: o.Skew, RestartEvery: o.RestartEvery}
-		clients, err := measure(o.config(s.Algorithm, col, o.Seeds[i%ns], traffic[i%ns]), o.WipeAt)
-		if err != nil {
-			return fmt.Errorf("scenarios: hunting %s, seed %d: %w", s.label(), o.Seeds[i%ns], err)
-		}
-		runs[i] = clients
-		return nil
-	})
+	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -59,24 +58,21 @@ func RunMatrix(algs []algos.Algorithm, o Options) (Matrix, error) {
 	if err != nil {
 		return Matrix{}, err
 	}
-	traffic, err := o.traffic()
+	r := Matrix{Options: o, Algorithms: names, Columns: o.Columns()}
+	nc, ns := len(r.Columns), len(o.Seeds)
+	jobs := make([]job, 0, len(algs)*nc)
+	for a := range algs {
+		for _, col := range r.Columns {
+			jobs = append(jobs, job{algo: algs[a], col: col, label: names[a] + ", " + col.Name})
+		}
+	}
+	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return Matrix{}, err
 	}
-	r := Matrix{Options: o, Algorithms: names, Columns: o.Columns()}
-	nc, ns := len(r.Columns), len(o.Seeds)
-	r.SeedRuns = make([]SeedRun, len(algs)*nc*ns)
-	err = o.parallel(len(r.SeedRuns), func(i int) error {
-		a, c, s := i/(nc*ns), i/ns%nc, i%ns
-		clients, err := measure(o.config(algs[a], r.Columns[c], o.Seeds[s], traffic[s]), o.WipeAt)
-		if err != nil {
-			return fmt.Errorf("scenarios: %s, %s, seed %d: %w", names[a], r.Columns[c].Name, o.Seeds[s], err)
-		}
-		r.SeedRuns[i] = SeedRun{Algorithm: names[a], Column: c, Seed: o.Seeds[s], Clients: clients}
-		return nil
-	})
-	if err != nil {
-		return Matrix{}, err
+	r.SeedRuns = make([]SeedRun, len(runs))
+	for i, clients := range runs {
+		r.SeedRuns[i] = SeedRun{Algorithm: names[i/(nc*ns)], Column: i / ns % nc, Seed: o.Seeds[i%ns], Clients: clients}
 	}
 	return r, nil
 }

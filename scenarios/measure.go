@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -48,4 +49,39 @@ func countIn(sorted []int64, from, to int64) int {
 	lo, _ := slices.BinarySearch(sorted, from)
 	hi, _ := slices.BinarySearch(sorted, to)
 	return hi - lo
+}
+
+// job is one algorithm in one column: what the pipeline runs on every seed.
+// label names it in errors.
+type job struct {
+	algo  algos.Algorithm
+	col   Column
+	label string
+}
+
+// runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
+// of every seed of o (validated by the caller), then every job on every
+// seed, in parallel on o.Workers goroutines. Run (j, s) is at index
+// j·len(o.Seeds) + s, whatever the number of workers; the error is the one
+// of the lowest index, naming the job and the seed.
+func (o Options) runJobs(jobs []job) ([][NumClients]ClientRun, error) {
+	traffic, err := o.traffic()
+	if err != nil {
+		return nil, err
+	}
+	ns := len(o.Seeds)
+	runs := make([][NumClients]ClientRun, len(jobs)*ns)
+	err = o.parallel(len(runs), func(i int) error {
+		j, s := jobs[i/ns], i%ns
+		clients, err := measure(o.config(j.algo, j.col, o.Seeds[s], traffic[s]), o.WipeAt)
+		if err != nil {
+			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
+		}
+		runs[i] = clients
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, nil
 }

@@ -89,20 +89,29 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// checkAlgorithm returns the first reason a (algorithm i of a list)
+// cannot be run: a missing name, Decide or Promise.
+func checkAlgorithm(i int, a algos.Algorithm) error {
+	switch {
+	case a.Name == "":
+		return fmt.Errorf("scenarios: algorithm %d has no name", i)
+	case a.Decide == nil || a.Promise == nil:
+		return fmt.Errorf("scenarios: algorithm %q needs both Decide and Promise", a.Name)
+	}
+	return nil
+}
+
 // checkAlgorithms returns the names of algs, or the first reason they
-// cannot be run side by side: none at all, a missing name, Decide or
-// Promise, or a name used twice.
+// cannot be the rows of one report: none at all, one that cannot run
+// (checkAlgorithm), or a name used twice.
 func checkAlgorithms(algs []algos.Algorithm) ([]string, error) {
 	if len(algs) == 0 {
 		return nil, errors.New("scenarios: no algorithms")
 	}
 	names := make([]string, len(algs))
 	for i, a := range algs {
-		switch {
-		case a.Name == "":
-			return nil, fmt.Errorf("scenarios: algorithm %d has no name", i)
-		case a.Decide == nil || a.Promise == nil:
-			return nil, fmt.Errorf("scenarios: algorithm %q needs both Decide and Promise", a.Name)
+		if err := checkAlgorithm(i, a); err != nil {
+			return nil, err
 		}
 		for _, n := range names[:i] {
 			if n == a.Name {

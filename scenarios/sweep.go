@@ -65,22 +65,15 @@ func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
 	case !slices.IsSorted(skews):
 		return Sweep{}, errors.New("scenarios: the skews must be sorted")
 	}
-	traffic, err := o.traffic()
-	if err != nil {
-		return Sweep{}, err
-	}
 	nk, ns := len(skews), len(o.Seeds)
-	runs := make([][NumClients]ClientRun, len(algs)*nk*ns)
-	err = o.parallel(len(runs), func(i int) error {
-		a, k, s := i/(nk*ns), i/ns%nk, i%ns
-		col := Column{Deployment: model.NodeClock, Skew: skews[k]}
-		out, err := measure(o.config(algs[a], col, o.Seeds[s], traffic[s]), o.WipeAt)
-		if err != nil {
-			return fmt.Errorf("scenarios: %s at skew %s, seed %d: %w", names[a], algos.FormatMicros(skews[k]), o.Seeds[s], err)
+	jobs := make([]job, 0, len(algs)*nk)
+	for a := range algs {
+		for _, skew := range skews {
+			col := Column{Deployment: model.NodeClock, Skew: skew}
+			jobs = append(jobs, job{algo: algs[a], col: col, label: names[a] + " at skew " + algos.FormatMicros(skew)})
 		}
-		runs[i] = out
-		return nil
-	})
+	}
+	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return Sweep{}, err
 	}
