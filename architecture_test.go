@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"scenarios":          {"algos", "model"},
 	"replay":             {"algos", "algos/lua", "model"},
 	"study":              {"algos", "algos/lua", "model"},
+	"simredis":           {},
 	"internal/golden":    {},
 	"internal/redistest": {},
 	"cmd/badges":         {},
