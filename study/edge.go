@@ -133,7 +133,10 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan Ed
 		return EdgeResult{}, fmt.Errorf("study: edge trial of %s: %w", s.Name(), err)
 	}
 
-	all, differences := replay(a, plan.Limit, decided)
+	all, differences, err := replay(a, plan.Limit, decided)
+	if err != nil {
+		return EdgeResult{}, err
+	}
 	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences}
 	var live, twin []int64
 	for _, d := range all {

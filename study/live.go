@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,22 +53,26 @@ type liveDecision struct {
 }
 
 // replay puts every worker's decisions in Redis's order and decides each
-// again through the Go twin a, on one state, at the time the script decided
-// at: it returns them with twin set, and how many decisions the two
-// disagree on. An atomic script decides exactly as its twin at the same
-// times, however the requests were scheduled, so that count must be 0.
-func replay(a algos.Algorithm, l algos.Limit, perWorker [][]liveDecision) (all []liveDecision, differences int) {
+// again through the Go twin a, in a model.Store (the store the simulator and
+// package replay drive), at the time the script decided at: it returns them
+// with twin set, and how many decisions the two disagree on. An atomic
+// script decides exactly as its twin at the same times, however the
+// requests were scheduled, so that count must be 0.
+func replay(a algos.Algorithm, l algos.Limit, perWorker [][]liveDecision) (all []liveDecision, differences int, err error) {
 	all = slices.Concat(perWorker...)
 	slices.SortFunc(all, func(x, y liveDecision) int { return cmp.Compare(x.seq, y.seq) })
-	var state algos.State
+	store, err := model.NewStore(a, l, 1)
+	if err != nil {
+		return nil, 0, fmt.Errorf("study: replaying %s: %w", a.Name, err)
+	}
 	for i := range all {
 		d := &all[i]
-		d.twin = a.Decide(&state, d.at, l).Allowed
+		d.twin = store.Call(0, d.at).Allowed
 		if d.twin != d.allowed {
 			differences++
 		}
 	}
-	return all, differences
+	return all, differences, nil
 }
 
 // clockSync maps Redis TIME to this machine's monotonic clock: Redis read

@@ -143,7 +143,10 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		return nil, fmt.Errorf("study: caller-clock trial: %w", err)
 	}
 	for k := range res {
-		all, differences := replay(buckets[k/2].Algorithm(), plan.Limit, decided[k])
+		all, differences, err := replay(buckets[k/2].Algorithm(), plan.Limit, decided[k])
+		if err != nil {
+			return nil, err
+		}
 		res[k].Differences = differences
 		var first, last int64
 		for i, d := range all {

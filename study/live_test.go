@@ -1,0 +1,34 @@
+package study
+
+import (
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// The replay decides in Redis's order (seq), not in worker order, and counts
+// every decision the Go twin takes otherwise.
+func TestReplayFollowsRedisOrderAndCountsDifferences(t *testing.T) {
+	l := algos.MustLimit(1, algos.Second, 1)
+	// Worker 0's request ran second in Redis, worker 1's first: the twin
+	// admits the first to run (seq 1) and denies the other.
+	perWorker := [][]liveDecision{
+		{{seq: 2, at: 10, allowed: false}},
+		{{seq: 1, at: 10, allowed: true}},
+	}
+	all, differences, err := replay(algos.FixedWindow, l, perWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if differences != 0 || all[0].seq != 1 || !all[0].twin || all[1].twin {
+		t.Errorf("replayed %+v with %d differences, want seq 1 admitted, seq 2 denied, none different", all, differences)
+	}
+	// Redis admitting both is one decision the twin does not take.
+	perWorker[0][0].allowed = true
+	if _, differences, _ := replay(algos.FixedWindow, l, perWorker); differences != 1 {
+		t.Errorf("%d differences, want 1", differences)
+	}
+	if _, _, err := replay(algos.Algorithm{Name: "no-decide"}, l, perWorker); err == nil {
+		t.Error("replay through an algorithm without Decide succeeded")
+	}
+}
