@@ -352,12 +352,12 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	for _, a := range algos.All() {
 		broken, worst := 0, int64(0)
 		for _, seed := range o.Seeds {
-			arrivals, err := scenarios.Traffic(seed, o.Limit, o.Duration)
+			reqs, err := scenarios.Traffic(seed, o.Limit, o.Duration)
 			if err != nil {
 				t.Fatal(err)
 			}
 			res, err := model.Run(model.Config{Algorithm: a, Limit: o.Limit, Deployment: model.NodeClock, Nodes: o.Nodes,
-				RTT: o.RTT, Jitter: o.Jitter, Seed: seed, Requests: arrivals})
+				RTT: o.RTT, Jitter: o.Jitter, Seed: seed, Requests: reqs})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,12 +11,12 @@ import (
 // about 16,000 requests) through all six algorithms in each deployment and
 // reports simulated requests per second of wall time on one goroutine.
 func BenchmarkSimulate(b *testing.B) {
-	arrivals := traffic(1, 20*algos.Second)
+	reqs := traffic(1, 20*algos.Second)
 	for _, d := range model.Deployments() {
 		b.Run(d.String(), func(b *testing.B) {
 			cfgs := make([]model.Config, 0, 6)
 			for _, a := range algos.All() {
-				cfg := tableConfig(a, d, 1, arrivals)
+				cfg := tableConfig(a, d, 1, reqs)
 				cfg.Skew = 50_000
 				cfgs = append(cfgs, cfg)
 			}

@@ -51,7 +51,7 @@ func traffic(seed uint64, duration int64) []model.Request {
 }
 
 // tableConfig is the table's conditions: 4 nodes, 1 ms round trip ±25%.
-func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, arrivals []model.Request) model.Config {
+func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, reqs []model.Request) model.Config {
 	return model.Config{
 		Algorithm:    a,
 		Limit:        limit100,
@@ -62,7 +62,7 @@ func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, arrivals []
 		WipeAt:       10 * algos.Second,
 		RestartEvery: 5 * algos.Second,
 		Seed:         seed,
-		Requests:     arrivals,
+		Requests:     reqs,
 	}
 }
 
@@ -92,11 +92,11 @@ func digest(r model.Result) string {
 
 // digests runs every algorithm in every deployment (50 ms of skew) on seed
 // 7 and returns one digest per run, in a fixed order.
-func digests(t testing.TB, arrivals []model.Request) []string {
+func digests(t testing.TB, reqs []model.Request) []string {
 	var out []string
 	for _, a := range algos.All() {
 		for _, d := range model.Deployments() {
-			cfg := tableConfig(a, d, 7, arrivals)
+			cfg := tableConfig(a, d, 7, reqs)
 			cfg.Skew = 50_000
 			out = append(out, digest(mustRun(t, cfg)))
 		}
@@ -105,24 +105,24 @@ func digests(t testing.TB, arrivals []model.Request) []string {
 }
 
 func TestSameSeedSameBytes(t *testing.T) {
-	arrivals := traffic(7, 6*algos.Second)
-	want := digests(t, arrivals)
-	if again := digests(t, arrivals); !slices.Equal(want, again) {
+	reqs := traffic(7, 6*algos.Second)
+	want := digests(t, reqs)
+	if again := digests(t, reqs); !slices.Equal(want, again) {
 		t.Fatal("two runs of the same configs differ")
 	}
 	for _, procs := range []int{1, 8} {
 		old := runtime.GOMAXPROCS(procs)
-		got := digests(t, arrivals)
+		got := digests(t, reqs)
 		runtime.GOMAXPROCS(old)
 		if !slices.Equal(want, got) {
 			t.Errorf("GOMAXPROCS=%d changes the results", procs)
 		}
 	}
-	// Concurrent runs sharing one Arrivals slice.
+	// Concurrent runs sharing one Requests slice.
 	var wg sync.WaitGroup
 	results := make([][]string, 4)
 	for i := range results {
-		wg.Go(func() { results[i] = digests(t, arrivals) })
+		wg.Go(func() { results[i] = digests(t, reqs) })
 	}
 	wg.Wait()
 	for i, got := range results {
@@ -135,7 +135,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		for i := range 3 {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				if got := digests(t, arrivals); !slices.Equal(want, got) {
+				if got := digests(t, reqs); !slices.Equal(want, got) {
 					t.Error("a parallel subtest's results differ")
 				}
 			})
@@ -144,8 +144,8 @@ func TestSameSeedSameBytes(t *testing.T) {
 }
 
 func TestDifferentSeedsDiffer(t *testing.T) {
-	arrivals := traffic(1, 4*algos.Second)
-	a := tableConfig(algos.TokenBucket, model.NodeClock, 1, arrivals)
+	reqs := traffic(1, 4*algos.Second)
+	a := tableConfig(algos.TokenBucket, model.NodeClock, 1, reqs)
 	b := a
 	b.Seed = 2
 	if digest(mustRun(t, a)) == digest(mustRun(t, b)) {
@@ -154,25 +154,25 @@ func TestDifferentSeedsDiffer(t *testing.T) {
 }
 
 func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
-	arrivals := traffic(3, 5*algos.Second)
-	base, err := model.Plan(tableConfig(algos.GCRA, model.NodeClock, 3, arrivals))
+	reqs := traffic(3, 5*algos.Second)
+	base, err := model.Plan(tableConfig(algos.GCRA, model.NodeClock, 3, reqs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	storeTimes := map[model.Deployment][]int64{}
 	for _, d := range model.Deployments() {
-		cfg := tableConfig(algos.GCRA, d, 3, arrivals)
+		cfg := tableConfig(algos.GCRA, d, 3, reqs)
 		cfg.Skew = 80_000
 		plan, err := model.Plan(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res := mustRun(t, cfg)
-		if len(plan) != len(arrivals) || len(res.Outcomes) != len(arrivals) {
-			t.Fatalf("%s: %d planned, %d outcomes for %d arrivals", d, len(plan), len(res.Outcomes), len(arrivals))
+		if len(plan) != len(reqs) || len(res.Outcomes) != len(reqs) {
+			t.Fatalf("%s: %d planned, %d outcomes for %d requests", d, len(plan), len(res.Outcomes), len(reqs))
 		}
 		for i, p := range plan {
-			a := arrivals[i]
+			a := reqs[i]
 			if p.Key != a.Key || p.Send != a.Send {
 				t.Fatalf("%s: request %d planned as key %d at %d, arrived as key %d at %d", d, i, p.Key, p.Send, a.Key, a.Send)
 			}
@@ -193,7 +193,7 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 		}
 		for k, kr := range res.Keys {
 			n := 0
-			for _, a := range arrivals {
+			for _, a := range reqs {
 				if a.Key == k {
 					n++
 				}
@@ -214,7 +214,7 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 		t.Error("the atomic deployments do not run each request at the same true time")
 	}
 	// Jitter, restarts, skew and wipes change no node choice.
-	cfg := tableConfig(algos.GCRA, model.LocalSplit, 3, arrivals)
+	cfg := tableConfig(algos.GCRA, model.LocalSplit, 3, reqs)
 	cfg.Jitter, cfg.RestartEvery, cfg.Skew = 0, 0, 0
 	plan, err := model.Plan(cfg)
 	if err != nil {
@@ -228,12 +228,12 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 }
 
 func TestOneNodeWithoutLatencyIsIdeal(t *testing.T) {
-	arrivals := traffic(5, 8*algos.Second)
+	reqs := traffic(5, 8*algos.Second)
 	for _, a := range algos.All() {
-		ideal := mustRun(t, tableConfig(a, model.Ideal, 5, arrivals))
+		ideal := mustRun(t, tableConfig(a, model.Ideal, 5, reqs))
 		for _, d := range model.Deployments() {
 			for _, nodes := range []int{1, 3} {
-				cfg := tableConfig(a, d, 5, arrivals)
+				cfg := tableConfig(a, d, 5, reqs)
 				cfg.Nodes, cfg.RTT, cfg.Skew, cfg.RestartEvery = nodes, 0, 0, 0
 				cfg.WipeAt = 1 << 40 // after the end: a wipe that never happens
 				if d == model.LocalSplit && nodes > 1 {
@@ -266,7 +266,7 @@ func TestOneNodeWithoutLatencyIsIdeal(t *testing.T) {
 // findings_test.go), so the node clock is checked here without latency.
 func TestCorrectDeploymentsKeepPromises(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
-		arrivals := traffic(seed, 12*algos.Second)
+		reqs := traffic(seed, 12*algos.Second)
 		for _, a := range algos.All() {
 			cases := []struct {
 				name string
@@ -281,7 +281,7 @@ func TestCorrectDeploymentsKeepPromises(t *testing.T) {
 				{"ideal", func(c *model.Config) { c.Deployment = model.Ideal }},
 			}
 			for _, tc := range cases {
-				cfg := tableConfig(a, 0, seed, arrivals)
+				cfg := tableConfig(a, 0, seed, reqs)
 				tc.edit(&cfg)
 				res := mustRun(t, cfg)
 				for k, kr := range res.Keys {
@@ -297,10 +297,10 @@ func TestCorrectDeploymentsKeepPromises(t *testing.T) {
 // TestBrokenDeploymentsAreCaught: the checker sees what the bugs do, so a
 // clean run above means something.
 func TestBrokenDeploymentsAreCaught(t *testing.T) {
-	arrivals := traffic(2, 12*algos.Second)
+	reqs := traffic(2, 12*algos.Second)
 	for _, a := range algos.All() {
 		for _, d := range []model.Deployment{model.GetSet, model.LocalFull} {
-			cfg := tableConfig(a, d, 2, arrivals)
+			cfg := tableConfig(a, d, 2, reqs)
 			cfg.RestartEvery = 0
 			if v := mustRun(t, cfg).Violations(); v == 0 {
 				t.Errorf("%s %s: no key broke its promise", a.Name, d)
@@ -310,10 +310,10 @@ func TestBrokenDeploymentsAreCaught(t *testing.T) {
 }
 
 func TestWipeAndRestarts(t *testing.T) {
-	arrivals := traffic(4, 14*algos.Second)
+	reqs := traffic(4, 14*algos.Second)
 	for _, a := range algos.All() {
-		plain := mustRun(t, tableConfig(a, model.StoreClock, 4, arrivals))
-		wiped := mustRun(t, tableConfig(a, model.StoreWiped, 4, arrivals))
+		plain := mustRun(t, tableConfig(a, model.StoreClock, 4, reqs))
+		wiped := mustRun(t, tableConfig(a, model.StoreWiped, 4, reqs))
 		for i, o := range wiped.Outcomes {
 			if o.Decided < 10*algos.Second && o != plain.Outcomes[i] {
 				t.Fatalf("%s: request %d before the wipe differs: %+v vs %+v", a.Name, i, o, plain.Outcomes[i])
@@ -332,15 +332,15 @@ func TestWipeAndRestarts(t *testing.T) {
 		if count(wiped) < count(plain) {
 			t.Errorf("%s: the wipe admitted %d in the next second, fewer than %d without it", a.Name, count(wiped), count(plain))
 		}
-		still := tableConfig(a, model.LocalSplit, 4, arrivals)
+		still := tableConfig(a, model.LocalSplit, 4, reqs)
 		still.RestartEvery = 0
-		restarting := tableConfig(a, model.LocalSplit, 4, arrivals)
+		restarting := tableConfig(a, model.LocalSplit, 4, reqs)
 		restarting.RestartEvery = algos.Second
 		if s, r := mustRun(t, still).Keys[0].Admitted, mustRun(t, restarting).Keys[0].Admitted; r <= s {
 			t.Errorf("%s: restarting every second admitted %d on the flood, no more than %d without restarts", a.Name, r, s)
 		}
 	}
-	if b := mustRun(t, tableConfig(algos.TokenBucket, model.StoreWiped, 4, arrivals)); b.Keys[0].Violation == nil {
+	if b := mustRun(t, tableConfig(algos.TokenBucket, model.StoreWiped, 4, reqs)); b.Keys[0].Violation == nil {
 		t.Error("token bucket: a wipe during a flood gave a second burst without breaking the promise")
 	}
 }
@@ -349,10 +349,10 @@ func TestWipeAndRestarts(t *testing.T) {
 // its order, gives Run's decisions, so a live replay that feeds measured
 // Redis orders gets the model's arithmetic.
 func TestStoreReplaysRun(t *testing.T) {
-	arrivals := traffic(6, 6*algos.Second)
+	reqs := traffic(6, 6*algos.Second)
 	for _, a := range algos.All() {
 		for _, d := range []model.Deployment{model.NodeClock, model.StoreClock} {
-			cfg := tableConfig(a, d, 6, arrivals)
+			cfg := tableConfig(a, d, 6, reqs)
 			cfg.Skew = 30_000
 			res := mustRun(t, cfg)
 			plan, err := model.Plan(cfg)
@@ -515,7 +515,7 @@ func TestBadConfigs(t *testing.T) {
 	empty := good
 	empty.Requests = nil
 	if r, err := model.Run(empty); err != nil || len(r.Keys) != 0 || len(r.Outcomes) != 0 {
-		t.Errorf("no arrivals: %+v, %v", r, err)
+		t.Errorf("no requests: %+v, %v", r, err)
 	}
 	for _, d := range model.Deployments() {
 		if back, err := model.ParseDeployment(d.String()); err != nil || back != d {
@@ -538,8 +538,8 @@ func TestNoAllocationPerRequest(t *testing.T) {
 	short, long := traffic(8, 2*algos.Second), traffic(8, 20*algos.Second)
 	for _, a := range []algos.Algorithm{algos.TokenBucket, algos.GCRA, algos.FixedWindow, algos.SlidingCounter} {
 		for _, d := range model.Deployments() {
-			allocs := func(arrivals []model.Request) float64 {
-				cfg := tableConfig(a, d, 8, arrivals)
+			allocs := func(reqs []model.Request) float64 {
+				cfg := tableConfig(a, d, 8, reqs)
 				cfg.RestartEvery = 0
 				return testing.AllocsPerRun(5, func() { mustRun(t, cfg) })
 			}
@@ -558,21 +558,21 @@ func FuzzRun(f *testing.F) {
 	f.Add(uint8(6), 1, int64(0), int64(0), 0, int64(0), uint64(9), []byte{})
 	f.Add(uint8(5), 3, int64(-1), int64(7), 101, int64(-3), uint64(2), []byte{255, 0, 255})
 	f.Fuzz(func(t *testing.T, dep uint8, nodes int, skew, rtt int64, jitter int, restart int64, seed uint64, raw []byte) {
-		var arrivals []model.Request
+		var reqs []model.Request
 		at := int64(0)
 		for i := 0; i+1 < len(raw); i += 2 {
 			at += int64(raw[i]) * 997
-			arrivals = append(arrivals, model.Request{Key: int(raw[i+1] % 5), Send: at})
+			reqs = append(reqs, model.Request{Key: int(raw[i+1] % 5), Send: at})
 		}
 		for _, a := range algos.All() {
 			cfg := model.Config{Algorithm: a, Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
-				Skew: skew, RTT: rtt, Jitter: jitter, WipeAt: 3_000, RestartEvery: restart, Seed: seed, Requests: arrivals}
+				Skew: skew, RTT: rtt, Jitter: jitter, WipeAt: 3_000, RestartEvery: restart, Seed: seed, Requests: reqs}
 			res, err := model.Run(cfg)
 			if err != nil {
 				continue
 			}
-			if len(res.Outcomes) != len(arrivals) {
-				t.Fatalf("%d outcomes for %d arrivals", len(res.Outcomes), len(arrivals))
+			if len(res.Outcomes) != len(reqs) {
+				t.Fatalf("%d outcomes for %d requests", len(res.Outcomes), len(reqs))
 			}
 			admitted := 0
 			for k := range res.Keys {

@@ -243,7 +243,7 @@ func (rec *Recording) Redis() Tally {
 
 // Replay recomputes every decision with the model's store, applying each
 // operation in the order Redis ran it and telling the algorithm the time it
-// was told live. It returns the model's summary, placing each admit at the
+// was told live. It returns the model's tally, placing each admit at the
 // measured decision time, and how many decisions differ from Redis's.
 func (rec *Recording) Replay() (Tally, int, error) {
 	cs := rec.Case
