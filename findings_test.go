@@ -10,13 +10,17 @@ package overshoot_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/overshoot-go/overshoot/adapters/redisrate"
+	"github.com/overshoot-go/overshoot/adapters/xtimerate"
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/golden"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
 )
@@ -24,10 +28,10 @@ import (
 // The table and the sweep are computed once per test binary and shared.
 var (
 	findingsTable = sync.OnceValues(func() (scenarios.Matrix, error) {
-		return scenarios.RunMatrix(algos.All(), scenarios.DefaultOptions())
+		return scenarios.RunMatrix(limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions())
 	})
 	findingsSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
-		return scenarios.RunSweep(algos.All(), scenarios.DefaultOptions(), scenarios.DefaultSkews())
+		return scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.DefaultSkews())
 	})
 )
 
@@ -356,7 +360,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := model.Run(model.Config{Algorithm: a, Limit: o.Limit, Deployment: model.NodeClock, Nodes: o.Nodes,
+			res, err := model.Run(model.Config{Limiter: limiter.FromAlgorithm(a), Limit: o.Limit, Deployment: model.NodeClock, Nodes: o.Nodes,
 				RTT: o.RTT, Jitter: o.Jitter, Seed: seed, Requests: reqs})
 			if err != nil {
 				t.Fatal(err)
@@ -383,5 +387,155 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.Client, p.Seed, ideal.PeakX)
 	if p.PeakX < 1.5*ideal.PeakX {
 		t.Errorf("sliding counter at no skew peaks at %.2fx, less than 1.5 × its ideal %.2fx", p.PeakX, ideal.PeakX)
+	}
+}
+
+// libraryOptions are the conditions redis_rate runs under in the findings:
+// the table's, at 10 requests per second (burst 10) and on seeds 1 and 2,
+// because each of its calls is a real Redis command to simredis (about
+// 0.3 ms for a script) where a built-in algorithm's is a few ns.
+func libraryOptions() scenarios.Options {
+	o := scenarios.DefaultOptions()
+	o.Limit = algos.MustLimit(10, algos.Second, 10)
+	o.Seeds = []uint64{1, 2}
+	return o
+}
+
+var (
+	findingsXRateSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
+		return scenarios.RunSweep([]limiter.Spec{xtimerate.Spec()}, scenarios.DefaultOptions(), scenarios.DefaultSkews())
+	})
+	findingsLibraries = sync.OnceValues(func() (libraries, error) {
+		var l libraries
+		var err error
+		if l.xrate, err = scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.TokenBucket), xtimerate.Spec()), scenarios.DefaultOptions()); err != nil {
+			return l, err
+		}
+		l.redisRate, err = scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), libraryOptions())
+		return l, err
+	})
+)
+
+type libraries struct{ xrate, redisRate scenarios.Matrix }
+
+func findingsLibraryRuns(t *testing.T) libraries {
+	t.Helper()
+	l, err := findingsLibraries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// The two libraries' rows, beside the built-in algorithm each implements:
+// x/time/rate beside the token bucket on the table's conditions, redis_rate
+// beside GCRA at 10 per second, and x/time/rate's skew sweep.
+func TestGoldenLibraries(t *testing.T) {
+	l := findingsLibraryRuns(t)
+	sw, err := findingsXRateSweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, w := range []interface {
+		WriteTo(io.Writer) (int64, error)
+	}{l.xrate, sw, l.redisRate} {
+		if _, err := w.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("\n")
+	}
+	golden.Check(t, "libraries.txt", b.Bytes())
+}
+
+// golang.org/x/time/rate, a float token bucket told the time by its
+// caller, collapses under skew as the built-in token bucket does: with no
+// skew its peak is the token bucket's (2.00x), from 40 ms of skew on it is
+// the token bucket's too (5.66x, then 5.93x from 50 ms: the flood nearly
+// all admitted), and in between it is lower, because a request it denies
+// does not move its last time back (the token bucket's does), so a skewed
+// node must be admitted to rewind it. On the table's conditions (50 ms)
+// its row equals the token bucket's in every column that applies.
+//
+// Badge: x/time/rate under skew
+func TestFindingXTimeRateCollapsesUnderSkewLikeTheTokenBucket(t *testing.T) {
+	builtIn, err := findingsSweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	library, err := findingsXRateSweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower := 0
+	for _, skew := range scenarios.DefaultSkews() {
+		tb, _ := builtIn.At("token-bucket", skew)
+		xr, ok := library.At(xtimerate.Name, skew)
+		if !ok {
+			t.Fatalf("the sweep has no x/time/rate point at %d µs", skew)
+		}
+		t.Logf("skew %s: x/time/rate %.2fx, token bucket %.2fx", algos.FormatMicros(skew), xr.PeakX, tb.PeakX)
+		switch {
+		case skew == 0 && (xr.Peak != tb.Peak || xr.PeakX > 2):
+			t.Errorf("with no skew x/time/rate peaks at %.2fx, the token bucket at %.2fx; want the same, at most 2x", xr.PeakX, tb.PeakX)
+		case skew >= 40_000 && (xr.Peak != tb.Peak || xr.PeakX < 5.5):
+			t.Errorf("at %s x/time/rate peaks at %.2fx, the token bucket at %.2fx; want the same, above 5.5x", algos.FormatMicros(skew), xr.PeakX, tb.PeakX)
+		case xr.Peak > tb.Peak:
+			t.Errorf("at %s x/time/rate peaks above the token bucket: %.2fx > %.2fx", algos.FormatMicros(skew), xr.PeakX, tb.PeakX)
+		case xr.Peak < tb.Peak:
+			lower++
+		}
+		if xr.Errors != 0 {
+			t.Errorf("x/time/rate answered %d errors: %v", xr.Errors, xr.FirstError)
+		}
+	}
+	if lower == 0 {
+		t.Error("x/time/rate never peaked below the token bucket between 0 and 40 ms of skew")
+	}
+	m := findingsLibraryRuns(t).xrate
+	for _, c := range m.Columns {
+		tb, xr := findingsCell(t, m, "token-bucket", c.Deployment), findingsCell(t, m, xtimerate.Name, c.Deployment)
+		if c.Deployment == model.GetSet {
+			if xr.NotApplicable == "" {
+				t.Errorf("GET, decide, SET ran x/time/rate, whose state is not a value")
+			}
+			continue
+		}
+		if xr.Peak != tb.Peak || xr.Violations != tb.Violations || xr.Over != tb.Over {
+			t.Errorf("%s: x/time/rate peak %.2fx, over %.1f%%, %d violations; the token bucket %.2fx, %.1f%%, %d",
+				c.Name, xr.PeakX, xr.Over, xr.Violations, tb.PeakX, tb.Over, tb.Violations)
+		}
+	}
+}
+
+// github.com/go-redis/redis_rate/v10, run unchanged on simredis (its GCRA
+// script reads the store's TIME), does what the built-in GCRA does in every
+// deployment that applies to it, at 10 per second: the same peak and
+// overshoot in the ideal, store-clock and store-wiped columns, no promise
+// broken behind a store, no errors; the node-clock, local and GET/SET
+// columns print n/a, each with its reason.
+//
+// Badge: redis_rate deployed
+func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
+	m := findingsLibraryRuns(t).redisRate
+	applies := map[model.Deployment]bool{model.Ideal: true, model.StoreClock: true, model.StoreWiped: true}
+	for _, c := range m.Columns {
+		g, rr := findingsCell(t, m, "gcra", c.Deployment), findingsCell(t, m, redisrate.Name, c.Deployment)
+		if !applies[c.Deployment] {
+			if rr.NotApplicable == "" {
+				t.Errorf("%s ran redis_rate, which reads the store's clock and has no state to copy", c.Name)
+			}
+			continue
+		}
+		t.Logf("%s: redis_rate peak %.2fx over %.1f%%, %d violations; gcra %.2fx over %.1f%%, %d violations",
+			c.Name, rr.PeakX, rr.Over, rr.Violations, g.PeakX, g.Over, g.Violations)
+		switch {
+		case rr.NotApplicable != "" || rr.Errors != 0:
+			t.Errorf("%s: redis_rate not applicable (%q) or answered %d errors: %v", c.Name, rr.NotApplicable, rr.Errors, rr.FirstError)
+		case rr.Peak != g.Peak || rr.Over != g.Over:
+			t.Errorf("%s: redis_rate peak %.2fx over %.1f%%, gcra %.2fx over %.1f%%", c.Name, rr.PeakX, rr.Over, g.PeakX, g.Over)
+		case c.Deployment != model.StoreWiped && rr.Violations != 0:
+			t.Errorf("%s: redis_rate broke its promise in %d runs", c.Name, rr.Violations)
+		}
 	}
 }

@@ -6,6 +6,7 @@ require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/containerd/errdefs v1.0.0
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/moby/moby/client v0.6.2
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -13,6 +14,7 @@ require (
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/testcontainers/testcontainers-go/modules/redis v0.45.0
 	github.com/yuin/gopher-lua v1.1.1
+	golang.org/x/time v0.16.0
 	pgregory.net/rapid v1.3.0
 )
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/golden"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/properties"
 	"github.com/overshoot-go/overshoot/scenarios"
@@ -28,7 +29,7 @@ func correctSuspects() []scenarios.Suspect {
 	var out []scenarios.Suspect
 	for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit} {
 		for _, a := range algos.All() {
-			out = append(out, scenarios.Suspect{Algorithm: a, Deployment: d})
+			out = append(out, scenarios.Suspect{Limiter: limiter.FromAlgorithm(a), Deployment: d})
 		}
 	}
 	return out
@@ -38,12 +39,12 @@ func correctSuspects() []scenarios.Suspect {
 // correct store, and two deployment mistakes of correct algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
-		{Algorithm: algos.PlantedUncappedTokenBucket, Deployment: model.StoreClock},
-		{Algorithm: algos.PlantedGCRAWideTolerance, Deployment: model.StoreClock},
-		{Algorithm: algos.PlantedFixedWindowOffByOne, Deployment: model.StoreClock},
-		{Algorithm: algos.PlantedSlidingLogTrimsTooMuch, Deployment: model.StoreClock},
-		{Name: "fixed-window, GET then decide then SET", Algorithm: algos.FixedWindow, Deployment: model.GetSet},
-		{Name: "token-bucket, local, each node the full limit", Algorithm: algos.TokenBucket, Deployment: model.LocalFull},
+		{Limiter: limiter.FromAlgorithm(algos.PlantedUncappedTokenBucket), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(algos.PlantedGCRAWideTolerance), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(algos.PlantedFixedWindowOffByOne), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(algos.PlantedSlidingLogTrimsTooMuch), Deployment: model.StoreClock},
+		{Name: "fixed-window, GET then decide then SET", Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet},
+		{Name: "token-bucket, local, each node the full limit", Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull},
 	}
 }
 
@@ -127,13 +128,13 @@ func writeShrunkCounterexamples(t *testing.T, b *bytes.Buffer, planted []scenari
 			continue
 		}
 		caught := false
-		for _, p := range properties.Properties(s.Algorithm) {
+		for _, p := range properties.Properties(s.Limiter) {
 			failed, report := properties.Fails(p.Prop, p.Checks)
 			if !failed {
 				continue
 			}
 			caught = true
-			fmt.Fprintf(b, "\n%s breaks %s (%s)\n", s.Algorithm.Name, p.Name, p.Claim)
+			fmt.Fprintf(b, "\n%s breaks %s (%s)\n", s.Limiter.Name, p.Name, p.Claim)
 			// rapid states the failure, then replays it with the draws; keep
 			// its first line and the replay.
 			first, _, _ := strings.Cut(report, ":")
@@ -145,7 +146,72 @@ func writeShrunkCounterexamples(t *testing.T, b *bytes.Buffer, planted []scenari
 			break
 		}
 		if !caught {
-			t.Errorf("no property of properties.Check catches %s on one node", s.Algorithm.Name)
+			t.Errorf("no property of properties.Check catches %s on one node", s.Limiter.Name)
 		}
+	}
+}
+
+// tokenBucketWithTTL is the token bucket as a Redis-backed script that
+// stores its key with an expiry (SET ... PX): the bucket's reset (the µs
+// until it is full again) plus extra. With extra 0 the key expires exactly
+// when it is idle, which changes no decision; with extra -1 s it expires a
+// second before the bucket has refilled, and the next request finds a full
+// bucket: the TTL bug of Redis-backed limiters, which only a store with key
+// expiry can show.
+func tokenBucketWithTTL(name string, extra int64) algos.Algorithm {
+	a := algos.TokenBucket
+	a.Name = name
+	a.KeyTTL = func(d algos.Decision, _ algos.Limit) int64 { return d.Reset + extra }
+	return a
+}
+
+// A keyed limiter whose key expires one second before its state is idle is
+// caught by the default hunt (HuntOptions, the script reading the store's
+// clock) and by the properties (the first of Properties to break is
+// logged), at 10 per second with a burst of 20 and at 100 per second; the
+// same limiter whose key lives exactly until idle is clean in both.
+func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
+	short := tokenBucketWithTTL("token-bucket, key TTL 1 s short", -algos.Second)
+	exact := tokenBucketWithTTL("token-bucket, key TTL exactly to idle", 0)
+	for _, l := range []algos.Limit{algos.MustLimit(10, algos.Second, 20), algos.MustLimit(100, algos.Second, 100)} {
+		t.Run(l.String(), func(t *testing.T) {
+			o := mutantOptions()
+			o.Limit = l
+			verdicts, err := scenarios.Hunt([]scenarios.Suspect{
+				{Limiter: limiter.FromAlgorithm(short), Deployment: model.StoreClock},
+				{Limiter: limiter.FromAlgorithm(exact), Deployment: model.StoreClock},
+			}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught, clean := verdicts[0], verdicts[1]
+			if !caught.Caught {
+				t.Errorf("the hunt missed %s on all %d seeds", caught.Suspect, caught.Seeds)
+			} else {
+				t.Logf("hunt: %s caught on %d of %d seeds, first seed %d, %s client: %s",
+					caught.Suspect, caught.SeedsCaught, caught.Seeds, caught.FirstSeed, caught.FirstClient, caught.First.Reason)
+			}
+			if clean.Caught || clean.Errors != 0 {
+				t.Errorf("the hunt flagged %s: seed %d: %v (%d errors)", clean.Suspect, clean.FirstSeed, clean.First, clean.Errors)
+			}
+			caughtBy := ""
+			for _, p := range properties.Properties(limiter.FromAlgorithm(short), properties.WithLimit(l)) {
+				if failed, report := properties.Fails(p.Prop, min(p.Checks, 1000)); failed {
+					first, _, _ := strings.Cut(report, "\n")
+					caughtBy = p.Name + ": " + first
+					break
+				}
+			}
+			if caughtBy == "" {
+				t.Errorf("no property catches %s at %v", short.Name, l)
+			} else {
+				t.Logf("properties: %s breaks %s", short.Name, caughtBy)
+			}
+			for _, p := range properties.Properties(limiter.FromAlgorithm(exact), properties.WithLimit(l)) {
+				if failed, report := properties.Fails(p.Prop, min(p.Checks, 500)); failed {
+					t.Errorf("%s breaks %s at %v:\n%s", exact.Name, p.Name, l, report)
+				}
+			}
+		})
 	}
 }

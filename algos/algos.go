@@ -69,6 +69,15 @@ type Algorithm struct {
 	// ExactRetry is true when a retry one µs before RetryAfter is still
 	// denied, so that the properties can hold the algorithm to it.
 	ExactRetry bool
+	// KeyTTL, when set, is the key's expiry as the store keeps it: after a
+	// call that answered d, the key is dropped KeyTTL(d, l) µs later by the
+	// store's clock, unless another call writes it first (a TTL below 1 µs
+	// keeps it 1 µs). It is how a script that SETs its state with PX
+	// behaves, and where a TTL shorter than the state's idle time hands out
+	// a fresh burst. nil keeps every key until the store is wiped, which is
+	// what the six do in the model (their scripts' TTLs cover the idle time
+	// with a margin, which the Lua differential checks on Redis).
+	KeyTTL func(d Decision, l Limit) int64
 }
 
 // All is the registry of the six correct algorithms, in a fixed order.

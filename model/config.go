@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 )
 
 // Deployment says who tells the algorithm the time and where its state
@@ -111,8 +112,12 @@ type Legs struct {
 // Config is one simulated run. Run and Plan never modify it (in particular
 // Requests), so one Requests slice can be shared by concurrent runs.
 type Config struct {
-	// Algorithm decides; its Promise is what every admit is checked against.
-	Algorithm algos.Algorithm
+	// Limiter decides; its Promise is what every admit is checked against.
+	// A Spec made by limiter.FromAlgorithm runs on the model's own store
+	// (Store); any other is made fresh by its New for the run (and for each
+	// node of a local deployment, and again after a wipe or a restart), and
+	// closed when the run ends. Applies says which deployments it fits.
+	Limiter limiter.Spec
 	// Limit is the limit the deployment is meant to enforce, per key.
 	Limit algos.Limit
 	// Deployment is who tells the time and where the state lives.
@@ -187,18 +192,17 @@ func (c *Config) Validate() error {
 
 // validate checks c and returns the number of keys (the largest key + 1).
 func (c *Config) validate() (int, error) {
-	a := c.Algorithm
-	switch {
-	case a.Decide == nil:
-		return 0, fmt.Errorf("model: algorithm %q has no Decide function", a.Name)
-	case a.Promise == nil:
-		return 0, fmt.Errorf("model: algorithm %q has no Promise", a.Name)
+	if err := c.Limiter.Validate(); err != nil {
+		return 0, fmt.Errorf("model: %w", err)
 	}
 	if err := c.Limit.Validate(); err != nil {
 		return 0, fmt.Errorf("model: invalid limit: %w", err)
 	}
 	if !c.Deployment.valid() {
 		return 0, fmt.Errorf("model: unknown deployment %d (want one of %v)", c.Deployment, Deployments())
+	}
+	if err := Applies(c.Limiter, c.Deployment); err != nil {
+		return 0, err
 	}
 	const maxSpan = algos.MaxTime / 8 // room for a skew, three legs and a send time
 	legs := c.legs()
@@ -269,4 +273,37 @@ func (c *Config) localLimit() (algos.Limit, error) {
 		return algos.Limit{}, fmt.Errorf("model: local-split share of %v over %d nodes: %w", c.Limit, c.Nodes, err)
 	}
 	return l, nil
+}
+
+// NotApplicableError is the error of a deployment that cannot hold a
+// limiter at all, so that a report prints "n/a" and the reason instead of a
+// number: a store-clock limiter has no node clock to be told and no local
+// form, and only a pure algorithm's state can be read and written whole by
+// the GET-then-SET bug.
+type NotApplicableError struct {
+	Limiter    string
+	Deployment Deployment
+	Reason     string
+}
+
+func (e *NotApplicableError) Error() string {
+	return fmt.Sprintf("model: %s does not apply to %s: %s", e.Deployment, e.Limiter, e.Reason)
+}
+
+// Applies returns nil when s can be deployed as d, and a
+// *NotApplicableError saying why not otherwise.
+func Applies(s limiter.Spec, d Deployment) error {
+	reason := ""
+	_, pure := s.Algorithm()
+	switch {
+	case s.Clock == limiter.StoreClock && d == NodeClock:
+		reason = "it reads the store's clock, so no node's clock reaches it"
+	case s.Clock == limiter.StoreClock && d.local():
+		reason = "it reads the store's clock, and a local limiter has no store"
+	case d == GetSet && !pure:
+		reason = "GET, decide, SET needs the key's state as a value, which only a pure algorithm's is"
+	default:
+		return nil
+	}
+	return &NotApplicableError{Limiter: s.Name, Deployment: d, Reason: reason}
 }

@@ -1,5 +1,5 @@
 // Package model is overshoot's deterministic discrete-event simulator: it
-// plays a list of requests through one algorithm deployed one way (several
+// plays a list of requests through one limiter deployed one way (several
 // nodes with skewed clocks, a store a round trip away, wipes, restarts, two
 // classic deployment bugs) and reports what was admitted, when in true time,
 // and whether the algorithm's own promise held.
@@ -26,12 +26,20 @@
 //     An operation runs when it arrives, instantly and one at a time; two that
 //     arrive in the same µs run in request order, and a request's GET runs
 //     before its own SET. A script that reads TIME sees true time.
-//   - Decisions are algos.DecideFunc calls. Who tells the algorithm the time,
-//     and where the state lives, is the Deployment.
+//   - Decisions. The limiter is a limiter.Spec. A pure algorithm
+//     (limiter.FromAlgorithm) decides with algos.DecideFunc calls on the
+//     model's own Store, its keys expiring at its KeyTTL by the store's
+//     clock; any other limiter is made fresh by the Spec for the run (for
+//     each node of a local deployment, and again after a wipe or restart)
+//     and asked Allow(key, now), its errors counted apart from its admits
+//     and denials. Who tells the limiter the time, and where the state
+//     lives, is the Deployment; Applies says which deployments a limiter
+//     fits (a store-clock limiter has no node clock and no local form; only
+//     a pure algorithm's state can be copied by GET, decide, SET).
 //   - The check. Every admitted request is placed at Decided, the true
 //     time it was decided (when the store ran the script; when a local node decided;
 //     when a GET/SET node decided on its copy), and each key's admits are
-//     checked against Algorithm.Promise(Limit) for the whole configured
+//     checked against Limiter.Promise(Limit) for the whole configured
 //     limit: the promise the deployment is supposed to keep.
 //
 // # The names a request carries
@@ -65,6 +73,7 @@
 // The deployments and their configuration (config.go), the plan of who
 // sends what when (plan.go), the random streams (stream.go), the store
 // (store.go: the state per key and its four operations, which the live
-// replay drives too) and the run (run.go). It imports algos only: no Redis,
-// no traffic generator, no report.
+// replay drives too) and the run (run.go). It imports algos and limiter
+// only: no Redis, no traffic generator, no report. A Redis-backed limiter
+// reaches it as a limiter.Spec whose store the Spec owns.
 package model

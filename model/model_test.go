@@ -1,8 +1,10 @@
 package model_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -53,7 +56,7 @@ func traffic(seed uint64, duration int64) []model.Request {
 // tableConfig is the table's conditions: 4 nodes, 1 ms round trip ±25%.
 func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, reqs []model.Request) model.Config {
 	return model.Config{
-		Algorithm:    a,
+		Limiter:      limiter.FromAlgorithm(a),
 		Limit:        limit100,
 		Deployment:   d,
 		Nodes:        4,
@@ -70,7 +73,7 @@ func mustRun(t testing.TB, cfg model.Config) model.Result {
 	t.Helper()
 	r, err := model.Run(cfg)
 	if err != nil {
-		t.Fatalf("%s %s: %v", cfg.Algorithm.Name, cfg.Deployment, err)
+		t.Fatalf("%s %s: %v", cfg.Limiter.Name, cfg.Deployment, err)
 	}
 	return r
 }
@@ -399,7 +402,7 @@ func TestStoreGetSet(t *testing.T) {
 			want := atomic.Call(1, now)
 			st := split.Get(1)
 			got := a.Decide(&st, now, limit100)
-			split.Set(1, st)
+			split.Set(1, st, got)
 			if got != want {
 				t.Fatalf("%s: call %d: GET/decide/SET %+v, atomic %+v", a.Name, i, got, want)
 			}
@@ -411,7 +414,7 @@ func TestStoreGetSet(t *testing.T) {
 		if after := fmt.Sprint(split.Get(1).Stored()); after != before {
 			t.Fatalf("%s: deciding on a GET copy changed the store: %s → %s", a.Name, before, after)
 		}
-		split.Set(0, st)
+		split.Set(0, st, algos.Decision{})
 		stored := fmt.Sprint(split.Get(0).Stored())
 		for i := range int64(50) {
 			a.Decide(&st, 1_400_000+i, limit100)
@@ -468,8 +471,14 @@ func TestBadConfigs(t *testing.T) {
 	}{
 		{"zero limit", "invalid limit", func(c *model.Config) { c.Limit = algos.Limit{} }},
 		{"hand-made limit", "invalid limit", func(c *model.Config) { c.Limit = algos.Limit{Rate: 1, Window: 1, Burst: 1} }},
-		{"no algorithm", "no Decide", func(c *model.Config) { c.Algorithm = algos.Algorithm{} }},
-		{"no promise", "no Promise", func(c *model.Config) { c.Algorithm.Promise = nil }},
+		{"no limiter", "needs a Name", func(c *model.Config) { c.Limiter = limiter.Spec{} }},
+		{"no decide", "no Decide", func(c *model.Config) {
+			c.Limiter = limiter.FromAlgorithm(algos.Algorithm{Name: "x", Promise: algos.BucketPromise})
+		}},
+		{"no promise", "no Promise", func(c *model.Config) { c.Limiter.Promise = nil }},
+		{"no new", "no New", func(c *model.Config) {
+			c.Limiter = limiter.Spec{Name: "x", Clock: limiter.CallerClock, Promise: algos.BucketPromise}
+		}},
 		{"no deployment", "unknown deployment", func(c *model.Config) { c.Deployment = 0 }},
 		{"deployment 99", "unknown deployment", func(c *model.Config) { c.Deployment = 99 }},
 		{"zero nodes", "0 nodes", func(c *model.Config) { c.Nodes = 0 }},
@@ -565,7 +574,7 @@ func FuzzRun(f *testing.F) {
 			reqs = append(reqs, model.Request{Key: int(raw[i+1] % 5), Send: at})
 		}
 		for _, a := range algos.All() {
-			cfg := model.Config{Algorithm: a, Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
+			cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
 				Skew: skew, RTT: rtt, Jitter: jitter, WipeAt: 3_000, RestartEvery: restart, Seed: seed, Requests: reqs}
 			res, err := model.Run(cfg)
 			if err != nil {
@@ -590,3 +599,103 @@ func FuzzRun(f *testing.F) {
 		}
 	})
 }
+
+// A key whose algorithm has a KeyTTL is absent from the store's clock
+// t+TTL on, exactly: at t+TTL-1 the call still sees the stored state, at
+// t+TTL it finds an absent key, and a SET restarts the TTL from the
+// decision the GET/SET node made.
+func TestStoreKeyExpiresOnItsClock(t *testing.T) {
+	const ttl = 5_000
+	a := algos.FixedWindow
+	a.KeyTTL = func(algos.Decision, algos.Limit) int64 { return ttl }
+	l := algos.MustLimit(1, algos.MaxTime/4, 1) // one admit per (almost) forever
+	for _, c := range []struct {
+		at      int64
+		present bool
+	}{{ttl - 1, true}, {ttl, false}} {
+		s, err := model.NewStore(a, l, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetClock(0)
+		if !s.Call(0, 0).Allowed {
+			t.Fatal("the first call was denied")
+		}
+		s.SetClock(c.at)
+		if got := !s.Call(0, c.at).Allowed; got != c.present {
+			t.Errorf("a call at %d µs after a write with TTL %d µs: key present %v, want %v", c.at, ttl, got, c.present)
+		}
+	}
+	s, _ := model.NewStore(a, l, 1)
+	s.SetClock(0)
+	st := s.Get(0)
+	d := a.Decide(&st, 0, l)
+	s.SetClock(3_000)
+	s.Set(0, st, d) // the TTL runs from the SET: the key lasts until 8 ms
+	s.SetClock(7_999)
+	if s.Call(0, 7_999).Allowed {
+		t.Error("the key SET at 3 ms with a 5 ms TTL was gone at 7.999 ms")
+	}
+	s.SetClock(1 << 40)
+	s.Wipe()
+	if !s.Call(0, 1<<40).Allowed {
+		t.Error("a wiped key was still there")
+	}
+}
+
+// A limiter that is not a pure algorithm runs through Run on its own
+// terms: made fresh by its Spec, its errors counted apart from its
+// decisions, and refused, with the reason, by a deployment it cannot fit.
+func TestRunTakesAnyLimiter(t *testing.T) {
+	reqs := []model.Request{{Key: 0, Send: 10}, {Key: 0, Send: 20}, {Key: 1, Send: 30}, {Key: 0, Send: 40}}
+	calls := 0
+	var closed int
+	spec := limiter.Spec{
+		Name: "every third fails", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+		New: func(l algos.Limit) (limiter.Limiter, error) {
+			return &countingLimiter{calls: &calls, closed: &closed}, nil
+		},
+	}
+	cfg := model.Config{Limiter: spec, Limit: limit100, Deployment: model.StoreClock, Nodes: 2, RTT: 1000, Requests: reqs}
+	res, err := model.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Errors(); got != 1 || res.Keys[1].Errors != 1 || !res.Outcomes[2].Failed || res.Outcomes[2].Admitted {
+		t.Errorf("errors %d, key 1 %d, outcome 2 %+v; want the third request, alone, failed", got, res.Keys[1].Errors, res.Outcomes[2])
+	}
+	if res.FirstError == nil || !strings.Contains(res.FirstError.Error(), "third call") {
+		t.Errorf("FirstError = %v, want the limiter's error", res.FirstError)
+	}
+	if res.Keys[0].Admitted+res.Keys[1].Admitted != 3 || closed != 1 {
+		t.Errorf("admitted %d + %d, closed %d times; want 3 admitted and one close", res.Keys[0].Admitted, res.Keys[1].Admitted, closed)
+	}
+	store := spec
+	store.Clock = limiter.StoreClock
+	for _, d := range []model.Deployment{model.NodeClock, model.LocalSplit, model.LocalFull, model.GetSet} {
+		cfg := cfg
+		cfg.Limiter, cfg.Deployment = store, d
+		var na *model.NotApplicableError
+		if _, err := model.Run(cfg); !errors.As(err, &na) || na.Reason == "" {
+			t.Errorf("a store-clock limiter deployed %s: %v, want a NotApplicableError with a reason", d, err)
+		}
+	}
+	cfg.Deployment = model.StoreWiped
+	cfg.WipeAt = 25
+	closed = 0
+	if _, err := model.Run(cfg); err != nil || closed != 2 {
+		t.Errorf("store wiped: %v, %d limiters closed; want the first closed at the wipe and its successor at the end", err, closed)
+	}
+}
+
+type countingLimiter struct{ calls, closed *int }
+
+func (c *countingLimiter) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+	*c.calls++
+	if *c.calls == 3 {
+		return algos.Decision{}, errors.New("the third call fails")
+	}
+	return algos.Decision{Allowed: true}, nil
+}
+
+func (c *countingLimiter) Close() error { *c.closed++; return nil }

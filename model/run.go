@@ -1,11 +1,13 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 )
 
 // Outcome is what happened to one request: whether it was admitted, the
@@ -15,26 +17,37 @@ import (
 // deployments, when the script ran in the store; for Ideal and the local
 // deployments, when the request reached its node (its send time); for
 // GetSet, when the GET's reply reached the node and it decided on its copy.
+//
+// Failed is set when the limiter answered an error instead of a decision:
+// the request is then neither admitted nor denied, and is counted in
+// KeyResult.Errors.
 type Outcome struct {
 	Decided  int64
 	Node     int32
 	Admitted bool
+	Failed   bool
 }
 
-// KeyResult totals one key over a run. Violation is the first place the
-// key's admits, placed at their true decision times, break
-// Algorithm.Promise(Limit), or nil if they keep it.
+// KeyResult totals one key over a run. Errors counts the requests the
+// limiter answered with an error. Violation is the first place the key's
+// admits, placed at their true decision times, break Limiter.Promise(Limit),
+// or nil if they keep it.
 type KeyResult struct {
 	Requests  int
 	Admitted  int
+	Errors    int
 	Violation *algos.Violation
 }
 
 // Result is one run. Outcomes is parallel to Config.Requests; Keys has one
 // entry per key index up to the largest key in the requests.
+//
+// FirstError is the first error the limiter answered, in request order,
+// with the request it answered, or nil when it answered none.
 type Result struct {
-	Outcomes []Outcome
-	Keys     []KeyResult
+	Outcomes   []Outcome
+	Keys       []KeyResult
+	FirstError error
 
 	admits []int64 // each key's admit times, sorted, in its own region
 	starts []int   // key k's region starts at admits[starts[k]]
@@ -51,6 +64,15 @@ func (r Result) AdmitTimes(key int) []int64 {
 	return r.admits[from : from+r.Keys[key].Admitted : from+r.Keys[key].Admitted]
 }
 
+// Errors counts the requests the limiter answered with an error.
+func (r Result) Errors() int {
+	n := 0
+	for _, k := range r.Keys {
+		n += k.Errors
+	}
+	return n
+}
+
 // Violations counts the keys whose admits broke the promise.
 func (r Result) Violations() int {
 	n := 0
@@ -62,9 +84,13 @@ func (r Result) Violations() int {
 	return n
 }
 
-// Run simulates cfg and checks every key's admits against the algorithm's
+// Run simulates cfg and checks every key's admits against the limiter's
 // promise. It returns an error, and never panics, for an invalid Config
-// (see Config.Validate). The same Config always gives the same Result.
+// (see Config.Validate), a deployment the limiter does not fit (a
+// *NotApplicableError) and a limiter that cannot be made; an error the
+// limiter answers a request with is counted in the Result instead. The same
+// Config always gives the same Result, for a limiter that is itself
+// deterministic.
 func Run(cfg Config) (Result, error) {
 	keys, err := cfg.validate()
 	if err != nil {
@@ -78,10 +104,13 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
 	}
 	n := len(cfg.Requests)
+	algo, pure := cfg.Limiter.Algorithm()
 	r := &runner{
-		cfg:    &cfg,
-		decide: cfg.Algorithm.Decide,
-		plan:   make([]Planned, n),
+		cfg:  &cfg,
+		algo: algo,
+		pure: pure,
+		ctx:  context.Background(),
+		plan: make([]Planned, n),
 		res: Result{
 			Outcomes: make([]Outcome, n),
 			Keys:     make([]KeyResult, keys),
@@ -100,14 +129,17 @@ func Run(cfg Config) (Result, error) {
 
 	switch d := cfg.Deployment; {
 	case d == Ideal:
-		r.runIdeal()
+		err = r.runIdeal()
 	case d.usesStore():
-		r.runStore()
+		err = r.runStore()
 	case d.local():
-		r.runLocal(local)
+		err = r.runLocal(local)
+	}
+	if err != nil {
+		return Result{}, err
 	}
 
-	promise := cfg.Algorithm.Promise(cfg.Limit)
+	promise := cfg.Limiter.Promise(cfg.Limit)
 	for k := range r.res.Keys {
 		times := r.res.AdmitTimes(k)
 		if !slices.IsSorted(times) {
@@ -120,10 +152,12 @@ func Run(cfg Config) (Result, error) {
 
 // runner is one run's working state.
 type runner struct {
-	cfg    *Config
-	decide algos.DecideFunc
-	plan   []Planned
-	res    Result
+	cfg  *Config
+	algo algos.Algorithm // the pure algorithm, when pure
+	pure bool            // the limiter is a pure algorithm, run on Store
+	ctx  context.Context
+	plan []Planned
+	res  Result
 
 	slots []slot  // GetSet: the copies in flight
 	free  []int32 // GetSet: unused slots
@@ -133,6 +167,7 @@ type runner struct {
 // and the true time it decides.
 type slot struct {
 	st       algos.State
+	d        algos.Decision
 	decideAt int64
 }
 
@@ -146,22 +181,111 @@ func (r *runner) record(i int, at int64, node int, admitted bool) {
 	}
 }
 
-func (r *runner) runIdeal() {
-	states := make([]algos.State, len(r.res.Keys))
-	l := r.cfg.Limit
+// decider is where the requests of one node (or of the store) are decided:
+// a Store for a pure algorithm, a Limiter made by the Spec otherwise.
+type decider struct {
+	r     *runner
+	limit algos.Limit
+	store *Store
+	lim   limiter.Limiter
+}
+
+// open makes the decider fresh: every key absent.
+func (r *runner) open(l algos.Limit) (*decider, error) {
+	d := &decider{r: r, limit: l}
+	if r.pure {
+		d.store = newStore(r.algo, l, len(r.res.Keys))
+		return d, nil
+	}
+	lim, err := r.cfg.Limiter.Open(l)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	d.lim = lim
+	return d, nil
+}
+
+// wipe drops every key: a Store forgets them, a Limiter is closed and made
+// anew.
+func (d *decider) wipe() error {
+	if d.store != nil {
+		d.store.Wipe()
+		return nil
+	}
+	if err := d.close(); err != nil {
+		return err
+	}
+	fresh, err := d.r.open(d.limit)
+	if err != nil {
+		return err
+	}
+	d.lim = fresh.lim
+	return nil
+}
+
+func (d *decider) close() error {
+	if d == nil || d.lim == nil {
+		return nil
+	}
+	lim := d.lim
+	d.lim = nil
+	if err := limiter.Close(lim); err != nil {
+		return fmt.Errorf("model: closing %s: %w", d.r.cfg.Limiter.Name, err)
+	}
+	return nil
+}
+
+// decide decides request i for its key at store time at (by which keys
+// expire), telling the limiter now, and records the outcome as decided at
+// true time decided on node.
+func (d *decider) decide(i int, at, now, decided int64, node int) {
+	key := d.r.plan[i].Key
+	if d.store != nil {
+		d.store.SetClock(at)
+		d.r.record(i, decided, node, d.store.Call(key, now).Allowed)
+		return
+	}
+	dec, err := limiter.Allow(d.r.ctx, d.lim, key, now)
+	if err != nil {
+		d.r.fail(i, decided, node, err)
+		return
+	}
+	d.r.record(i, decided, node, dec.Allowed)
+}
+
+// fail records that the limiter answered request i with err.
+func (r *runner) fail(i int, at int64, node int, err error) {
+	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
+	r.res.Keys[r.plan[i].Key].Errors++
+	if r.res.FirstError == nil {
+		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, r.plan[i].Key, algos.FormatTime(r.plan[i].Send), err)
+	}
+}
+
+func (r *runner) runIdeal() error {
+	d, err := r.open(r.cfg.Limit)
+	if err != nil {
+		return err
+	}
 	for i := range r.plan {
 		p := &r.plan[i]
-		d := r.decide(&states[p.Key], p.Send, l)
-		r.record(i, p.Send, 0, d.Allowed)
+		d.decide(i, p.Send, p.Send, p.Send, 0)
 	}
+	return d.close()
 }
 
 // runLocal: every node keeps its own state per key and decides on its own
 // clock when the request reaches it; a restart drops the node's state.
-func (r *runner) runLocal(l algos.Limit) {
+func (r *runner) runLocal(l algos.Limit) (err error) {
 	c := r.cfg
-	keys := len(r.res.Keys)
-	states := make([]algos.State, c.Nodes*keys)
+	nodes := make([]*decider, c.Nodes) // opened on a node's first request
+	defer func() {
+		for _, d := range nodes {
+			if cerr := d.close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
 	var restarts []Stream
 	var next []int64
 	if c.RestartEvery > 0 {
@@ -174,16 +298,28 @@ func (r *runner) runLocal(l algos.Limit) {
 	}
 	for i := range r.plan {
 		p := &r.plan[i]
-		own := states[p.Node*keys : (p.Node+1)*keys]
+		own := nodes[p.Node]
+		if own == nil {
+			if own, err = r.open(l); err != nil {
+				return err
+			}
+			nodes[p.Node] = own
+		}
 		if next != nil {
+			restarted := false
 			for next[p.Node] <= p.Send {
-				clear(own)
+				restarted = true
 				next[p.Node] += 1 + int64(restarts[p.Node].Below(uint64(2*c.RestartEvery)))
 			}
+			if restarted {
+				if err := own.wipe(); err != nil {
+					return err
+				}
+			}
 		}
-		d := r.decide(&own[p.Key], p.Clock, l)
-		r.record(i, p.Send, p.Node, d.Allowed)
+		own.decide(i, p.Send, p.Clock, p.Send, p.Node)
 	}
+	return nil
 }
 
 // runStore plays the store deployments. Requests are taken in send order;
@@ -191,9 +327,18 @@ func (r *runner) runLocal(l algos.Limit) {
 // and every operation that no later request can precede (it reaches the
 // store no later than the next send) is run, in (time, request, GET before
 // SET) order.
-func (r *runner) runStore() {
+func (r *runner) runStore() (err error) {
 	c := r.cfg
-	store := &Store{decide: r.decide, limit: c.Limit, states: make([]algos.State, len(r.res.Keys))} // what replay.Replay drives too
+	d, err := r.open(c.Limit) // for a pure algorithm, the Store replay.Replay drives too
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := d.close(); err == nil {
+			err = cerr
+		}
+	}()
+	store := d.store
 	legs := c.legs()
 	out, back, set := newLeg(legs.Out, c.Jitter), newLeg(legs.Back, c.Jitter), newLeg(legs.Set, c.Jitter)
 	outs := NewStream(c.Seed, purposeOut)
@@ -222,7 +367,9 @@ func (r *runner) runStore() {
 		for len(h) > 0 && h[0].t <= next {
 			ev := h.pop()
 			if wipe && ev.t >= c.WipeAt {
-				store.Wipe()
+				if err := d.wipe(); err != nil {
+					return err
+				}
 				wipe = false
 			}
 			j := int(ev.seq >> 1)
@@ -233,18 +380,22 @@ func (r *runner) runStore() {
 				if nodeClock {
 					told = q.Clock
 				}
-				r.record(j, ev.t, q.Node, store.Call(q.Key, told).Allowed)
+				d.decide(j, ev.t, told, ev.t, q.Node)
 			case ev.seq&1 == 0: // GET: read a copy; the node decides on it when the reply arrives
 				sl := &r.slots[ev.slot]
+				store.SetClock(ev.t)
 				store.GetInto(q.Key, &sl.st)
-				d := r.decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
-				r.record(j, sl.decideAt, q.Node, d.Allowed)
+				sl.d = r.algo.Decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
+				r.record(j, sl.decideAt, q.Node, sl.d.Allowed)
 			default: // SET: the node's copy overwrites the store
-				store.Set(q.Key, r.slots[ev.slot].st)
+				sl := &r.slots[ev.slot]
+				store.SetClock(ev.t)
+				store.Set(q.Key, sl.st, sl.d)
 				r.free = append(r.free, ev.slot)
 			}
 		}
 	}
+	return nil
 }
 
 // alloc takes a free slot for a GET/SET in flight.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 )
 
 // Store is the shared store on its own: one algos.State per key, changed
@@ -19,10 +20,19 @@ import (
 // of the non-atomic bug, with the decision in between made by the caller
 // on its copy. A Store is not safe for concurrent use, like the
 // single-threaded server it stands for.
+//
+// An algorithm with a KeyTTL has its keys expire on the store's clock,
+// which the caller moves with SetClock before each operation (Run sets it
+// to the true time the operation reaches the store): a key written at clock
+// c with TTL t is absent from c+t on, as a key SET with PX is in Redis.
 type Store struct {
 	decide algos.DecideFunc
 	limit  algos.Limit
 	states []algos.State
+
+	ttl     func(algos.Decision, algos.Limit) int64 // the algorithm's KeyTTL, or nil
+	clock   int64
+	expires []int64 // with ttl: the clock from which each key is gone, 0 for never
 }
 
 // NewStore returns an empty store (every key absent) for keys keys of algo
@@ -36,15 +46,43 @@ func NewStore(algo algos.Algorithm, limit algos.Limit, keys int) (*Store, error)
 	if err := limit.Validate(); err != nil {
 		return nil, fmt.Errorf("model: invalid limit: %w", err)
 	}
-	return &Store{decide: algo.Decide, limit: limit, states: make([]algos.State, max(0, keys))}, nil
+	return newStore(algo, limit, keys), nil
 }
 
-// state is the stored state of key, adding keys as needed.
+func newStore(algo algos.Algorithm, limit algos.Limit, keys int) *Store {
+	s := &Store{decide: algo.Decide, limit: limit, states: make([]algos.State, max(0, keys)), ttl: algo.KeyTTL}
+	if s.ttl != nil {
+		s.expires = make([]int64, len(s.states))
+	}
+	return s
+}
+
+// SetClock sets the store's clock, in µs of true time, by which keys
+// expire. It matters only for an algorithm with a KeyTTL.
+func (s *Store) SetClock(now int64) { s.clock = now }
+
+// state is the stored state of key, adding keys as needed and dropping the
+// key first if it has expired.
 func (s *Store) state(key int) *algos.State {
 	if key >= len(s.states) {
 		s.states = append(s.states, make([]algos.State, key+1-len(s.states))...)
+		if s.ttl != nil {
+			s.expires = append(s.expires, make([]int64, key+1-len(s.expires))...)
+		}
+	}
+	if s.ttl != nil {
+		if e := s.expires[key]; e != 0 && s.clock >= e {
+			s.states[key], s.expires[key] = algos.State{}, 0
+		}
 	}
 	return &s.states[key]
+}
+
+// written starts key's TTL after a write whose decision was d.
+func (s *Store) written(key int, d algos.Decision) {
+	if s.ttl != nil {
+		s.expires[key] = limiter.ExpiresAt(s.clock, s.ttl(d, s.limit))
+	}
 }
 
 // Keys is the number of keys the store has room for.
@@ -53,7 +91,9 @@ func (s *Store) Keys() int { return len(s.states) }
 // Call runs the atomic script for key: the algorithm decides with the time
 // it is told (now, µs) on the stored state and the store keeps the new state.
 func (s *Store) Call(key int, now int64) algos.Decision {
-	return s.decide(s.state(key), now, s.limit)
+	d := s.decide(s.state(key), now, s.limit)
+	s.written(key, d)
+	return d
 }
 
 // Get returns a copy of key's stored state (the zero State if absent), as a
@@ -70,13 +110,16 @@ func (s *Store) GetInto(key int, dst *algos.State) {
 }
 
 // Set overwrites key's stored state with a copy of st, whatever the store
-// held: the SET of the non-atomic bug. The store keeps no reference to st.
-func (s *Store) Set(key int, st algos.State) {
+// held: the SET of the non-atomic bug, whose node decided d on its copy
+// (the key's TTL restarts from d, as a SET with PX does). The store keeps
+// no reference to st.
+func (s *Store) Set(key int, st algos.State, d algos.Decision) {
 	copyState(s.state(key), &st)
+	s.written(key, d)
 }
 
 // Wipe drops every key, as a store that restarts without persistence does.
-func (s *Store) Wipe() { clear(s.states) }
+func (s *Store) Wipe() { clear(s.states); clear(s.expires) }
 
 // copyState makes *dst a copy of *src that shares no memory with it, reusing
 // dst's own log buffer when it is large enough, so that the GET/SET

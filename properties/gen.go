@@ -26,6 +26,8 @@ func SmallLimits() *rapid.Generator[algos.Limit] {
 // (bursts), 1 µs gaps, gaps of about W and about k·W/L, jumps to just
 // before, onto and just after the next aligned window edge, and idle spells
 // of an hour to a day. It shrinks towards fewer calls, all at one instant.
+// Being sorted, they can be played on a store-clock limiter, whose store's
+// clock never goes back.
 func Arrivals(l algos.Limit) *rapid.Generator[[]int64] {
 	return rapid.Custom(func(t *rapid.T) []int64 {
 		now := rapid.OneOf(rapid.Int64Range(0, 3*l.Window), rapid.Int64Range(0, algos.MaxTime/2)).Draw(t, "start")

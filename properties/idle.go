@@ -2,6 +2,7 @@ package properties
 
 import (
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"pgregory.net/rapid"
 )
 
@@ -9,13 +10,16 @@ import (
 // idle and no further: after any traffic and then at least max(1 h,
 // MaxWait(l)) without a call (up to the end of MaxTime), one call is
 // admitted and leaves exactly the promised burst minus one (Burst-1 for
-// buckets, Rate-1 for windows).
-func RefillCappedAfterIdle(algo algos.Algorithm, opts ...Option) func(*rapid.T) {
+// buckets, Rate-1 for windows). A limiter that drops an idle key (a KeyTTL)
+// is held to the same: a key it forgot must come back as idle.
+func RefillCappedAfterIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		times := Arrivals(l).Draw(t, "arrivals")
-		s, calls := replay(algo, l, times, nil)
+		r := newRun(t, spec, l)
+		lim := r.open()
+		calls := r.replay(lim, 0, times, nil)
 		last := int64(0)
 		if len(times) > 0 {
 			last = times[len(times)-1]
@@ -27,11 +31,11 @@ func RefillCappedAfterIdle(algo algos.Algorithm, opts ...Option) func(*rapid.T) 
 			rapid.Int64Range(0, max(0, algos.MaxTime-last-least)),
 		).Draw(t, "idle beyond the least")
 		at := last + least + extra
-		n := atOneInstant(t, algo.Promise(l))
-		d := algo.Decide(&s, at, l)
+		n := atOneInstant(t, spec.Promise(l))
+		d := r.allow(lim, 0, at, calls)
 		calls = append(calls, call{at, d})
 		if !d.Allowed || d.Remaining != n-1 {
-			t.Fatalf("%s under %v: after %s idle, want an admit leaving %d, got %+v%s", algo.Name, l, algos.FormatMicros(at-last), n-1, d, trace(calls))
+			t.Fatalf("%s under %v: after %s idle, want an admit leaving %d, got %+v%s", spec.Name, l, algos.FormatMicros(at-last), n-1, d, trace(calls))
 		}
 	}
 }

@@ -41,8 +41,9 @@ func WithMaxWait(f func(algos.Limit) int64) Option {
 // WithChecks makes Check run n cases of every property.
 func WithChecks(n int) Option { return func(c *config) { c.checks = n } }
 
-// WithNoDoubleRefill adds StepBackNoDoubleRefill to Check, for algorithms
-// whose state only moves forward (leaky bucket, GCRA, sliding log).
+// WithNoDoubleRefill adds StepBackNoDoubleRefill to Check, for limiters
+// whose state only moves forward (leaky bucket, GCRA, sliding log). Like
+// every step-back property it is left out for a store-clock Spec.
 func WithNoDoubleRefill() Option { return func(c *config) { c.noDoubleRefill = true } }
 
 // DefaultMaxWait is max(2·W, ⌈B·W/L⌉): a bucket drains a full burst in

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/properties"
 	"pgregory.net/rapid"
 )
 
-type property func(algos.Algorithm, ...properties.Option) func(*rapid.T)
+type property func(limiter.Spec, ...properties.Option) func(*rapid.T)
 
 // Each planted bug breaks the property named next to it, and rapid shrinks
 // the failure to a counterexample the report shows.
@@ -30,7 +31,7 @@ var planted = []struct {
 func TestPlantedBugsAreCaught(t *testing.T) {
 	for _, p := range planted {
 		t.Run(p.algo.Name, func(t *testing.T) {
-			failed, report := properties.Fails(p.catches(p.algo), 1000)
+			failed, report := properties.Fails(p.catches(limiter.FromAlgorithm(p.algo)), 1000)
 			if !failed {
 				t.Fatalf("%s passed %s: the planted bug went unnoticed", p.algo.Name, p.name)
 			}

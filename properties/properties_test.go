@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/properties"
 )
 
@@ -26,7 +27,7 @@ func TestSixKeepTheContract(t *testing.T) {
 			if noDoubleRefill[algo.Name] {
 				opts = append(opts, properties.WithNoDoubleRefill())
 			}
-			properties.Check(t, algo, opts...)
+			properties.Check(t, limiter.FromAlgorithm(algo), opts...)
 		})
 	}
 }
@@ -40,7 +41,7 @@ func TestDoubleRefillIsTheWeaknessOfTheOtherThree(t *testing.T) {
 			continue
 		}
 		t.Run(algo.Name, func(t *testing.T) {
-			failed, report := properties.Fails(properties.StepBackNoDoubleRefill(algo), 1000)
+			failed, report := properties.Fails(properties.StepBackNoDoubleRefill(limiter.FromAlgorithm(algo)), 1000)
 			if !failed {
 				t.Fatalf("%s never refilled twice after a step back", algo.Name)
 			}
@@ -53,7 +54,7 @@ func TestDoubleRefillIsTheWeaknessOfTheOtherThree(t *testing.T) {
 
 // Fails on a property that holds reports nothing and leaves no fail file.
 func TestFailsOnAPassingProperty(t *testing.T) {
-	failed, report := properties.Fails(properties.PromiseHolds(algos.GCRA), 200)
+	failed, report := properties.Fails(properties.PromiseHolds(limiter.FromAlgorithm(algos.GCRA)), 200)
 	if failed || report != "" {
 		t.Fatalf("Fails on GCRA's promise: %v, %q", failed, report)
 	}
@@ -64,7 +65,7 @@ func TestFailsOnAPassingProperty(t *testing.T) {
 
 // Fails on a failing property cleans up the fail file rapid writes.
 func TestFailsLeavesNoFailFile(t *testing.T) {
-	failed, report := properties.Fails(properties.BurstFromIdle(algos.PlantedGCRAWideTolerance), 100)
+	failed, report := properties.Fails(properties.BurstFromIdle(limiter.FromAlgorithm(algos.PlantedGCRAWideTolerance)), 100)
 	if !failed || strings.Contains(report, "To reproduce") {
 		t.Fatalf("failed %v, report:\n%s", failed, report)
 	}
@@ -75,7 +76,7 @@ func TestFailsLeavesNoFailFile(t *testing.T) {
 
 // Limits can be fixed, and a user's algorithm goes through the same Check.
 func TestCheckWithOneLimit(t *testing.T) {
-	properties.Check(t, algos.SlidingCounter, properties.WithLimit(algos.MustLimit(100, algos.Second, 100)), properties.WithChecks(100))
+	properties.Check(t, limiter.FromAlgorithm(algos.SlidingCounter), properties.WithLimit(algos.MustLimit(100, algos.Second, 100)), properties.WithChecks(100))
 }
 
 // alignedOwn states the fixed window's promise as a user would, with
@@ -99,11 +100,11 @@ func alignedOwn(l algos.Limit) algos.Promise {
 func TestOwnPromiseIsJudgedLikeTheBuiltIns(t *testing.T) {
 	own := algos.FixedWindow
 	own.Name, own.Promise = "fixed-window-own-promise", alignedOwn
-	properties.Check(t, own)
+	properties.Check(t, limiter.FromAlgorithm(own))
 
 	anchored := algos.FixedWindow
 	anchored.Name, anchored.Promise = "fixed-window-anchored-promise", algos.AnchoredWindowPromise
-	failed, report := properties.Fails(properties.PromiseHolds(anchored), 1000)
+	failed, report := properties.Fails(properties.PromiseHolds(limiter.FromAlgorithm(anchored)), 1000)
 	if !failed {
 		t.Fatal("the aligned fixed window kept the anchored window's promise on 1000 runs")
 	}

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"pgregory.net/rapid"
 )
 
@@ -9,15 +10,16 @@ import (
 // decision has remaining, retry-after and reset of at least 0, that an
 // admit has retry-after 0, and that a denial has remaining 0 and a positive
 // retry-after.
-func RemainingNeverNegative(algo algos.Algorithm, opts ...Option) func(*rapid.T) {
+func RemainingNeverNegative(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
-		times := withFlood(Arrivals(l).Draw(t, "arrivals"), atOneInstant(t, algo.Promise(l))+1)
-		_, calls := replay(algo, l, times, nil)
+		r := newRun(t, spec, l)
+		times := withFlood(Arrivals(l).Draw(t, "arrivals"), atOneInstant(t, spec.Promise(l))+1)
+		calls := r.replay(r.open(), 0, times, nil)
 		for i, c := range calls {
 			if msg := badDecision(c.d); msg != "" {
-				t.Fatalf("%s under %v: %s%s", algo.Name, l, msg, trace(calls[:i+1]))
+				t.Fatalf("%s under %v: %s%s", spec.Name, l, msg, trace(calls[:i+1]))
 			}
 		}
 	}
@@ -45,42 +47,66 @@ func badDecision(d algos.Decision) string {
 // RemainingIsExact claims that Remaining means what it says on one node
 // with a true clock: right after any decision, exactly Remaining more calls
 // at the same instant are admitted, and the next is denied (so Remaining is
-// never above what the promise allows at one instant).
-func RemainingIsExact(algo algos.Algorithm, opts ...Option) func(*rapid.T) {
+// never above what the promise allows at one instant). What follows each
+// decision is asked of a fresh key that has seen the same calls.
+func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		times := Arrivals(l).Draw(t, "arrivals")
-		n := atOneInstant(t, algo.Promise(l))
-		var calls []call
-		replay(algo, l, times, func(i int, s *algos.State, d algos.Decision) {
-			calls = append(calls, call{times[i], d})
-			if d.Remaining > n {
-				t.Fatalf("%s under %v: remaining %d, more than the promise allows at one instant (%d)%s", algo.Name, l, d.Remaining, n, trace(calls))
+		r := newRun(t, spec, l)
+		n := atOneInstant(t, spec.Promise(l))
+		h := r.replayHistory(times)
+		// A branch after each decision, up to the first that claims too much.
+		var bs []branch
+		for i, c := range h.calls {
+			if c.d.Remaining > n {
+				break
 			}
-			if got := admitsAt(algo, *s, times[i], l, d.Remaining+1); got != d.Remaining {
-				t.Fatalf("%s under %v: remaining %d, but %d more were admitted at the same instant%s", algo.Name, l, d.Remaining, got, trace(calls))
+			bs = append(bs, branch{upto: i, at: c.t, limit: c.d.Remaining + 1})
+		}
+		got := r.branches(h, bs)
+		for i, c := range h.calls {
+			if c.d.Remaining > n {
+				t.Fatalf("%s under %v: remaining %d, more than the promise allows at one instant (%d)%s", spec.Name, l, c.d.Remaining, n, trace(h.calls[:i+1]))
 			}
-		})
+			if got[i] != c.d.Remaining {
+				t.Fatalf("%s under %v: remaining %d, but %d more were admitted at the same instant%s", spec.Name, l, c.d.Remaining, got[i], trace(h.calls[:i+1]))
+			}
+		}
+		h.failed(r)
 	}
 }
 
 // ResetReachesIdle claims that Reset is honest: at now+Reset, with no other
 // traffic, the key grants a full burst from idle again (as many admits at
-// one instant as the promise allows).
-func ResetReachesIdle(algo algos.Algorithm, opts ...Option) func(*rapid.T) {
+// one instant as the promise allows). A negative Reset, which points into
+// the past, breaks it. What follows each decision is asked of a fresh key
+// that has seen the same calls.
+func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		times := Arrivals(l).Draw(t, "arrivals")
-		n := atOneInstant(t, algo.Promise(l))
-		var calls []call
-		replay(algo, l, times, func(i int, s *algos.State, d algos.Decision) {
-			calls = append(calls, call{times[i], d})
-			at := times[i] + d.Reset
-			if got := admitsAt(algo, *s, at, l, n+1); got != n {
-				t.Fatalf("%s under %v: at %d, reset %d later, %d admits at one instant, want the full %d%s", algo.Name, l, at, d.Reset, got, n, trace(calls))
+		r := newRun(t, spec, l)
+		n := atOneInstant(t, spec.Promise(l))
+		h := r.replayHistory(times)
+		var bs []branch
+		for i, c := range h.calls {
+			if c.d.Reset < 0 {
+				break
 			}
-		})
+			bs = append(bs, branch{upto: i, at: c.t + c.d.Reset, limit: n + 1})
+		}
+		got := r.branches(h, bs)
+		for i, c := range h.calls {
+			if c.d.Reset < 0 {
+				t.Fatalf("%s under %v: negative reset %d, a time before the call%s", spec.Name, l, c.d.Reset, trace(h.calls[:i+1]))
+			}
+			if at := c.t + c.d.Reset; got[i] != n {
+				t.Fatalf("%s under %v: at %d, reset %d later, %d admits at one instant, want the full %d%s", spec.Name, l, at, c.d.Reset, got[i], n, trace(h.calls[:i+1]))
+			}
+		}
+		h.failed(r)
 	}
 }

@@ -1,10 +1,14 @@
 package properties
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"pgregory.net/rapid"
 )
 
@@ -36,30 +40,184 @@ func trace(calls []call) string {
 	return b.String()
 }
 
-// replay calls algo at each time on a fresh key, calling visit (if not nil)
-// after every decision with the state as it stands then.
-func replay(algo algos.Algorithm, l algos.Limit, times []int64, visit func(i int, s *algos.State, d algos.Decision)) (algos.State, []call) {
-	var s algos.State
-	calls := make([]call, 0, len(times))
-	for i, now := range times {
-		d := algo.Decide(&s, now, l)
-		calls = append(calls, call{now, d})
-		if visit != nil {
-			visit(i, &s, d)
-		}
-	}
-	return s, calls
+// run is one case of a property: the spec under test, the limit drawn, and
+// the case's rapid.T. Every limiter it opens is closed when the case ends,
+// and every failure to open or to answer fails the case: an error is never
+// taken for a denial.
+type run struct {
+	t    *rapid.T
+	spec limiter.Spec
+	l    algos.Limit
 }
 
-// admitsAt is how many calls at the one instant now a copy of s admits
+// newRun starts a case of spec under l, failing it at once if spec is
+// incomplete (no name, clock, promise or New).
+func newRun(t *rapid.T, spec limiter.Spec, l algos.Limit) run {
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("properties: %v", err)
+	}
+	return run{t: t, spec: spec, l: l}
+}
+
+// who names the spec and the limit in a failure message.
+func (r run) who() string { return fmt.Sprintf("%s under %v", r.spec.Name, r.l) }
+
+// open makes a fresh limiter, with every key absent, and closes it when the
+// case ends (a failure to close fails a case that has not failed already).
+func (r run) open() limiter.Limiter {
+	lim, err := r.spec.Open(r.l)
+	if err != nil {
+		r.t.Fatalf("%s: opening a fresh limiter failed: %v", r.who(), err)
+	}
+	r.t.Cleanup(func() {
+		if err := limiter.Close(lim); err != nil && !r.t.Failed() {
+			r.t.Fatalf("%s: closing the limiter failed: %v", r.who(), err)
+		}
+	})
+	return lim
+}
+
+// try calls key of lim at now, turning a panic into an error.
+func (r run) try(lim limiter.Limiter, key int, now int64) (algos.Decision, error) {
+	return limiter.Allow(context.Background(), lim, key, now)
+}
+
+// callFailed fails the case for the call on key at now that answered err,
+// showing the calls on that key before it.
+func (r run) callFailed(key int, now int64, err error, before []call) {
+	r.t.Fatalf("%s: the call on key %d at %d failed: %v%s", r.who(), key, now, err, trace(before))
+}
+
+// allow calls key of lim at now and fails the case if the call fails;
+// before is the key's calls so far, shown with the error.
+func (r run) allow(lim limiter.Limiter, key int, now int64, before []call) algos.Decision {
+	d, err := r.try(lim, key, now)
+	if err != nil {
+		r.callFailed(key, now, err, before)
+	}
+	return d
+}
+
+// replay calls key of lim at each time, in order, calling visit (if not
+// nil) after every decision, and returns the calls. A failed call fails the
+// case.
+func (r run) replay(lim limiter.Limiter, key int, times []int64, visit func(i int, d algos.Decision)) []call {
+	calls := make([]call, 0, len(times))
+	for i, now := range times {
+		d := r.allow(lim, key, now, calls)
+		calls = append(calls, call{now, d})
+		if visit != nil {
+			visit(i, d)
+		}
+	}
+	return calls
+}
+
+// history is a case's calls on key 0 of a fresh limiter, up to the first
+// call that failed, if one did: its error is kept, for failed to report once
+// the decisions before it have been judged.
+type history struct {
+	calls []call
+	err   error // the error of the call at time at, after the calls
+	at    int64
+}
+
+// replayHistory calls key 0 of a fresh limiter at each time, in order, and
+// stops at the first call that fails.
+func (r run) replayHistory(times []int64) history {
+	lim := r.open()
+	h := history{calls: make([]call, 0, len(times))}
+	for _, now := range times {
+		d, err := r.try(lim, 0, now)
+		if err != nil {
+			h.err, h.at = err, now
+			break
+		}
+		h.calls = append(h.calls, call{now, d})
+	}
+	return h
+}
+
+// failed fails the case if the history stopped at a failed call.
+func (h history) failed(r run) {
+	if h.err != nil {
+		r.callFailed(0, h.at, h.err, h.calls)
+	}
+}
+
+// admitsAt is how many calls at the one instant now key of lim admits
 // before the first denial, counting to at most limit.
-func admitsAt(algo algos.Algorithm, s algos.State, now int64, l algos.Limit, limit int64) int64 {
-	s = s.Clone()
+func (r run) admitsAt(lim limiter.Limiter, key int, now, limit int64, before []call) int64 {
 	var n int64
-	for n < limit && algo.Decide(&s, now, l).Allowed {
+	for n < limit && r.allow(lim, key, now, before).Allowed {
 		n++
 	}
 	return n
+}
+
+// branch asks what a key would do from some point of a history: how many
+// calls at the instant at it admits before the first denial, counting to
+// at most limit, once it has seen the history's first upto+1 calls (what
+// admitsAt would say of a copy of the key after call upto).
+type branch struct {
+	upto  int
+	at    int64 // at or after the time of call upto
+	limit int64
+}
+
+// branches answers each branch (how many it admits) without cloning a
+// limiter, which cannot be done: it opens one fresh limiter and replays the
+// history on a key of its own per branch (branch j on key j), all in the
+// order of time, each branch's instant coming once the calls before it are
+// made. The calls on that limiter never go back in time, so a store-clock
+// limiter can answer them; a fresh key of the same limiter is a fresh state.
+// Every replayed call must decide as the history did, or the case fails:
+// the properties need a limiter whose keys are independent and whose
+// decisions follow from the calls alone. bs must be in order of upto.
+func (r run) branches(h history, bs []branch) []int64 {
+	got := make([]int64, len(bs))
+	if len(bs) == 0 {
+		return got
+	}
+	for j, b := range bs {
+		if b.upto < 0 || b.upto >= len(h.calls) || b.at < h.calls[b.upto].t || j > 0 && b.upto < bs[j-1].upto {
+			panic(fmt.Sprintf("properties: branch %d (%+v) is not after its history", j, b))
+		}
+	}
+	lim := r.open()
+	order := make([]int, len(bs)) // the branches in order of their instants
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(bs[i].at, bs[j].at) })
+	probe := func(j int) {
+		b := bs[j]
+		got[j] = r.admitsAt(lim, j, b.at, b.limit, h.calls[:b.upto+1])
+	}
+	next, live := 0, 0 // the next branch to probe; the first still replaying
+	for k, c := range h.calls {
+		for next < len(order) && bs[order[next]].at < c.t {
+			probe(order[next])
+			next++
+		}
+		for live < len(bs) && bs[live].upto < k {
+			live++
+		}
+		if live == len(bs) {
+			break
+		}
+		for j := live; j < len(bs); j++ {
+			d := r.allow(lim, j, c.t, h.calls[:k])
+			if d != c.d {
+				r.t.Fatalf("%s: key %d of a fresh limiter, given the same calls as key 0 of another, decided %v where key 0 decided %v; the properties replay a history on fresh keys, so they need a limiter whose decisions follow from a key's own calls%s",
+					r.who(), j, call{c.t, d}, c, trace(h.calls[:k+1]))
+			}
+		}
+	}
+	for ; next < len(order); next++ {
+		probe(order[next])
+	}
+	return got
 }
 
 // atOneInstant is the most admits the promise allows at one instant: Burst

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"pgregory.net/rapid"
 )
 
@@ -14,10 +15,10 @@ import (
 // not true of every correct algorithm: GCRA's TAT - now and the sliding
 // counter's weight of the previous window both grow when now moves back.
 // This test records which keep it.
-func stepBackKeepsRemaining(algo algos.Algorithm) func(*rapid.T) {
+func stepBackKeepsRemaining(spec limiter.Spec) func(*rapid.T) {
 	c := configure(nil)
 	return func(t *rapid.T) {
-		e := drawEpisode(t, algo, c)
+		e := drawEpisode(t, spec, c)
 		if len(e.calls) == 0 || len(e.behind) == 0 {
 			return
 		}
@@ -27,7 +28,7 @@ func stepBackKeepsRemaining(algo algos.Algorithm) func(*rapid.T) {
 			floor--
 		}
 		if first.Remaining < floor {
-			t.Fatalf("%s\nremaining %d before the step, %d right after it", e.describe(algo), before.Remaining, first.Remaining)
+			t.Fatalf("%s\nremaining %d before the step, %d right after it", e.describe(), before.Remaining, first.Remaining)
 		}
 	}
 }
@@ -36,7 +37,7 @@ func TestStepBackRemainingDropIsNotUniversal(t *testing.T) {
 	keeps := map[string]bool{algos.TokenBucket.Name: true, algos.LeakyBucket.Name: true, algos.FixedWindow.Name: true, algos.SlidingLog.Name: true}
 	for _, algo := range algos.All() {
 		t.Run(algo.Name, func(t *testing.T) {
-			failed, report := Fails(stepBackKeepsRemaining(algo), 1000)
+			failed, report := Fails(stepBackKeepsRemaining(limiter.FromAlgorithm(algo)), 1000)
 			if failed == keeps[algo.Name] {
 				t.Fatalf("failed = %v, want %v:\n%s", failed, !keeps[algo.Name], report)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +33,7 @@ type Case struct {
 // mean-delay run so that all three see the same nodes and clocks.
 func (c Case) config() model.Config {
 	return model.Config{
-		Algorithm:  c.Algorithm,
+		Limiter:    limiter.FromAlgorithm(c.Algorithm),
 		Limit:      c.Limit,
 		Deployment: c.Deployment,
 		Nodes:      c.Nodes,
@@ -265,7 +266,11 @@ func (rec *Recording) Replay() (Tally, int, error) {
 	}
 	slices.SortFunc(ops, func(a, b op) int { return int(a.seq - b.seq) })
 	allowed := make([]bool, len(rec.Played))
-	copies := make(map[int]algos.State) // GetSet: each request's copy between its GET and SET
+	type copied struct {
+		st algos.State
+		d  algos.Decision
+	}
+	copies := make(map[int]copied) // GetSet: each request's copy, and its decision, between its GET and SET
 	for _, o := range ops {
 		r := rec.Played[o.i]
 		switch {
@@ -273,10 +278,11 @@ func (rec *Recording) Replay() (Tally, int, error) {
 			allowed[o.i] = store.Call(r.Key, r.Told).Allowed
 		case !o.set:
 			st := store.Get(r.Key)
-			allowed[o.i] = cs.Algorithm.Decide(&st, r.Told, cs.Limit).Allowed
-			copies[o.i] = st
+			d := cs.Algorithm.Decide(&st, r.Told, cs.Limit)
+			allowed[o.i] = d.Allowed
+			copies[o.i] = copied{st, d}
 		default:
-			store.Set(r.Key, copies[o.i])
+			store.Set(r.Key, copies[o.i].st, copies[o.i].d)
 			delete(copies, o.i)
 		}
 	}

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -12,13 +14,14 @@ import (
 // checks its own checker (planted bugs must be caught, correct deployments
 // must stay clean), and how a user checks a limiter of their own.
 
-// Suspect is an algorithm deployed one way, to be hunted for violations.
+// Suspect is a limiter deployed one way, to be hunted for violations.
 type Suspect struct {
-	// Name labels the suspect in reports; empty means "algorithm, deployment".
+	// Name labels the suspect in reports; empty means "limiter, deployment".
 	Name string
-	// Algorithm is the algorithm under suspicion, with its promise.
-	Algorithm algos.Algorithm
-	// Deployment is how it is deployed for the hunt.
+	// Limiter is the limiter under suspicion, with its promise.
+	Limiter limiter.Spec
+	// Deployment is how it is deployed for the hunt; it must apply to the
+	// limiter (model.Applies).
 	Deployment model.Deployment
 }
 
@@ -27,7 +30,7 @@ func (s Suspect) label() string {
 	if s.Name != "" {
 		return s.Name
 	}
-	return s.Algorithm.Name + ", " + s.Deployment.String()
+	return s.Limiter.Name + ", " + s.Deployment.String()
 }
 
 // HuntOptions are the mutants' conditions: 4 nodes, a 1 ms round trip
@@ -62,6 +65,11 @@ type Verdict struct {
 	First              *algos.Violation
 	// Requests is how many requests the hunt simulated, for throughput.
 	Requests int
+	// Errors is how many of them the limiter answered with an error, and
+	// FirstError the first, in seed order. A suspect with errors was not
+	// judged on those requests: a hunt that must be clean needs none.
+	Errors     int
+	FirstError error
 }
 
 // Hunt runs every suspect on every seed of o (all four clients, each on its
@@ -80,11 +88,14 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 	// repeat: each suspect is checked alone.
 	jobs := make([]job, len(suspects))
 	for i, s := range suspects {
-		if err := checkAlgorithm(i, s.Algorithm); err != nil {
+		if err := checkLimiter(i, s.Limiter); err != nil {
 			return nil, err
 		}
+		if err := model.Applies(s.Limiter, s.Deployment); err != nil {
+			return nil, fmt.Errorf("scenarios: suspect %q: %w", s.label(), err)
+		}
 		col := Column{Name: s.Deployment.String(), Deployment: s.Deployment, Skew: o.Skew, RestartEvery: o.RestartEvery}
-		jobs[i] = job{algo: s.Algorithm, col: col, label: "hunting " + s.label()}
+		jobs[i] = job{spec: s.Limiter, col: col, label: "hunting " + s.label()}
 	}
 	ns := len(o.Seeds)
 	runs, err := o.runJobs(jobs)
@@ -96,14 +107,19 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 		v := Verdict{Suspect: s.label(), Seeds: ns}
 		for j, run := range runs[i*ns : (i+1)*ns] {
 			broken := false
+			if v.FirstError == nil {
+				v.FirstError = run.firstError
+			}
 			for _, c := range Clients() {
-				v.Requests += run[c].Requests
-				if run[c].Violation == nil || broken {
+				cr := run.clients[c]
+				v.Requests += cr.Requests
+				v.Errors += cr.Errors
+				if cr.Violation == nil || broken {
 					continue
 				}
 				broken = true
 				if !v.Caught {
-					v.Caught, v.FirstSeed, v.FirstClient, v.First = true, o.Seeds[j], c, run[c].Violation
+					v.Caught, v.FirstSeed, v.FirstClient, v.First = true, o.Seeds[j], c, cr.Violation
 				}
 			}
 			if broken {

@@ -8,15 +8,20 @@ import (
 )
 
 // WriteVerdicts renders verdicts as an aligned table, one row per suspect.
+// A suspect that broke no promise but answered some requests with an error
+// is not "clean": its verdict counts the errors, and the first follows.
 func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "deployment\tverdict\tfirst seed\tseeds caught\tfirst violation")
 	fmt.Fprintln(tw, "----------\t-------\t----------\t------------\t---------------")
 	for _, v := range verdicts {
 		verdict, first, reason := "clean", "-", "-"
-		if v.Caught {
+		switch {
+		case v.Caught:
 			verdict, first = "caught", fmt.Sprint(v.FirstSeed)
 			reason = v.FirstClient.String() + " client: " + v.First.Reason
+		case v.Errors > 0:
+			verdict, reason = fmt.Sprintf("%d errors", v.Errors), fmt.Sprint(v.FirstError)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", v.Suspect, verdict, first, v.SeedsCaught, v.Seeds, strings.ReplaceAll(reason, "\t", " "))
 	}

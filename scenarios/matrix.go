@@ -3,7 +3,7 @@ package scenarios
 import (
 	"math"
 
-	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -20,9 +20,9 @@ type Column struct {
 	RestartEvery int64
 }
 
-// SeedRun is one algorithm, deployment and seed: the four clients' numbers.
+// SeedRun is one limiter, deployment and seed: the four clients' numbers.
 type SeedRun struct {
-	// Algorithm is the algorithm's name.
+	// Algorithm is the limiter's name.
 	Algorithm string
 	// Column is the deployment, as an index into Matrix.Columns.
 	Column int
@@ -30,15 +30,20 @@ type SeedRun struct {
 	Seed uint64
 	// Clients holds each client's numbers, indexed by Client.
 	Clients [NumClients]ClientRun
+	// FirstError is the first error the limiter answered in this run, or nil.
+	FirstError error
+	// NotApplicable, when not empty, is why the deployment cannot hold the
+	// limiter (model.Applies): the run was not played and Clients is zero.
+	NotApplicable string
 }
 
-// Matrix is every algorithm through every column on every seed: the
+// Matrix is every limiter through every column on every seed: the
 // numbers behind overshoot's table. It renders itself as the table with
 // WriteTo; Cell and CellSeedRuns give the numbers behind each cell to tests.
 type Matrix struct {
 	// Options are the conditions the matrix ran under.
 	Options Options
-	// Algorithms are the algorithms' names, in the order they were given.
+	// Algorithms are the limiters' names, in the order they were given.
 	Algorithms []string
 	// Columns are the deployments, Options.Columns().
 	Columns []Column
@@ -46,24 +51,27 @@ type Matrix struct {
 	SeedRuns []SeedRun
 }
 
-// RunMatrix runs algs through o.Columns() on every seed of o, in parallel on
-// o.Workers goroutines, and returns the matrix. The matrix, and the bytes it
-// renders, depend on algs and o alone (not on the number of workers or
-// CPUs). Errors name the first bad option, algorithm or run.
-func RunMatrix(algs []algos.Algorithm, o Options) (Matrix, error) {
+// RunMatrix runs every limiter of specs through o.Columns() on every seed
+// of o, in parallel on o.Workers goroutines, and returns the matrix. A
+// column that cannot hold a limiter (model.Applies) is not run, and its
+// cell says why. The matrix, and the bytes it renders, depend on specs and
+// o alone (not on the number of workers or CPUs), for limiters that are
+// themselves deterministic. Errors name the first bad option, limiter or
+// run; an error a limiter answers a request with is counted, not returned.
+func RunMatrix(specs []limiter.Spec, o Options) (Matrix, error) {
 	if err := o.Validate(); err != nil {
 		return Matrix{}, err
 	}
-	names, err := checkAlgorithms(algs)
+	names, err := checkLimiters(specs)
 	if err != nil {
 		return Matrix{}, err
 	}
 	r := Matrix{Options: o, Algorithms: names, Columns: o.Columns()}
 	nc, ns := len(r.Columns), len(o.Seeds)
-	jobs := make([]job, 0, len(algs)*nc)
-	for a := range algs {
+	jobs := make([]job, 0, len(specs)*nc)
+	for a := range specs {
 		for _, col := range r.Columns {
-			jobs = append(jobs, job{algo: algs[a], col: col, label: names[a] + ", " + col.Name})
+			jobs = append(jobs, job{spec: specs[a], col: col, label: names[a] + ", " + col.Name})
 		}
 	}
 	runs, err := o.runJobs(jobs)
@@ -71,8 +79,9 @@ func RunMatrix(algs []algos.Algorithm, o Options) (Matrix, error) {
 		return Matrix{}, err
 	}
 	r.SeedRuns = make([]SeedRun, len(runs))
-	for i, clients := range runs {
-		r.SeedRuns[i] = SeedRun{Algorithm: names[i/(nc*ns)], Column: i / ns % nc, Seed: o.Seeds[i%ns], Clients: clients}
+	for i, run := range runs {
+		r.SeedRuns[i] = SeedRun{Algorithm: names[i/(nc*ns)], Column: i / ns % nc, Seed: o.Seeds[i%ns],
+			Clients: run.clients, FirstError: run.firstError, NotApplicable: run.notApplicable}
 	}
 	return r, nil
 }
@@ -133,11 +142,19 @@ type Cell struct {
 	// Violations counts the (seed, client) runs whose admits broke the
 	// promise, out of Runs.
 	Violations, Runs int
+	// Errors counts the requests the limiter answered with an error, over
+	// every seed and the chosen clients; FirstError is the first of them,
+	// taking the seeds in order (it may be of a client not chosen).
+	Errors     int
+	FirstError error
+	// NotApplicable, when not empty, is why the deployment cannot hold the
+	// limiter; every number of the cell is then meaningless and zero.
+	NotApplicable string
 }
 
-// Cell summarizes one algorithm and deployment over every seed and the
+// Cell summarizes one limiter and deployment over every seed and the
 // given clients (all four if none are given). ok is false if the matrix has
-// no such algorithm or deployment, or no ideal column to measure over by.
+// no such limiter or deployment, or no ideal column to measure over by.
 func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
 	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
 	if runs == nil || ideal == nil {
@@ -146,11 +163,18 @@ func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell C
 	if len(clients) == 0 {
 		clients = Clients()
 	}
+	if na := runs[0].NotApplicable; na != "" {
+		return Cell{NotApplicable: na}, true
+	}
 	cell = Cell{Peak: -1, Over: math.NaN(), HonestRejected: math.NaN()}
 	for s, run := range runs {
+		if cell.FirstError == nil {
+			cell.FirstError = run.FirstError
+		}
 		for _, c := range clients {
 			cr := run.Clients[c]
 			cell.Runs++
+			cell.Errors += cr.Errors
 			if cr.Violation != nil {
 				cell.Violations++
 			}

@@ -25,6 +25,8 @@ func (r Matrix) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, "\nPromise violations: runs (seed × client, %d per cell) whose admits broke the algorithm's own promise\n", len(r.Options.Seeds)*NumClients)
 	fmt.Fprintf(&b, "at their true decision times.\n\n")
 	r.writeViolations(&b)
+	r.writeNotApplicable(&b)
+	r.writeErrors(&b)
 
 	n, err := w.Write(b.Bytes())
 	return int64(n), err
@@ -108,7 +110,11 @@ func (r Matrix) writeCells(b *bytes.Buffer, deps []model.Deployment) {
 				continue
 			}
 			for _, m := range metrics(d) {
-				row = append(row, m.print(cell))
+				if cell.NotApplicable != "" {
+					row = append(row, "n/a")
+				} else {
+					row = append(row, m.print(cell))
+				}
 			}
 		}
 		rows = append(rows, row)
@@ -128,9 +134,51 @@ func (r Matrix) writeViolations(b *bytes.Buffer) {
 		row := []string{name}
 		for _, c := range r.Columns {
 			cell, _ := r.Cell(name, c.Deployment)
-			row = append(row, fmt.Sprint(cell.Violations))
+			if cell.NotApplicable != "" {
+				row = append(row, "n/a")
+			} else {
+				row = append(row, fmt.Sprint(cell.Violations))
+			}
 		}
 		rows = append(rows, row)
 	}
 	renderGrid(b, nil, heads, rows)
+}
+
+// writeNotApplicable says, under the grids, why each "n/a" is one; it
+// writes nothing when every column applies to every limiter.
+func (r Matrix) writeNotApplicable(b *bytes.Buffer) {
+	first := true
+	for _, name := range r.Algorithms {
+		for _, c := range r.Columns {
+			cell, _ := r.Cell(name, c.Deployment)
+			if cell.NotApplicable == "" {
+				continue
+			}
+			if first {
+				fmt.Fprintf(b, "\nn/a: the deployment cannot hold the limiter, so it was not run.\n")
+				first = false
+			}
+			fmt.Fprintf(b, "  %s, %s: %s.\n", name, c.Name, cell.NotApplicable)
+		}
+	}
+}
+
+// writeErrors lists the cells where the limiter answered requests with an
+// error instead of a decision, with the first error; nothing when none did.
+func (r Matrix) writeErrors(b *bytes.Buffer) {
+	first := true
+	for _, name := range r.Algorithms {
+		for _, c := range r.Columns {
+			cell, _ := r.Cell(name, c.Deployment)
+			if cell.Errors == 0 {
+				continue
+			}
+			if first {
+				fmt.Fprintf(b, "\nLimiter errors: requests answered with an error, neither admitted nor denied (all seeds and clients).\n")
+				first = false
+			}
+			fmt.Fprintf(b, "  %s, %s: %d errors; the first: %v\n", name, c.Name, cell.Errors, cell.FirstError)
+		}
+	}
 }

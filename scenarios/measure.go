@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -19,16 +21,20 @@ type ClientRun struct {
 	// AfterWipe is the admits in [WipeAt, WipeAt+W), whether or not this
 	// run's store was wiped, to compare a wiped run with the ideal one.
 	AfterWipe int
-	// Violation is the first break of the algorithm's promise, or nil.
+	// Errors is how many of the client's requests the limiter answered with
+	// an error: neither admitted nor denied.
+	Errors int
+	// Violation is the first break of the limiter's promise, or nil.
 	Violation *algos.Violation
 }
 
-// measure plays one configuration and summarizes it per client.
-func measure(cfg model.Config, wipeAt int64) ([NumClients]ClientRun, error) {
+// measure plays one configuration and summarizes it per client, with the
+// run's first limiter error.
+func measure(cfg model.Config, wipeAt int64) (jobRun, error) {
 	var out [NumClients]ClientRun
 	res, err := model.Run(cfg)
 	if err != nil {
-		return out, err
+		return jobRun{}, err
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {
@@ -38,10 +44,11 @@ func measure(cfg model.Config, wipeAt int64) ([NumClients]ClientRun, error) {
 			Admitted:  res.Keys[c].Admitted,
 			Peak:      algos.MostInAnyWindow(times, w),
 			AfterWipe: countIn(times, wipeAt, wipeAt+w),
+			Errors:    res.Keys[c].Errors,
 			Violation: res.Keys[c].Violation,
 		}
 	}
-	return out, nil
+	return jobRun{clients: out, firstError: res.FirstError}, nil
 }
 
 // countIn counts the sorted times in [from, to).
@@ -51,33 +58,47 @@ func countIn(sorted []int64, from, to int64) int {
 	return hi - lo
 }
 
-// job is one algorithm in one column: what the pipeline runs on every seed.
+// job is one limiter in one column: what the pipeline runs on every seed.
 // label names it in errors.
 type job struct {
-	algo  algos.Algorithm
+	spec  limiter.Spec
 	col   Column
 	label string
+}
+
+// jobRun is one job on one seed: each client's numbers, the limiter's first
+// error, or, when the column cannot hold the limiter, why (and no run).
+type jobRun struct {
+	clients       [NumClients]ClientRun
+	firstError    error
+	notApplicable string
 }
 
 // runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
 // of every seed of o (validated by the caller), then every job on every
 // seed, in parallel on o.Workers goroutines. Run (j, s) is at index
 // j·len(o.Seeds) + s, whatever the number of workers; the error is the one
-// of the lowest index, naming the job and the seed.
-func (o Options) runJobs(jobs []job) ([][NumClients]ClientRun, error) {
+// of the lowest index, naming the job and the seed. A job whose column does
+// not apply to its limiter is not run: its runs say why.
+func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 	traffic, err := o.traffic()
 	if err != nil {
 		return nil, err
 	}
 	ns := len(o.Seeds)
-	runs := make([][NumClients]ClientRun, len(jobs)*ns)
+	runs := make([]jobRun, len(jobs)*ns)
 	err = o.parallel(len(runs), func(i int) error {
 		j, s := jobs[i/ns], i%ns
-		clients, err := measure(o.config(j.algo, j.col, o.Seeds[s], traffic[s]), o.WipeAt)
+		var na *model.NotApplicableError
+		if err := model.Applies(j.spec, j.col.Deployment); errors.As(err, &na) {
+			runs[i].notApplicable = na.Reason
+			return nil
+		}
+		run, err := measure(o.config(j.spec, j.col, o.Seeds[s], traffic[s]), o.WipeAt)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}
-		runs[i] = clients
+		runs[i] = run
 		return nil
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -89,36 +90,33 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// checkAlgorithm returns the first reason a (algorithm i of a list)
-// cannot be run: a missing name, Decide or Promise.
-func checkAlgorithm(i int, a algos.Algorithm) error {
-	switch {
-	case a.Name == "":
-		return fmt.Errorf("scenarios: algorithm %d has no name", i)
-	case a.Decide == nil || a.Promise == nil:
-		return fmt.Errorf("scenarios: algorithm %q needs both Decide and Promise", a.Name)
+// checkLimiter returns the first reason s (limiter i of a list) cannot be
+// run: what limiter.Spec.Validate finds missing.
+func checkLimiter(i int, s limiter.Spec) error {
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("scenarios: limiter %d: %w", i, err)
 	}
 	return nil
 }
 
-// checkAlgorithms returns the names of algs, or the first reason they
+// checkLimiters returns the names of specs, or the first reason they
 // cannot be the rows of one report: none at all, one that cannot run
-// (checkAlgorithm), or a name used twice.
-func checkAlgorithms(algs []algos.Algorithm) ([]string, error) {
-	if len(algs) == 0 {
-		return nil, errors.New("scenarios: no algorithms")
+// (checkLimiter), or a name used twice.
+func checkLimiters(specs []limiter.Spec) ([]string, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("scenarios: no limiters")
 	}
-	names := make([]string, len(algs))
-	for i, a := range algs {
-		if err := checkAlgorithm(i, a); err != nil {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		if err := checkLimiter(i, s); err != nil {
 			return nil, err
 		}
 		for _, n := range names[:i] {
-			if n == a.Name {
-				return nil, fmt.Errorf("scenarios: two algorithms are named %q", a.Name)
+			if n == s.Name {
+				return nil, fmt.Errorf("scenarios: two limiters are named %q", s.Name)
 			}
 		}
-		names[i] = a.Name
+		names[i] = s.Name
 	}
 	return names, nil
 }
@@ -140,11 +138,11 @@ func (o Options) Columns() []Column {
 	}
 }
 
-// config is the model configuration of one algorithm, column and seed,
+// config is the model configuration of one limiter, column and seed,
 // playing that seed's requests.
-func (o Options) config(a algos.Algorithm, col Column, seed uint64, requests []model.Request) model.Config {
+func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []model.Request) model.Config {
 	return model.Config{
-		Algorithm:    a,
+		Limiter:      s,
 		Limit:        o.Limit,
 		Deployment:   col.Deployment,
 		Nodes:        o.Nodes,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
 )
@@ -93,7 +94,7 @@ func TestTrafficIsTheSeedsAlone(t *testing.T) {
 
 func tableBytes(t *testing.T, o scenarios.Options) []byte {
 	t.Helper()
-	r, err := scenarios.RunMatrix(algos.All(), o)
+	r, err := scenarios.RunMatrix(limiter.FromAlgorithms(algos.All()...), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func tableBytes(t *testing.T, o scenarios.Options) []byte {
 
 func sweepBytes(t *testing.T, o scenarios.Options) []byte {
 	t.Helper()
-	r, err := scenarios.RunSweep(algos.All(), o, []int64{0, 25_000, 50_000})
+	r, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), o, []int64{0, 25_000, 50_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestReportsDoNotDependOnWorkers(t *testing.T) {
 }
 
 func TestCells(t *testing.T) {
-	r, err := scenarios.RunMatrix(algos.All(), small())
+	r, err := scenarios.RunMatrix(limiter.FromAlgorithms(algos.All()...), small())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestUserAlgorithm(t *testing.T) {
 		Promise: algos.BucketPromise,
 	}
 	o := small()
-	r, err := scenarios.RunMatrix([]algos.Algorithm{mine, open, algos.TokenBucket}, o)
+	r, err := scenarios.RunMatrix(limiter.FromAlgorithms(mine, open, algos.TokenBucket), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestUserAlgorithm(t *testing.T) {
 			t.Errorf("%s: admitting everything broke no promise", d)
 		}
 	}
-	s, err := scenarios.RunSweep([]algos.Algorithm{mine}, o, []int64{0})
+	s, err := scenarios.RunSweep(limiter.FromAlgorithms(mine), o, []int64{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestOptionErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func(*scenarios.Options)
-		algs []algos.Algorithm
+		algs []limiter.Spec
 		want string
 	}{
 		{"no seeds", func(o *scenarios.Options) { o.Seeds = nil }, nil, "no seeds"},
@@ -239,10 +240,11 @@ func TestOptionErrors(t *testing.T) {
 		{"no limit", func(o *scenarios.Options) { o.Limit = algos.Limit{} }, nil, "limit"},
 		{"no nodes", func(o *scenarios.Options) { o.Nodes = 0 }, nil, "nodes"},
 		{"negative workers", func(o *scenarios.Options) { o.Workers = -1 }, nil, "workers"},
-		{"no algorithms", nil, []algos.Algorithm{}, "no algorithms"},
-		{"unnamed", nil, []algos.Algorithm{{Decide: algos.GCRA.Decide, Promise: algos.GCRA.Promise}}, "no name"},
-		{"same name", nil, []algos.Algorithm{algos.GCRA, algos.GCRA}, "two algorithms"},
-		{"no decide", nil, []algos.Algorithm{{Name: "x", Promise: algos.BucketPromise}}, "Decide"},
+		{"no limiters", nil, []limiter.Spec{}, "no limiters"},
+		{"unnamed", nil, limiter.FromAlgorithms(algos.Algorithm{Decide: algos.GCRA.Decide, Promise: algos.GCRA.Promise}), "needs a Name"},
+		{"same name", nil, limiter.FromAlgorithms(algos.GCRA, algos.GCRA), "two limiters"},
+		{"no decide", nil, limiter.FromAlgorithms(algos.Algorithm{Name: "x", Promise: algos.BucketPromise}), "Decide"},
+		{"no new", nil, []limiter.Spec{{Name: "x", Clock: limiter.CallerClock, Promise: algos.BucketPromise}}, "no New"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,7 +254,7 @@ func TestOptionErrors(t *testing.T) {
 			}
 			algs := tc.algs
 			if algs == nil {
-				algs = []algos.Algorithm{algos.GCRA}
+				algs = limiter.FromAlgorithms(algos.GCRA)
 			}
 			if _, err := scenarios.RunMatrix(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("RunMatrix: %v, want an error mentioning %q", err, tc.want)
@@ -263,7 +265,7 @@ func TestOptionErrors(t *testing.T) {
 		})
 	}
 	for _, skews := range [][]int64{nil, {-1}, {20, 10}} {
-		if _, err := scenarios.RunSweep(algos.All(), small(), skews); err == nil {
+		if _, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), small(), skews); err == nil {
 			t.Errorf("RunSweep accepted skews %v", skews)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -30,6 +31,10 @@ type SweepPoint struct {
 	Client Client
 	// Violations counts the (seed, client) runs that broke the promise.
 	Violations int
+	// Errors counts the requests the limiter answered with an error, and
+	// FirstError is the first of them in seed order.
+	Errors     int
+	FirstError error
 }
 
 // Sweep is the peak of every algorithm against the skew between node
@@ -46,14 +51,16 @@ type Sweep struct {
 	Points [][]SweepPoint
 }
 
-// RunSweep runs algs in the node-clock deployment at every skew (µs, sorted,
-// non-negative) on every seed of o; o.Skew is not used. Like RunMatrix's, its
-// result depends on its arguments alone, not on the number of workers.
-func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
+// RunSweep runs every limiter of specs in the node-clock deployment at
+// every skew (µs, sorted, non-negative) on every seed of o; o.Skew is not
+// used. A store-clock limiter, which no node clock reaches, is an error.
+// Like RunMatrix's, its result depends on its arguments alone, not on the
+// number of workers.
+func RunSweep(specs []limiter.Spec, o Options, skews []int64) (Sweep, error) {
 	if err := o.Validate(); err != nil {
 		return Sweep{}, err
 	}
-	names, err := checkAlgorithms(algs)
+	names, err := checkLimiters(specs)
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -66,25 +73,33 @@ func RunSweep(algs []algos.Algorithm, o Options, skews []int64) (Sweep, error) {
 		return Sweep{}, errors.New("scenarios: the skews must be sorted")
 	}
 	nk, ns := len(skews), len(o.Seeds)
-	jobs := make([]job, 0, len(algs)*nk)
-	for a := range algs {
+	jobs := make([]job, 0, len(specs)*nk)
+	for a, s := range specs {
+		if err := model.Applies(s, model.NodeClock); err != nil {
+			return Sweep{}, fmt.Errorf("scenarios: a sweep of node clocks: %w", err)
+		}
 		for _, skew := range skews {
 			col := Column{Deployment: model.NodeClock, Skew: skew}
-			jobs = append(jobs, job{algo: algs[a], col: col, label: names[a] + " at skew " + algos.FormatMicros(skew)})
+			jobs = append(jobs, job{spec: specs[a], col: col, label: names[a] + " at skew " + algos.FormatMicros(skew)})
 		}
 	}
 	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return Sweep{}, err
 	}
-	r := Sweep{Options: o, Algorithms: names, Skews: slices.Clone(skews), Points: make([][]SweepPoint, len(algs))}
-	for a := range algs {
+	r := Sweep{Options: o, Algorithms: names, Skews: slices.Clone(skews), Points: make([][]SweepPoint, len(specs))}
+	for a := range specs {
 		r.Points[a] = make([]SweepPoint, nk)
 		for k := range nk {
 			p := SweepPoint{Peak: -1}
 			for s := range ns {
+				run := runs[(a*nk+k)*ns+s]
+				if p.FirstError == nil {
+					p.FirstError = run.firstError
+				}
 				for _, c := range Clients() {
-					cr := runs[(a*nk+k)*ns+s][c]
+					cr := run.clients[c]
+					p.Errors += cr.Errors
 					if cr.Peak > p.Peak {
 						p.Peak, p.Seed, p.Client = cr.Peak, o.Seeds[s], c
 					}

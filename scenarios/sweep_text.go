@@ -30,6 +30,14 @@ func (r Sweep) WriteTo(w io.Writer) (int64, error) {
 		rows[k] = row
 	}
 	renderGrid(&b, nil, heads, rows)
+	for a, name := range r.Algorithms {
+		for k, p := range r.Points[a] {
+			if p.Errors > 0 {
+				fmt.Fprintf(&b, "%s at %s: %d requests answered with an error, neither admitted nor denied; the first: %v\n",
+					name, fmtMillis(r.Skews[k]), p.Errors, p.FirstError)
+			}
+		}
+	}
 	n, err := w.Write(b.Bytes())
 	return int64(n), err
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -44,7 +45,7 @@ func EdgeModel(a algos.Algorithm, p EdgePlan) (int, error) {
 	for i, t := range times {
 		reqs[i] = model.Request{Send: t}
 	}
-	res, err := model.Run(model.Config{Algorithm: a, Limit: p.Limit, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
+	res, err := model.Run(model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
 	if err != nil {
 		return 0, fmt.Errorf("study: edge model of %s: %w", a.Name, err)
 	}
@@ -70,7 +71,7 @@ func SkewModel(a algos.Algorithm, p SkewPlan, callerClock bool) (sent, admitted 
 	for i, s := range sends {
 		reqs[i] = model.Request{Send: start + s.Send, Node: s.Worker}
 	}
-	cfg := model.Config{Algorithm: a, Limit: p.Limit, Deployment: model.StoreClock,
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.StoreClock,
 		Nodes: p.Workers, Skew: p.Skew, Pinned: true, Requests: reqs}
 	if callerClock {
 		cfg.Deployment = model.NodeClock

@@ -19,8 +19,8 @@ var userScript string
 // userFixedWindow is a user's own limiter's Go twin: the Go half of
 // testdata/user-fixed-window.lua (userScript), a fixed window that never
 // goes back (a clock behind is counted in the stored, later window).
-// properties.Check(t, userFixedWindow) would hold it to the algorithm
-// contract.
+// properties.Check(t, limiter.FromAlgorithm(userFixedWindow)) would hold
+// it to the contract.
 var userFixedWindow = algos.Algorithm{
 	Name:       "user-fixed-window",
 	Decide:     decideUserFixedWindow,

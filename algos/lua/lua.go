@@ -76,7 +76,8 @@ const preludeEnd = "-- end of prelude"
 // FromSource returns a Limiter that runs body, a user's own limiter script,
 // after the shared prelude, and whose Go twin is algo: Differential holds
 // the two to the same call-for-call comparison as the six built-in scripts,
-// and properties.Check(t, algo) holds the twin to the algorithm contract.
+// and properties.Check(t, limiter.FromAlgorithm(algo)) holds the twin to
+// the contract.
 //
 // It fails when algo has no Name or no Decide, when body is empty or blank,
 // or when body already contains the prelude. It cannot check the Lua itself:

@@ -1,0 +1,252 @@
+package redisrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/simredis"
+)
+
+// Name is the Spec's name, as reports print it.
+const Name = "redis_rate"
+
+// EpochUnixMicro is the store's clock, in µs of Unix time, for now = 0:
+// 2025-01-01T00:00:00Z. The script subtracts 2017-01-01 (Unix 1 483 228 800 s)
+// from TIME before it computes in float64 seconds, so the epoch is a fixed,
+// realistic instant after that: the script's own time reads 252 460 800 s
+// at now = 0, where a float64 steps by 2^-25 s (about 0.03 µs), as it does
+// on a production Redis today. A now down to -EpochUnixMicro (the Unix
+// epoch) is accepted; below that the simulated store has no clock.
+const EpochUnixMicro int64 = 1_735_689_600_000_000
+
+// Spec is go-redis/redis_rate v10 as a limiter under test: named
+// "redis_rate", a StoreClock limiter (its script reads Redis TIME and
+// nothing else), promising GCRA's algos.BucketPromise.
+//
+// New starts a simredis.Server on 127.0.0.1, connects a go-redis v9 client
+// to it (one connection, no retries, connected before New returns), and
+// enforces l as redis_rate.Limit{Rate, Burst, Period: Window µs}. The
+// Limiter it returns implements io.Closer, which closes the client and then
+// the server. Two limiters share nothing.
+//
+// Allow sets the store's clock to EpochUnixMicro + now (simredis.SetClock;
+// calls come in order of now, as for every StoreClock limiter) and calls
+// the library's Allow on key "overshoot:<key>" (stored as
+// "rate:overshoot:<key>": TAT in float64 seconds since 2017, with a TTL of
+// ⌈reset⌉ s, written only on an admit). Its Result becomes:
+//
+//   - Allowed: Result.Allowed > 0.
+//   - Remaining: Result.Remaining, a float the script computes and Redis
+//     truncates toward zero when it returns it.
+//   - RetryAfter: 0 when allowed; else Result.RetryAfter, which the library
+//     truncates to the ns, rounded up to the µs.
+//   - Reset: Result.ResetAfter (ns, truncated by the library) rounded up to
+//     the µs.
+//
+// Any error — a clock that cannot be set (simredis.ErrClockBackwards, a
+// closed server), the connection, the script — is returned as an error,
+// never as a denial.
+//
+// What the float64 seconds do, measured in the tests against algos.GCRA
+// (exact integers) and against the library itself (its TAT copied to a
+// second store and probed). Near 2.5·10⁸ s a float64 steps by 2^-25 s,
+// 0.03 µs; the script rounds its now and each TAT + T to that step, so its
+// TAT drifts from GCRA's by a fraction of a step per admit while the key
+// stays busy, one way or the other depending on the limit (at 10 a second
+// 0.2 steps early per admit, at 7 per 3 s 0.14 late):
+//
+//   - Over 12 000 seeded calls (TestAgainstGCRA, T from 0.33 ms to 1 min)
+//     every difference from GCRA is within that rounding: Allowed differs
+//     on 49 (all GCRA admitting at its exact boundary, the library late by
+//     its drift), Remaining, RetryAfter and Reset by at most 1. After a few
+//     hundred admits in a row the lenient drift passes a µs and the library
+//     admits a µs before GCRA would (TestDriftAdmitsEarly); an extra
+//     request would take millions.
+//   - Against itself, at those limits, Remaining is exactly what it then
+//     admits, a retry at RetryAfter is always admitted and the key is idle
+//     at Reset; but RetryAfter and Reset are often 1 µs longer than needed
+//     (a float a few ns over a whole µs, rounded up), so a retry 1 µs
+//     before RetryAfter may be admitted: ExactRetry is false. A retry that
+//     is denied can so move the deadline now + RetryAfter 1 µs later. With
+//     T of a few µs even Remaining is off (1 per 2 µs: Remaining 0, then
+//     one more admitted).
+//   - Where TAT + T rounds up (7 per 3 s, 3 per ms), Burst of those
+//     roundings can add up to more than the half step by which the script's
+//     allow_at may err, and an idle key then admits Burst - 1 at one
+//     instant, not Burst, with Remaining one short from the first (7 per
+//     3 s, burst 5, at a whole second: 4); the last is admitted 1 µs later.
+//   - With T near the step the limit is wrong (1 per µs admits one per
+//     1.013 µs), and below half a step TAT + T rounds back to TAT, the key
+//     is never written, and every request is admitted (1001 per 2 µs).
+//   - Before 2017 the script's time is negative and larger, its step too:
+//     2^-22 s, 0.24 µs, at the Unix epoch (the simulated store's earliest
+//     clock), where 20 admits at 10 a second leave TAT 1.9 µs early and a
+//     request 1 µs before GCRA's time is admitted (TestBefore2017).
+func Spec() limiter.Spec {
+	return limiter.Spec{
+		Name:    Name,
+		Clock:   limiter.StoreClock,
+		Promise: algos.BucketPromise,
+		New:     newSim,
+	}
+}
+
+// libLimit is l as the library takes it.
+func libLimit(l algos.Limit) redis_rate.Limit {
+	return redis_rate.Limit{Rate: int(l.Rate), Burst: int(l.Burst), Period: time.Duration(l.Window) * time.Microsecond}
+}
+
+// sim is one limiter of Spec: its own store, client and library.
+type sim struct {
+	srv   *simredis.Server
+	rdb   *redis.Client
+	lib   *redis_rate.Limiter
+	limit redis_rate.Limit
+}
+
+func newSim(l algos.Limit) (limiter.Limiter, error) {
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("redisrate: %w", err)
+	}
+	srv, err := simredis.Start()
+	if err != nil {
+		return nil, fmt.Errorf("redisrate: %w", err)
+	}
+	rdb := redis.NewClient(&redis.Options{
+		Addr:            srv.Addr(),
+		PoolSize:        1,
+		MaxIdleConns:    1,
+		MaxRetries:      -1, // a script is never sent twice
+		DialerRetries:   1,
+		DisableIdentity: true,
+	})
+	// Connected before the first request, so that no Allow dials.
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		_ = rdb.Close()
+		srv.Close()
+		return nil, fmt.Errorf("redisrate: %w", err)
+	}
+	return &sim{srv: srv, rdb: rdb, lib: redis_rate.NewLimiter(rdb), limit: libLimit(l)}, nil
+}
+
+// Allow sets the store's clock to EpochUnixMicro + now and asks the library.
+func (s *sim) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
+	if key < 0 {
+		return algos.Decision{}, fmt.Errorf("redisrate: negative key %d", key)
+	}
+	if now > simredis.MaxClock-EpochUnixMicro {
+		return algos.Decision{}, fmt.Errorf("redisrate: %s is past the store's last clock", algos.FormatTime(now))
+	}
+	if err := s.srv.SetClock(EpochUnixMicro + now); err != nil {
+		return algos.Decision{}, fmt.Errorf("redisrate: at %s: %w", algos.FormatTime(now), err)
+	}
+	return allow(ctx, s.lib, fmt.Sprintf("overshoot:%d", key), s.limit)
+}
+
+// Close closes the client, then the server.
+func (s *sim) Close() error {
+	err := s.rdb.Close()
+	s.srv.Close()
+	return err
+}
+
+// allow asks the library and maps its Result.
+func allow(ctx context.Context, lib *redis_rate.Limiter, key string, limit redis_rate.Limit) (algos.Decision, error) {
+	res, err := lib.Allow(ctx, key, limit)
+	if err != nil {
+		return algos.Decision{}, fmt.Errorf("redisrate: %w", err)
+	}
+	return decision(res), nil
+}
+
+// decision is the Result as an algos.Decision (see Spec).
+func decision(res *redis_rate.Result) algos.Decision {
+	d := algos.Decision{
+		Allowed:   res.Allowed > 0,
+		Remaining: int64(res.Remaining),
+		Reset:     ceilMicros(res.ResetAfter),
+	}
+	if !d.Allowed {
+		d.RetryAfter = ceilMicros(res.RetryAfter)
+	}
+	return d
+}
+
+// ceilMicros is d rounded up to the µs (toward +∞, for either sign).
+func ceilMicros(d time.Duration) int64 {
+	us := int64(d / time.Microsecond)
+	if d%time.Microsecond > 0 {
+		us++
+	}
+	return us
+}
+
+// OnClient is go-redis/redis_rate v10 on a Redis the caller owns (a real
+// one, for a live run), as a StoreClock Spec named name (Name if empty)
+// with the same promise and Result mapping as Spec. Allow ignores now: the
+// store's own clock decides. Each New takes a namespace of its own,
+// "overshoot:<random>:<key>", so that it starts with every key absent; its
+// Limiter's Close deletes the keys it used (they would otherwise expire on
+// their own within ⌈reset⌉ s) and leaves rdb open, for the caller to close.
+func OnClient(name string, rdb redis.UniversalClient) limiter.Spec {
+	if name == "" {
+		name = Name
+	}
+	return limiter.Spec{
+		Name:    name,
+		Clock:   limiter.StoreClock,
+		Promise: algos.BucketPromise,
+		New: func(l algos.Limit) (limiter.Limiter, error) {
+			if err := l.Validate(); err != nil {
+				return nil, fmt.Errorf("redisrate: %w", err)
+			}
+			if rdb == nil {
+				return nil, errors.New("redisrate: OnClient needs a client")
+			}
+			return &onClient{
+				lib:    redis_rate.NewLimiter(rdb),
+				limit:  libLimit(l),
+				prefix: fmt.Sprintf("overshoot:%016x:", rand.Uint64()),
+				used:   -1,
+			}, nil
+		},
+	}
+}
+
+// onClient is one limiter of OnClient.
+type onClient struct {
+	lib    *redis_rate.Limiter
+	limit  redis_rate.Limit
+	prefix string
+	used   int // the highest key asked for, -1 for none
+}
+
+// Allow asks the library on the caller's store; now is ignored.
+func (c *onClient) Allow(ctx context.Context, key int, _ int64) (algos.Decision, error) {
+	if key < 0 {
+		return algos.Decision{}, fmt.Errorf("redisrate: negative key %d", key)
+	}
+	c.used = max(c.used, key)
+	return allow(ctx, c.lib, c.prefix+fmt.Sprint(key), c.limit)
+}
+
+// Close deletes the keys this limiter used, through the library's Reset;
+// the first error is returned once all were tried.
+func (c *onClient) Close() error {
+	var first error
+	for key := 0; key <= c.used; key++ {
+		if err := c.lib.Reset(context.Background(), c.prefix+fmt.Sprint(key)); err != nil && first == nil {
+			first = fmt.Errorf("redisrate: %w", err)
+		}
+	}
+	c.used = -1
+	return first
+}

@@ -1,0 +1,16 @@
+// Package limiter is overshoot's one notion of a limiter under test. A Spec
+// names a limiter, says whose clock it reads (the caller's or the store's)
+// and what it promises, and makes fresh Limiters; a Limiter decides a
+// request for a key at a time and may fail. The six pure algorithms
+// (FromAlgorithm), Go objects that take the time as a parameter (PerKey,
+// such as golang.org/x/time/rate) and keyed Redis-backed libraries (a Spec
+// whose New connects to a store, such as go-redis/redis_rate on simredis;
+// see package adapters) are all Specs, and the simulator, the tables, the
+// hunt and the properties take any of them.
+//
+// # What it owns, and what it must not import
+//
+// The Spec and Limiter types, the in-memory store of a pure algorithm's
+// keys with their expiry (Memory), and the per-key adapter of a Go object
+// (PerKey). It imports algos only: no simulator, no Redis.
+package limiter

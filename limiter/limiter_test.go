@@ -1,0 +1,136 @@
+package limiter_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+)
+
+var l10 = algos.MustLimit(10, algos.Second, 10)
+
+// A Spec missing a part, or a New that fails, returns nil or panics, is an
+// error from Open that names the Spec, never a panic.
+func TestOpenRefusesWhatCannotRun(t *testing.T) {
+	ok := limiter.FromAlgorithm(algos.GCRA)
+	cases := []struct {
+		name string
+		spec limiter.Spec
+		lim  algos.Limit
+		want string
+	}{
+		{"no name", limiter.Spec{Clock: limiter.CallerClock, Promise: algos.BucketPromise, New: ok.New}, l10, "needs a Name"},
+		{"no clock", limiter.Spec{Name: "x", Promise: algos.BucketPromise, New: ok.New}, l10, "no Clock"},
+		{"no promise", limiter.Spec{Name: "x", Clock: limiter.StoreClock, New: ok.New}, l10, "no Promise"},
+		{"no new", limiter.Spec{Name: "x", Clock: limiter.StoreClock, Promise: algos.BucketPromise}, l10, "no New"},
+		{"no decide", limiter.FromAlgorithm(algos.Algorithm{Name: "x", Promise: algos.BucketPromise}), l10, "no Decide"},
+		{"zero limit", ok, algos.Limit{}, "invalid limit"},
+		{"new fails", limiter.Spec{Name: "x", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+			New: func(algos.Limit) (limiter.Limiter, error) { return nil, errors.New("no store") }}, l10, "no store"},
+		{"new returns nil", limiter.Spec{Name: "x", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+			New: func(algos.Limit) (limiter.Limiter, error) { return nil, nil }}, l10, "no limiter and no error"},
+		{"new panics", limiter.Spec{Name: "x", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+			New: func(algos.Limit) (limiter.Limiter, error) { panic("boom") }}, l10, "panicked: boom"},
+	}
+	for _, c := range cases {
+		if _, err := c.spec.Open(c.lim); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Open = %v, want an error mentioning %q", c.name, err, c.want)
+		}
+	}
+	if _, err := ok.Open(l10); err != nil {
+		t.Errorf("a good Spec: %v", err)
+	}
+}
+
+// Memory decides as the algorithm does on its own state, key by key, and
+// drops a key at its KeyTTL: present 1 µs before, absent from then on.
+func TestMemoryIsTheAlgorithmWithExpiry(t *testing.T) {
+	a := algos.FixedWindow
+	a.KeyTTL = func(algos.Decision, algos.Limit) int64 { return 3 * algos.Second }
+	long := algos.MustLimit(10, 10*algos.Second, 10)
+	m, err := limiter.NewMemory(a, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var st algos.State
+	for i := range int64(12) { // 10 admits, then denials, on key 1 alone
+		got, _ := m.Allow(ctx, 1, i)
+		if want := algos.FixedWindow.Decide(&st, i, long); got != want {
+			t.Fatalf("call %d: %+v, the algorithm %+v", i, got, want)
+		}
+	}
+	if d, _ := m.Allow(ctx, 0, 11); !d.Allowed {
+		t.Error("key 0 shares key 1's window")
+	}
+	// The window [0, 10 s) is full. The key written at 11 µs is still
+	// there 1 µs before its expiry (a denial, which writes it again), and
+	// gone 3 s after that write: a fresh key admits, with 9 remaining.
+	at := 11 + 3*algos.Second - 1
+	if d, _ := m.Allow(ctx, 1, at); d.Allowed {
+		t.Errorf("1 µs before the expiry: %+v, want the full window's denial", d)
+	}
+	if d, _ := m.Allow(ctx, 1, at+3*algos.Second); !d.Allowed || d.Remaining != 9 {
+		t.Errorf("at the expiry: %+v, want a fresh key's admit with 9 remaining", d)
+	}
+	if _, err := m.Allow(ctx, -1, 0); err == nil {
+		t.Error("a negative key was accepted")
+	}
+	if got, want := limiter.ExpiresAt(algos.MaxTime, 5), algos.MaxTime+1; got != want {
+		t.Errorf("ExpiresAt(MaxTime, 5) = %d, want %d", got, want)
+	}
+	if got := limiter.ExpiresAt(100, -7); got != 101 {
+		t.Errorf("a TTL below 1 µs keeps the key %d µs, want 1", got-100)
+	}
+}
+
+// PerKey makes one object per key, on the key's first request, and a
+// panic in the object is an error through limiter.Allow.
+func TestPerKeyMakesOneObjectPerKey(t *testing.T) {
+	made := 0
+	newKey := func(algos.Limit) (limiter.Decider, error) {
+		made++
+		n := 0
+		return limiter.DecideFunc(func(now int64) algos.Decision {
+			n++
+			if now < 0 {
+				panic("negative time")
+			}
+			return algos.Decision{Allowed: n <= 2}
+		}), nil
+	}
+	lim, err := limiter.PerKey(newKey)(l10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var got []bool
+	for _, key := range []int{0, 0, 0, 3, 3} {
+		d, err := limiter.Allow(ctx, lim, key, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d.Allowed)
+	}
+	if want := []bool{true, true, false, true, true}; made != 3 || !equal(got, want) {
+		t.Errorf("made %d objects (want 3: one up front, one per key), decisions %v (want %v)", made, got, want)
+	}
+	if _, err := limiter.Allow(ctx, lim, 0, -1); err == nil || !strings.Contains(err.Error(), "negative time") {
+		t.Errorf("a panicking object: %v, want the panic as an error", err)
+	}
+}
+
+func equal(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,111 @@
+package limiter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Memory is a pure algorithm's keys held in memory: one algos.State per
+// key, decided by the algorithm at the time each call is told, and dropped
+// at the algorithm's KeyTTL, if it has one, by that same clock. It is the
+// limiter of a Spec made by FromAlgorithm.
+type Memory struct {
+	algo    algos.Algorithm
+	limit   algos.Limit
+	states  []algos.State
+	expires []int64 // KeyTTL only: the time from which key is gone; 0 for none
+}
+
+// NewMemory returns an empty Memory of a under l.
+func NewMemory(a algos.Algorithm, l algos.Limit) (*Memory, error) {
+	if a.Decide == nil {
+		return nil, fmt.Errorf("limiter: algorithm %q has no Decide function", a.Name)
+	}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("limiter: invalid limit: %w", err)
+	}
+	return &Memory{algo: a, limit: l}, nil
+}
+
+// Allow decides on key's state at now; it never fails for a key ≥ 0.
+func (m *Memory) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+	if key < 0 {
+		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
+	}
+	for key >= len(m.states) {
+		m.states = append(m.states, algos.State{})
+		m.expires = append(m.expires, 0)
+	}
+	st := &m.states[key]
+	if e := m.expires[key]; e != 0 && now >= e {
+		*st, m.expires[key] = algos.State{}, 0
+	}
+	d := m.algo.Decide(st, now, m.limit)
+	if m.algo.KeyTTL != nil {
+		m.expires[key] = ExpiresAt(now, m.algo.KeyTTL(d, m.limit))
+	}
+	return d, nil
+}
+
+// ExpiresAt is the time from which a key written at now with a TTL of ttl
+// µs is gone: now + ttl, where a TTL below 1 µs keeps the key 1 µs, and a
+// time past algos.MaxTime is algos.MaxTime+1, so that a key written at or
+// before MaxTime lasts at least to MaxTime.
+func ExpiresAt(now, ttl int64) int64 {
+	ttl = max(ttl, 1)
+	if ttl > algos.MaxTime-now {
+		return algos.MaxTime + 1
+	}
+	return now + ttl
+}
+
+// Decider is one key's limiter as a Go object that takes the time as a
+// parameter, as golang.org/x/time/rate's Limiter does (AllowN(t, n)).
+type Decider interface {
+	Decide(now int64) algos.Decision
+}
+
+// DecideFunc is a Decider as a function, for one key's closure over a
+// library's object.
+type DecideFunc func(now int64) algos.Decision
+
+// Decide calls f.
+func (f DecideFunc) Decide(now int64) algos.Decision { return f(now) }
+
+// PerKey is the New of a Spec whose limiter is a Go object per key: newKey
+// makes a fresh one under l, called once per key on the key's first
+// request (and once up front, so that a limit it refuses is an error of New
+// rather than of the first call).
+func PerKey(newKey func(l algos.Limit) (Decider, error)) func(l algos.Limit) (Limiter, error) {
+	return func(l algos.Limit) (Limiter, error) {
+		if _, err := newKey(l); err != nil {
+			return nil, err
+		}
+		return &perKey{newKey: newKey, limit: l}, nil
+	}
+}
+
+type perKey struct {
+	newKey func(algos.Limit) (Decider, error)
+	limit  algos.Limit
+	keys   []Decider
+}
+
+func (p *perKey) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+	if key < 0 {
+		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
+	}
+	for key >= len(p.keys) {
+		p.keys = append(p.keys, nil)
+	}
+	if p.keys[key] == nil {
+		d, err := p.newKey(p.limit)
+		if err != nil {
+			return algos.Decision{}, err
+		}
+		p.keys[key] = d
+	}
+	return p.keys[key].Decide(now), nil
+}
