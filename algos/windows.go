@@ -152,3 +152,40 @@ func insertSorted(s *State, t int64) {
 	}
 	s.Log[i] = t
 }
+
+// FirstHitWindow is the fixed window many Redis limiters ship: INCR the
+// key, and EXPIRE it on the first hit, so that each window starts at the
+// key's first request after the previous window ended instead of at a
+// multiple of W. It admits while the count is below L, which keeps
+// AnchoredWindowPromise; a client that starts the window itself and bursts
+// just before and just after its end gets 2L-1 admits within a few ms. It
+// is not one of the six (All): it stands for what is shipped, beside them.
+//
+// Stored: A = the window's start (its first hit), B = count. The key
+// expires when its window ends (KeyTTL = Reset), as the EXPIRE does. A
+// node whose clock is behind the window's start counts in that window.
+var FirstHitWindow = Algorithm{
+	Name:       "first-hit-window",
+	Decide:     decideFirstHitWindow,
+	Promise:    AnchoredWindowPromise,
+	StateDoc:   "window start (the first hit), count",
+	StateInts:  two,
+	ExactRetry: true,
+	KeyTTL:     func(d Decision, _ Limit) int64 { return d.Reset },
+}
+
+func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
+	if !s.Set || now-s.A >= l.Window {
+		*s = State{Set: true, A: now}
+	}
+	end := s.A + l.Window - now
+	d := Decision{Reset: end}
+	if s.B < l.Rate {
+		s.B++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	d.Remaining = l.Rate - s.B
+	return d
+}

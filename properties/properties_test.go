@@ -110,3 +110,10 @@ func TestOwnPromiseIsJudgedLikeTheBuiltIns(t *testing.T) {
 	}
 	t.Logf("the aligned fixed window against the anchored promise, shrunk:\n%s", report)
 }
+
+// The fixed window anchored at the key's first hit (INCR, EXPIRE on the
+// first) keeps the contract under its own promise, the anchored window,
+// key expiry included.
+func TestFirstHitWindowKeepsTheContract(t *testing.T) {
+	properties.Check(t, limiter.FromAlgorithm(algos.FirstHitWindow))
+}

@@ -1,5 +1,5 @@
 // Package scenarios owns overshoot's traffic and what is measured with it:
-// the four clients (Traffic), the deployment matrix (RunMatrix, rendered by
+// the five clients (Traffic), the deployment matrix (RunMatrix, rendered by
 // Matrix.WriteTo as the table), the skew sweep (RunSweep, rendered as a
 // text table and an SVG chart), and the hunt for broken promises (Hunt,
 // WriteVerdicts). Every run is played by package model, which checks each
@@ -8,7 +8,7 @@
 // The traffic depends on the seed, the limit and the duration alone, so
 // every algorithm and every deployment sees exactly the same requests, and a
 // difference between two cells is the algorithm's or the deployment's doing.
-// RunMatrix, RunSweep and Hunt take any algos.Algorithm, so a user can put
+// RunMatrix, RunSweep and Hunt take any limiter.Spec, so a user can put
 // their own limiter through the same matrix as the six built in. What they
 // return, and the bytes it renders, depend on their arguments alone, not on
 // the number of workers.

@@ -34,7 +34,7 @@ func (s Suspect) label() string {
 }
 
 // HuntOptions are the mutants' conditions: 4 nodes, a 1 ms round trip
-// (±25% a leg), clocks in agreement, nothing restarting, the four clients at
+// (±25% a leg), clocks in agreement, nothing restarting, the five clients at
 // 100 per second, 200 seeds of 12 s each. Only the deployment's own mistake
 // or the algorithm's own bug can break a promise under them.
 func HuntOptions() Options {
@@ -72,7 +72,7 @@ type Verdict struct {
 	FirstError error
 }
 
-// Hunt runs every suspect on every seed of o (all four clients, each on its
+// Hunt runs every suspect on every seed of o (all five clients, each on its
 // own key) and reports, per suspect, whether the algorithm's promise was
 // broken, first where and how often. Skew and RestartEvery of o apply to
 // every suspect; HuntOptions sets both to zero. The verdicts depend on the

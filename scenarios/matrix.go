@@ -20,7 +20,7 @@ type Column struct {
 	RestartEvery int64
 }
 
-// SeedRun is one limiter, deployment and seed: the four clients' numbers.
+// SeedRun is one limiter, deployment and seed: the five clients' numbers.
 type SeedRun struct {
 	// Algorithm is the limiter's name.
 	Algorithm string
@@ -153,7 +153,7 @@ type Cell struct {
 }
 
 // Cell summarizes one limiter and deployment over every seed and the
-// given clients (all four if none are given). ok is false if the matrix has
+// given clients (all five if none are given). ok is false if the matrix has
 // no such limiter or deployment, or no ideal column to measure over by.
 func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
 	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)

@@ -40,11 +40,13 @@ func (r Matrix) writeConditions(b *bytes.Buffer) {
 	win := algos.FormatMicros(l.Window)
 	local := fmt.Sprintf("%d per %s (burst %d)", l.Rate/int64(o.Nodes), win, l.Burst/int64(o.Nodes))
 	fmt.Fprintf(b, "overshoot table\n\n")
-	fmt.Fprintf(b, "Each run: four clients, each on its own key with a limit of %v: a flood at 5x the limit,\n", l)
+	fmt.Fprintf(b, "Each run: five clients, each on its own key with a limit of %v: a flood at 5x the limit,\n", l)
 	fmt.Fprintf(b, "boundary bursts (%d just before and %d just after a window edge), the flood on %s and off %s,\n",
 		l.Rate, l.Rate, algos.FormatMicros(2*l.Window), algos.FormatMicros(3*l.Window))
-	fmt.Fprintf(b, "and an honest client at 90%% of its limit. %s per run, seeds %s, the same requests in every column.\n",
-		algos.FormatMicros(o.Duration), seedList(o.Seeds))
+	fmt.Fprintf(b, "an honest client at 90%% of its limit, and first-hit bursts (one request on an idle key, then %d just\n", l.Rate-1)
+	fmt.Fprintf(b, "before and %d just after %s later, where a window started by that request ends). %s per run,\n",
+		l.Rate, algos.FormatMicros(l.Window), algos.FormatMicros(o.Duration))
+	fmt.Fprintf(b, "seeds %s, the same requests in every column.\n", seedList(o.Seeds))
 	fmt.Fprintf(b, "%d nodes behind a random load balancer; the store is %s away, round trip, each leg ±%d%%.\n",
 		o.Nodes, algos.FormatMicros(o.RTT), o.Jitter)
 	fmt.Fprintf(b, "Node clock: each node tells the store its own time, clocks %s apart. Store clock: the script reads the\n", algos.FormatMicros(o.Skew))

@@ -75,7 +75,7 @@ func (r Sweep) WriteSVG(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, `<text x="%.1f" y="28" font-size="17" font-weight="bold" fill="#222222">Most admitted in any %s, as a multiple of the limit, against clock skew</text>`+"\n", plotLeft, win)
 	fmt.Fprintf(&b, `<text x="%.1f" y="52" font-size="13" fill="#444444">node-clock deployment: %d nodes, each telling the store its own time; the store %s away (±%d%% a leg)</text>`+"\n",
 		plotLeft, o.Nodes, algos.FormatMicros(o.RTT), o.Jitter)
-	fmt.Fprintf(&b, `<text x="%.1f" y="70" font-size="13" fill="#444444">%v per client; worst of seeds %s and of the four clients, %s per run</text>`+"\n",
+	fmt.Fprintf(&b, `<text x="%.1f" y="70" font-size="13" fill="#444444">%v per client; worst of seeds %s and of the five clients, %s per run</text>`+"\n",
 		plotLeft, o.Limit, seedList(o.Seeds), algos.FormatMicros(o.Duration))
 
 	// Grid and ticks.

@@ -10,10 +10,10 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-// Client is one of the four clients. Its value is the key its requests use.
+// Client is one of the five clients. Its value is the key its requests use.
 type Client int
 
-// The four clients. With a limit of L per W:
+// The five clients. With a limit of L per W:
 const (
 	// Flood sends a Poisson stream at 5·L per W from the start to the end.
 	Flood Client = iota
@@ -26,14 +26,22 @@ const (
 	// Honest sends evenly at 90% of its limit, a gap of W/(0.9·L) with a
 	// seeded phase: a well-behaved client that should never be turned away.
 	Honest
+	// FirstHit aims at a window that starts at the key's first request (a
+	// fixed window anchored at its first hit, INCR then EXPIRE): every 3W,
+	// from W/2 on, one request on its idle key to start the window, then
+	// L-1 in the W/100 before that window's end (W after the first request)
+	// and L in the W/100 after it, each at a seeded place in its own slot.
+	// Its edges fall mid-way through aligned windows, so it is not the
+	// boundary client again.
+	FirstHit
 	// NumClients is the number of clients (and of keys in the traffic).
-	NumClients = 4
+	NumClients = 5
 )
 
-// Clients lists the four clients in key order.
-func Clients() []Client { return []Client{Flood, Boundary, OnOff, Honest} }
+// Clients lists the five clients in key order.
+func Clients() []Client { return []Client{Flood, Boundary, OnOff, Honest, FirstHit} }
 
-var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest"}
+var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit"}
 
 // String is the client's short name.
 func (c Client) String() string {
@@ -43,8 +51,8 @@ func (c Client) String() string {
 	return fmt.Sprintf("Client(%d)", int(c))
 }
 
-// Attack is true for the clients that send more than the limit: the flood,
-// the boundary bursts and the on-off flood. "Over" is measured on them.
+// Attack is true for the clients that send more than the limit within
+// some window: all but the honest one. "Over" is measured on them.
 func (c Client) Attack() bool { return c != Honest }
 
 // Purposes of the traffic's random streams, one per client, each seeded from
@@ -54,12 +62,13 @@ const (
 	purposeBoundary uint64 = 0x626f756e64617279 // "boundary"
 	purposeOnOff    uint64 = 0x6f6e2d6f66660000 // "on-off"
 	purposeHonest   uint64 = 0x686f6e6573740000 // "honest"
+	purposeFirstHit uint64 = 0x66697273742d6869 // "first-hi"
 )
 
 // MaxDuration is the longest traffic Traffic generates: one day.
 const MaxDuration = 24 * 3600 * algos.Second
 
-// Traffic returns the four clients' requests over [0, duration) for one
+// Traffic returns the five clients' requests over [0, duration) for one
 // seed, each client on the key equal to its Client value, merged in time
 // order (ties in client order). It depends on seed, limit and duration only.
 func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
@@ -81,6 +90,7 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, e
 	all = boundary(all, newRand(seed, purposeBoundary), limit, duration)
 	all = flood(all, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window)
 	all = honest(all, newRand(seed, purposeHonest), limit, duration)
+	all = firstHit(all, newRand(seed, purposeFirstHit), limit, duration)
 	slices.SortStableFunc(all, func(a, b model.Request) int {
 		if a.Send != b.Send {
 			if a.Send < b.Send {
@@ -130,6 +140,25 @@ func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 			for j := range l.Rate {
 				dst = append(dst, model.Request{Key: int(Boundary), Send: from + j*slot + int64(p.Below(uint64(slot)))})
 			}
+		}
+	}
+	return dst
+}
+
+// firstHit appends, every 3W from W/2, one request that starts a window on
+// the idle key, then L-1 requests just before that window's end and L just
+// after it, for every cycle whose last request is before duration.
+func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
+	slot := max(1, l.Window/100/l.Rate) // each request's own slot, as the boundary client's
+	span := slot * l.Rate
+	for start := l.Window / 2; start+l.Window+span <= duration; start += 3 * l.Window {
+		dst = append(dst, model.Request{Key: int(FirstHit), Send: start})
+		edge := start + l.Window
+		for j := int64(1); j < l.Rate; j++ { // L-1 before the edge, the first slot left empty
+			dst = append(dst, model.Request{Key: int(FirstHit), Send: edge - span + j*slot + int64(p.Below(uint64(slot)))})
+		}
+		for j := range l.Rate {
+			dst = append(dst, model.Request{Key: int(FirstHit), Send: edge + j*slot + int64(p.Below(uint64(slot)))})
 		}
 	}
 	return dst
