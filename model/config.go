@@ -153,6 +153,9 @@ type Config struct {
 	// Requests are the traffic, sorted by Send, with Send ≥ 0 and
 	// 0 ≤ Key < MaxKeys.
 	Requests []Request
+	// Loop are the closed-loop clients, each on its key (0 ≤ Key <
+	// MaxKeys), sending beside Requests as the answers they get direct.
+	Loop []LoopClient
 }
 
 // DefaultJitter is the design's jitter on each leg to or from the store: ±25%.
@@ -258,6 +261,15 @@ func (c *Config) validate() (int, error) {
 		}
 		prev = a.Send
 		keys = max(keys, a.Key+1)
+	}
+	for i, lc := range c.Loop {
+		switch {
+		case lc.Key < 0 || lc.Key >= MaxKeys:
+			return 0, fmt.Errorf("model: closed-loop client %d has key %d, outside [0, %d)", i, lc.Key, MaxKeys)
+		case lc.New == nil:
+			return 0, fmt.Errorf("model: closed-loop client %d (key %d) has no New function", i, lc.Key)
+		}
+		keys = max(keys, lc.Key+1)
 	}
 	return keys, nil
 }

@@ -9,6 +9,11 @@ const (
 	purposeOut      uint64 = 0x6c65672d6f757420 // "leg-out ": node → store
 	purposeBack     uint64 = 0x6c65672d6261636b // "leg-back": store → node, node → SET
 	purposeRestart  uint64 = 0x7265737461727400 // "restart" | node: one stream per node
+
+	purposeLoopBalancer uint64 = 0x6c6f6f702d62616c // "loop-bal": node per closed-loop request
+	purposeLoopOut      uint64 = 0x6c6f6f702d6f7574 // "loop-out": their node → store
+	purposeLoopBack     uint64 = 0x6c6f6f702d62636b // "loop-bck": their GET replies and SETs
+	purposeLoopReply    uint64 = 0x6c6f6f702d726570 // "loop-rep": store → closed-loop client
 )
 
 // leg draws one leg's delay: uniform over [mean-j, mean+j] with j = mean·jitter%.

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -39,15 +38,18 @@ type KeyResult struct {
 	Violation *algos.Violation
 }
 
-// Result is one run. Outcomes is parallel to Config.Requests; Keys has one
-// entry per key index up to the largest key in the requests.
+// Result is one run. Outcomes is parallel to Config.Requests, followed by
+// the closed-loop clients' requests in the order they were sent
+// (LoopRequests, planned as Plan plans the others); Keys has one entry per
+// key index up to the largest key in the requests and the clients.
 //
 // FirstError is the first error the limiter answered, in request order,
 // with the request it answered, or nil when it answered none.
 type Result struct {
-	Outcomes   []Outcome
-	Keys       []KeyResult
-	FirstError error
+	Outcomes     []Outcome
+	LoopRequests []Planned
+	Keys         []KeyResult
+	FirstError   error
 
 	admits []int64 // each key's admit times, sorted, in its own region
 	starts []int   // key k's region starts at admits[starts[k]]
@@ -106,25 +108,20 @@ func Run(cfg Config) (Result, error) {
 	n := len(cfg.Requests)
 	algo, pure := cfg.Limiter.Algorithm()
 	r := &runner{
-		cfg:  &cfg,
-		algo: algo,
-		pure: pure,
-		ctx:  context.Background(),
-		plan: make([]Planned, n),
+		cfg:    &cfg,
+		algo:   algo,
+		pure:   pure,
+		ctx:    context.Background(),
+		static: n,
+		plan:   make([]Planned, n),
 		res: Result{
 			Outcomes: make([]Outcome, n),
 			Keys:     make([]KeyResult, keys),
-			admits:   make([]int64, n),
-			starts:   make([]int, keys),
 		},
 	}
 	cfg.plan(r.plan)
-	for _, a := range cfg.Requests {
-		r.res.Keys[a.Key].Requests++
-	}
-	for k, from := 0, 0; k < keys; k++ {
-		r.res.starts[k] = from
-		from += r.res.Keys[k].Requests
+	if err := r.startLoop(); err != nil {
+		return Result{}, err
 	}
 
 	switch d := cfg.Deployment; {
@@ -138,29 +135,71 @@ func Run(cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	r.tally()
 
 	promise := cfg.Limiter.Promise(cfg.Limit)
 	for k := range r.res.Keys {
-		times := r.res.AdmitTimes(k)
-		if !slices.IsSorted(times) {
-			slices.Sort(times) // GetSet decides out of store order
-		}
-		r.res.Keys[k].Violation = promise.CheckAdmits(times)
+		r.res.Keys[k].Violation = promise.CheckAdmits(r.res.AdmitTimes(k))
 	}
 	return r.res, nil
 }
 
+// tally counts each key's requests, admits and errors from the outcomes,
+// and places each key's admit times, sorted, in its own region of admits.
+func (r *runner) tally() {
+	res := &r.res
+	if n := len(res.Outcomes) - len(r.cfg.Requests); n > 0 {
+		res.LoopRequests = r.plan[len(r.cfg.Requests):]
+	}
+	res.starts = make([]int, len(res.Keys))
+	for i, o := range res.Outcomes {
+		k := &res.Keys[r.plan[i].Key]
+		k.Requests++
+		switch {
+		case o.Admitted:
+			k.Admitted++
+		case o.Failed:
+			k.Errors++
+		}
+	}
+	admitted := 0
+	for k := range res.Keys {
+		res.starts[k] = admitted
+		admitted += res.Keys[k].Admitted
+	}
+	res.admits = make([]int64, admitted)
+	next := slices.Clone(res.starts)
+	for i, o := range res.Outcomes {
+		if o.Admitted {
+			k := r.plan[i].Key
+			res.admits[next[k]] = o.Decided
+			next[k]++
+		}
+	}
+	for k := range res.Keys {
+		if times := res.AdmitTimes(k); !slices.IsSorted(times) {
+			slices.Sort(times) // GetSet and closed-loop clients decide out of request order
+		}
+	}
+}
+
 // runner is one run's working state.
 type runner struct {
-	cfg  *Config
-	algo algos.Algorithm // the pure algorithm, when pure
-	pure bool            // the limiter is a pure algorithm, run on Store
-	ctx  context.Context
-	plan []Planned
-	res  Result
+	cfg    *Config
+	algo   algos.Algorithm // the pure algorithm, when pure
+	pure   bool            // the limiter is a pure algorithm, run on Store
+	ctx    context.Context
+	plan   []Planned // the static requests, then the closed-loop ones as they are sent
+	res    Result
+	static int        // len(Config.Requests)
+	next   int        // the next static request to send
+	loop   *loopState // nil without closed-loop clients
 
 	slots []slot  // GetSet: the copies in flight
 	free  []int32 // GetSet: unused slots
+
+	replies     []heldReply // closed-loop answers on their way back
+	freeReplies []int32
 }
 
 // slot is one GET/SET request in flight: the copy it read and decides on,
@@ -171,14 +210,9 @@ type slot struct {
 	decideAt int64
 }
 
-// record stores request i's outcome.
+// record stores request i's outcome; tally counts them once the run ends.
 func (r *runner) record(i int, at int64, node int, admitted bool) {
 	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
-	if admitted {
-		k := &r.res.Keys[r.plan[i].Key]
-		r.res.admits[r.res.starts[r.plan[i].Key]+k.Admitted] = at
-		k.Admitted++
-	}
 }
 
 // decider is where the requests of one node (or of the store) are decided:
@@ -236,27 +270,28 @@ func (d *decider) close() error {
 }
 
 // decide decides request i for its key at store time at (by which keys
-// expire), telling the limiter now, and records the outcome as decided at
-// true time decided on node.
-func (d *decider) decide(i int, at, now, decided int64, node int) {
+// expire), telling the limiter now, records the outcome as decided at true
+// time decided on node, and returns the decision or the limiter's error.
+func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decision, error) {
 	key := d.r.plan[i].Key
 	if d.store != nil {
 		d.store.SetClock(at)
-		d.r.record(i, decided, node, d.store.Call(key, now).Allowed)
-		return
+		dec := d.store.Call(key, now)
+		d.r.record(i, decided, node, dec.Allowed)
+		return dec, nil
 	}
 	dec, err := limiter.Allow(d.r.ctx, d.lim, key, now)
 	if err != nil {
 		d.r.fail(i, decided, node, err)
-		return
+		return algos.Decision{}, err
 	}
 	d.r.record(i, decided, node, dec.Allowed)
+	return dec, nil
 }
 
 // fail records that the limiter answered request i with err.
 func (r *runner) fail(i int, at int64, node int, err error) {
 	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
-	r.res.Keys[r.plan[i].Key].Errors++
 	if r.res.FirstError == nil {
 		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, r.plan[i].Key, algos.FormatTime(r.plan[i].Send), err)
 	}
@@ -267,9 +302,14 @@ func (r *runner) runIdeal() error {
 	if err != nil {
 		return err
 	}
-	for i := range r.plan {
-		p := &r.plan[i]
-		d.decide(i, p.Send, p.Send, p.Send, 0)
+	for _, more := r.peekSend(); more; _, more = r.peekSend() {
+		i := r.takeSend()
+		send := r.plan[i].Send
+		dec, err := d.decide(i, send, send, send, 0)
+		if err := r.answer(i, send, dec, err); err != nil {
+			d.close()
+			return err
+		}
 	}
 	return d.close()
 }
@@ -296,8 +336,9 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			next[i] = 1 + int64(restarts[i].Below(uint64(2*c.RestartEvery)))
 		}
 	}
-	for i := range r.plan {
-		p := &r.plan[i]
+	for _, more := r.peekSend(); more; _, more = r.peekSend() {
+		i := r.takeSend()
+		p := r.plan[i]
 		own := nodes[p.Node]
 		if own == nil {
 			if own, err = r.open(l); err != nil {
@@ -317,7 +358,10 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				}
 			}
 		}
-		own.decide(i, p.Send, p.Clock, p.Send, p.Node)
+		dec, err := own.decide(i, p.Send, p.Clock, p.Send, p.Node)
+		if err := r.answer(i, p.Send, dec, err); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -347,55 +391,93 @@ func (r *runner) runStore() (err error) {
 	nodeClock := c.Deployment == NodeClock
 	wipe := c.Deployment == StoreWiped
 	h := make(eventHeap, 0, 64)
-	for i := range r.plan {
-		p := &r.plan[i]
-		at := p.Send + out.draw(&outs)
-		seq := 2 * int64(i)
-		if getSet {
-			decideAt := at + back.draw(&rest)
-			setAt := decideAt + set.draw(&rest)
-			s := r.alloc(decideAt)
-			h.push(event{t: at, seq: seq, slot: s})
-			h.push(event{t: setAt, seq: seq + 1, slot: s})
-		} else {
-			h.push(event{t: at, seq: seq})
-		}
-		next := int64(math.MaxInt64)
-		if i+1 < len(r.plan) {
-			next = r.plan[i+1].Send
-		}
-		for len(h) > 0 && h[0].t <= next {
+	for {
+		// Run every operation (and reply) that no later send can precede,
+		// then send the next request.
+		next, more := r.peekSend()
+		if len(h) > 0 && (!more || h[0].t <= next) {
 			ev := h.pop()
+			j := int(ev.seq >> 1)
+			if ev.reply {
+				if err := r.answer(j, ev.t, r.replies[ev.slot].d, r.replies[ev.slot].err); err != nil {
+					return err
+				}
+				r.freeReplies = append(r.freeReplies, ev.slot)
+				continue
+			}
 			if wipe && ev.t >= c.WipeAt {
 				if err := d.wipe(); err != nil {
 					return err
 				}
 				wipe = false
 			}
-			j := int(ev.seq >> 1)
-			q := &r.plan[j]
+			q := r.plan[j]
 			switch {
 			case !getSet:
 				told := ev.t
 				if nodeClock {
 					told = q.Clock
 				}
-				d.decide(j, ev.t, told, ev.t, q.Node)
+				dec, err := d.decide(j, ev.t, told, ev.t, q.Node)
+				if r.isLoop(j) {
+					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), seq: ev.seq, slot: r.holdReply(dec, err), reply: true})
+				}
 			case ev.seq&1 == 0: // GET: read a copy; the node decides on it when the reply arrives
 				sl := &r.slots[ev.slot]
 				store.SetClock(ev.t)
 				store.GetInto(q.Key, &sl.st)
 				sl.d = r.algo.Decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
 				r.record(j, sl.decideAt, q.Node, sl.d.Allowed)
+				if r.isLoop(j) {
+					h.push(event{t: sl.decideAt, seq: ev.seq, slot: r.holdReply(sl.d, nil), reply: true})
+				}
 			default: // SET: the node's copy overwrites the store
 				sl := &r.slots[ev.slot]
 				store.SetClock(ev.t)
 				store.Set(q.Key, sl.st, sl.d)
 				r.free = append(r.free, ev.slot)
 			}
+			continue
+		}
+		if !more {
+			return nil
+		}
+		i := r.takeSend()
+		p := r.plan[i]
+		o, b := &outs, &rest
+		if r.isLoop(i) { // streams of their own, so that no static request's legs move
+			o, b = &r.loop.outs, &r.loop.rest
+		}
+		at := p.Send + out.draw(o)
+		seq := 2 * int64(i)
+		if getSet {
+			decideAt := at + back.draw(b)
+			setAt := decideAt + set.draw(b)
+			s := r.alloc(decideAt)
+			h.push(event{t: at, seq: seq, slot: s})
+			h.push(event{t: setAt, seq: seq + 1, slot: s})
+		} else {
+			h.push(event{t: at, seq: seq})
 		}
 	}
-	return nil
+}
+
+// heldReply is a closed-loop request's answer on its way back to the client.
+type heldReply struct {
+	d   algos.Decision
+	err error
+}
+
+// holdReply keeps an answer until its reply event reaches the client.
+func (r *runner) holdReply(d algos.Decision, err error) int32 {
+	if n := len(r.freeReplies); n > 0 {
+		s := r.freeReplies[n-1]
+		r.freeReplies = r.freeReplies[:n-1]
+		r.replies[s] = heldReply{d, err}
+		return s
+	}
+	r.replies = append(r.replies, heldReply{d, err})
+	return int32(len(r.replies) - 1)
 }
 
 // alloc takes a free slot for a GET/SET in flight.
@@ -412,16 +494,21 @@ func (r *runner) alloc(decideAt int64) int32 {
 	return s
 }
 
-// event is one operation reaching the store at true time t. seq is twice
-// the request's index, plus one for a SET: ties in t run in request order,
-// and a request's GET runs before its SET.
+// event is one operation reaching the store at true time t, or, with
+// reply set, a closed-loop request's answer reaching its client. seq is
+// twice the request's index, plus one for a SET: ties in t run in request
+// order, a request's GET runs before its SET, and an operation before a
+// reply.
 type event struct {
-	t    int64
-	seq  int64
-	slot int32
+	t     int64
+	seq   int64
+	slot  int32
+	reply bool
 }
 
-func (a event) before(b event) bool { return a.t < b.t || (a.t == b.t && a.seq < b.seq) }
+func (a event) before(b event) bool {
+	return a.t < b.t || (a.t == b.t && (a.seq < b.seq || (a.seq == b.seq && !a.reply && b.reply)))
+}
 
 // eventHeap is a binary min-heap of events, written out for the two
 // operations the store needs (no interface, no allocation once grown).

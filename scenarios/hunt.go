@@ -110,7 +110,7 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 			if v.FirstError == nil {
 				v.FirstError = run.firstError
 			}
-			for _, c := range Clients() {
+			for _, c := range o.Clients() {
 				cr := run.clients[c]
 				v.Requests += cr.Requests
 				v.Errors += cr.Errors

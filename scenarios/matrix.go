@@ -161,7 +161,7 @@ func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell C
 		return Cell{}, false
 	}
 	if len(clients) == 0 {
-		clients = Clients()
+		clients = r.Options.Clients()
 	}
 	if na := runs[0].NotApplicable; na != "" {
 		return Cell{NotApplicable: na}, true

@@ -22,7 +22,7 @@ func (r Matrix) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, "Local, full limit: no store, and every node enforces the whole %v.\n\n", r.Options.Limit)
 	r.writeCells(&b, []model.Deployment{model.GetSet, model.LocalFull})
 
-	fmt.Fprintf(&b, "\nPromise violations: runs (seed × client, %d per cell) whose admits broke the algorithm's own promise\n", len(r.Options.Seeds)*NumClients)
+	fmt.Fprintf(&b, "\nPromise violations: runs (seed × client, %d per cell) whose admits broke the algorithm's own promise\n", len(r.Options.Seeds)*len(r.Options.Clients()))
 	fmt.Fprintf(&b, "at their true decision times.\n\n")
 	r.writeViolations(&b)
 	r.writeNotApplicable(&b)
@@ -47,6 +47,11 @@ func (r Matrix) writeConditions(b *bytes.Buffer) {
 	fmt.Fprintf(b, "before and %d just after %s later, where a window started by that request ends). %s per run,\n",
 		l.Rate, algos.FormatMicros(l.Window), algos.FormatMicros(o.Duration))
 	fmt.Fprintf(b, "seeds %s, the same requests in every column.\n", seedList(o.Seeds))
+	if o.Loop {
+		fmt.Fprintf(b, "Three closed-loop clients beside them, each sending only once its last answer arrived: one retrying at\n")
+		fmt.Fprintf(b, "every Retry-After, one draining its key and idling 1/8 to 8/8 of the named reset, one bursting %s\n", algos.FormatMicros(max(1, l.Window/100)))
+		fmt.Fprintf(b, "either side of the reset its key reports.\n")
+	}
 	fmt.Fprintf(b, "%d nodes behind a random load balancer; the store is %s away, round trip, each leg ±%d%%.\n",
 		o.Nodes, algos.FormatMicros(o.RTT), o.Jitter)
 	fmt.Fprintf(b, "Node clock: each node tells the store its own time, clocks %s apart. Store clock: the script reads the\n", algos.FormatMicros(o.Skew))

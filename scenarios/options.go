@@ -39,13 +39,17 @@ type Options struct {
 	// local-split column. (The local-full bug column never restarts; Hunt
 	// gives it to every suspect.)
 	RestartEvery int64
+	// Loop adds the three closed-loop clients (RetryAfter, DrainIdle,
+	// ResetBurst, LoopClients) to the five of Traffic, each on its own key.
+	Loop bool
 	// Workers is how many goroutines play runs; 0 means GOMAXPROCS. The
 	// output does not depend on it.
 	Workers int
 }
 
-// DefaultOptions are the conditions of overshoot's published table: 100
-// requests per second per client (burst 100), 20 s per run, seeds 1 to 10,
+// DefaultOptions are the conditions of overshoot's published table: the
+// five clients of Traffic and the three closed-loop ones, each at 100
+// requests per second (burst 100), 20 s per run, seeds 1 to 10,
 // 4 nodes, a 1 ms round trip with ±25% on each leg, node clocks 50 ms apart,
 // the store wiped at 10.5 s, local nodes restarting every 5 s on average.
 func DefaultOptions() Options {
@@ -63,6 +67,7 @@ func DefaultOptions() Options {
 		Skew:         50_000,
 		WipeAt:       10*algos.Second + algos.Second/2,
 		RestartEvery: 5 * algos.Second,
+		Loop:         true,
 	}
 }
 
@@ -153,7 +158,16 @@ func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []mode
 		RestartEvery: col.RestartEvery,
 		Seed:         seed,
 		Requests:     requests,
+		Loop:         o.loopClients(),
 	}
+}
+
+// loopClients are the closed-loop clients of a run under o, or none.
+func (o Options) loopClients() []model.LoopClient {
+	if !o.Loop {
+		return nil
+	}
+	return LoopClients(int(RetryAfter), o.Limit, o.Duration)
 }
 
 // traffic builds every seed's requests once; runs share them read-only.

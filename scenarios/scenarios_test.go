@@ -44,9 +44,9 @@ func TestTrafficIsTheSeedsAlone(t *testing.T) {
 	if !slices.IsSortedFunc(a, func(x, y model.Request) int { return int(x.Send - y.Send) }) {
 		t.Fatal("traffic is not sorted by time")
 	}
-	per := make([][]int64, scenarios.NumClients)
+	per := make([][]int64, len(scenarios.Clients()))
 	for _, r := range a {
-		if r.Key < 0 || r.Key >= scenarios.NumClients || r.Send < 0 || r.Send >= 20*algos.Second {
+		if r.Key < 0 || r.Key >= len(scenarios.Clients()) || r.Send < 0 || r.Send >= 20*algos.Second {
 			t.Fatalf("request %+v outside the four keys or the run", r)
 		}
 		per[r.Key] = append(per[r.Key], r.Send)
@@ -164,8 +164,8 @@ func TestCells(t *testing.T) {
 		if !ok {
 			t.Fatalf("no ideal cell for %s", name)
 		}
-		if ideal.Over != 0 || ideal.Violations != 0 || ideal.Runs != 3*scenarios.NumClients {
-			t.Errorf("%s ideal: %+v, want no over, no violations, 12 runs", name, ideal)
+		if want := 3 * len(r.Options.Clients()); ideal.Over != 0 || ideal.Violations != 0 || ideal.Runs != want {
+			t.Errorf("%s ideal: %+v, want no over, no violations, %d runs", name, ideal, want)
 		}
 		runs := r.CellSeedRuns(name, model.NodeClock)
 		if len(runs) != 3 || runs[2].Seed != 3 || runs[0].Algorithm != name {

@@ -97,7 +97,7 @@ func RunSweep(specs []limiter.Spec, o Options, skews []int64) (Sweep, error) {
 				if p.FirstError == nil {
 					p.FirstError = run.firstError
 				}
-				for _, c := range Clients() {
+				for _, c := range o.Clients() {
 					cr := run.clients[c]
 					p.Errors += cr.Errors
 					if cr.Peak > p.Peak {

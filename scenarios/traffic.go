@@ -34,14 +34,30 @@ const (
 	// Its edges fall mid-way through aligned windows, so it is not the
 	// boundary client again.
 	FirstHit
-	// NumClients is the number of clients (and of keys in the traffic).
-	NumClients = 5
+	// RetryAfter, DrainIdle and ResetBurst are the closed-loop clients
+	// (RetryAfterClient, DrainIdleClient, ResetBurstClient), which run when
+	// Options.Loop is set.
+	RetryAfter
+	DrainIdle
+	ResetBurst
+	// NumClients is the number of clients, open and closed-loop (and of
+	// keys in a run).
+	NumClients = 8
 )
 
-// Clients lists the five clients in key order.
+// Clients lists the five open-loop clients, those of Traffic, in key order.
 func Clients() []Client { return []Client{Flood, Boundary, OnOff, Honest, FirstHit} }
 
-var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit"}
+// Clients lists the clients of a run under o, in key order: the five of
+// Traffic, and the three closed-loop ones when o.Loop is set.
+func (o Options) Clients() []Client {
+	if o.Loop {
+		return append(Clients(), RetryAfter, DrainIdle, ResetBurst)
+	}
+	return Clients()
+}
+
+var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit", "retry-after", "drain-idle", "reset-burst"}
 
 // String is the client's short name.
 func (c Client) String() string {

@@ -1,0 +1,195 @@
+package model
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Client is a closed-loop client: it sends its next request only when the
+// answer to its last one has reached it, at a time it chooses from that
+// answer (a client that retries at the Retry-After it was given, say). The
+// model calls Next once before the run with last nil, then once per reply;
+// Next returns the true time of the client's next request, at or after the
+// reply reached it (last.At), and true, or false when the client is done.
+//
+// Design notes: a client lives for one run (LoopClient.New makes it), is
+// called from the run's one goroutine, and must be deterministic: the same
+// replies, the same requests. Its requests are spread by the balancer like
+// any other, from a random stream of their own, so that adding a client
+// never moves another request to another node.
+type Client interface {
+	Next(last *Reply) (send int64, more bool)
+}
+
+// Reply is the answer to a closed-loop client's request as the client
+// receives it: when the request was sent and when the answer arrived (true
+// time), the decision, and the limiter's error instead of a decision when
+// it failed.
+type Reply struct {
+	Send, At int64
+	Decision algos.Decision
+	Err      error
+}
+
+// LoopClient is a closed-loop client on key Key; New makes it afresh for
+// each run.
+type LoopClient struct {
+	Key int
+	New func() Client
+}
+
+// MaxLoopRequests bounds how many requests one closed-loop client sends in
+// a run: a client that never stops is an error, not a hang.
+const MaxLoopRequests = 1 << 22
+
+// loopState is the closed-loop clients of one run: the clients, their
+// requests in the order sent (after the static ones in runner.plan), and
+// their next sends.
+type loopState struct {
+	clients []Client
+	keys    []int
+	sent    []int   // requests sent, per client
+	owner   []int32 // the client of each loop request, by index - len(Requests)
+	sends   sendHeap
+	bal     Stream // the balancer for loop requests
+	outs    Stream // their legs to the store
+	rest    Stream // their GET replies and SETs
+	replies Stream // the leg back to the client, atomic store deployments
+	back    leg
+	offsets []int64
+}
+
+// pendingSend is a client's next request, not yet sent.
+type pendingSend struct {
+	t int64
+	c int32
+}
+
+// startLoop makes the clients and asks each for its first request.
+func (r *runner) startLoop() error {
+	c := r.cfg
+	if len(c.Loop) == 0 {
+		return nil
+	}
+	l := &loopState{
+		clients: make([]Client, len(c.Loop)),
+		keys:    make([]int, len(c.Loop)),
+		sent:    make([]int, len(c.Loop)),
+		bal:     NewStream(c.Seed, purposeLoopBalancer),
+		outs:    NewStream(c.Seed, purposeLoopOut),
+		rest:    NewStream(c.Seed, purposeLoopBack),
+		replies: NewStream(c.Seed, purposeLoopReply),
+		back:    newLeg(c.legs().Back, c.Jitter),
+		offsets: make([]int64, c.Nodes),
+	}
+	for i := range l.offsets {
+		l.offsets[i] = Offset(i, c.Nodes, c.Skew)
+	}
+	r.loop = l
+	for i, lc := range c.Loop {
+		l.keys[i] = lc.Key
+		cl := lc.New()
+		if cl == nil {
+			return fmt.Errorf("model: closed-loop client %d (key %d): New returned nil", i, lc.Key)
+		}
+		l.clients[i] = cl
+		if err := r.schedule(int32(i), nil, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedule asks client c for its next request after last (nil: its
+// first), which reached it at true time at, and keeps it pending.
+func (r *runner) schedule(c int32, last *Reply, at int64) error {
+	l := r.loop
+	send, more := l.clients[c].Next(last)
+	if !more {
+		return nil
+	}
+	const maxSpan = algos.MaxTime / 8
+	switch {
+	case send < at:
+		return fmt.Errorf("model: closed-loop client %d (key %d) asked to send at %s, before the reply reached it at %s",
+			c, l.keys[c], algos.FormatTime(send), algos.FormatTime(at))
+	case send > maxSpan:
+		return fmt.Errorf("model: closed-loop client %d (key %d) asked to send at %d µs, too late", c, l.keys[c], send)
+	case l.sent[c] >= MaxLoopRequests:
+		return fmt.Errorf("model: closed-loop client %d (key %d) sent %d requests and asked for more; it must stop", c, l.keys[c], l.sent[c])
+	}
+	heap.Push(&l.sends, pendingSend{t: send, c: c})
+	return nil
+}
+
+// peekSend is the true time of the next request to send, static or
+// closed-loop, and false when there is none.
+func (r *runner) peekSend() (int64, bool) {
+	if r.loop == nil { // the common case, kept short
+		if r.next < r.static {
+			return r.plan[r.next].Send, true
+		}
+		return 0, false
+	}
+	t, ok := int64(math.MaxInt64), false
+	if r.next < r.static {
+		t, ok = r.plan[r.next].Send, true
+	}
+	if len(r.loop.sends) > 0 && r.loop.sends[0].t < t {
+		t, ok = r.loop.sends[0].t, true
+	}
+	return t, ok
+}
+
+// takeSend sends the next request (a static one first at equal times) and
+// returns its index in r.plan, planning a closed-loop request on the way.
+func (r *runner) takeSend() int {
+	if r.next < r.static && (r.loop == nil || len(r.loop.sends) == 0 || r.plan[r.next].Send <= r.loop.sends[0].t) {
+		r.next++
+		return r.next - 1
+	}
+	l := r.loop
+	ps := heap.Pop(&l.sends).(pendingSend)
+	node := 0
+	if r.cfg.Deployment != Ideal && r.cfg.Nodes > 1 {
+		node = int(l.bal.Below(uint64(r.cfg.Nodes)))
+	}
+	l.sent[ps.c]++
+	l.owner = append(l.owner, ps.c)
+	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Send: ps.t, Clock: ps.t + l.offsets[node]})
+	r.res.Outcomes = append(r.res.Outcomes, Outcome{})
+	return len(r.plan) - 1
+}
+
+// isLoop is true for a closed-loop client's request.
+func (r *runner) isLoop(i int) bool { return i >= r.static }
+
+// answer hands request i's answer, reaching its client at true time at, to
+// the client, when i is a closed-loop request.
+func (r *runner) answer(i int, at int64, d algos.Decision, err error) error {
+	if !r.isLoop(i) {
+		return nil
+	}
+	c := r.loop.owner[i-r.static]
+	return r.schedule(c, &Reply{Send: r.plan[i].Send, At: at, Decision: d, Err: err}, at)
+}
+
+// sendHeap is the pending sends as a container/heap, by (time, client):
+// few enough (one per client) that the interface calls do not matter.
+type sendHeap []pendingSend
+
+func (h sendHeap) Len() int { return len(h) }
+func (h sendHeap) Less(i, j int) bool {
+	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].c < h[j].c)
+}
+func (h sendHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *sendHeap) Push(x any)   { *h = append(*h, x.(pendingSend)) }
+func (h *sendHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,120 @@
+package model_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// retrier sends at start, and then again as soon as an answer arrives: at
+// once after an admit, at the Retry-After after a denial, until end.
+type retrier struct {
+	start, end int64
+	replies    []model.Reply
+}
+
+func (c *retrier) Next(last *model.Reply) (int64, bool) {
+	if last == nil {
+		return c.start, true
+	}
+	c.replies = append(c.replies, *last)
+	next := last.At + last.Decision.RetryAfter
+	return next, next < c.end
+}
+
+// A closed-loop client on one node with a true clock gets what the
+// algorithm promises and no more: a token bucket of 10 per second, burst
+// 10, retried at every Retry-After for one second, admits its burst at 0
+// and then one each 100 ms (19 in all), and every retry at the Retry-After
+// it was given is admitted.
+func TestLoopClientRetriesAtRetryAfter(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	var c *retrier
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: l, Deployment: model.Ideal, Nodes: 1,
+		Loop: []model.LoopClient{{Key: 0, New: func() model.Client { c = &retrier{end: algos.Second}; return c }}}}
+	res, err := model.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Keys[0].Admitted; got != 19 {
+		t.Errorf("admitted %d, want 19 (a burst of 10, then one each 100 ms)", got)
+	}
+	if len(res.LoopRequests) != len(res.Outcomes) || len(c.replies) != len(res.Outcomes) {
+		t.Fatalf("%d loop requests, %d outcomes, %d replies; want one of each per request", len(res.LoopRequests), len(res.Outcomes), len(c.replies))
+	}
+	for i := 1; i < len(c.replies); i++ {
+		if !c.replies[i-1].Decision.Allowed && !c.replies[i].Decision.Allowed {
+			t.Errorf("the retry at %s, at the Retry-After it was given, was denied", algos.FormatTime(c.replies[i].Send))
+		}
+	}
+	if res.Keys[0].Violation != nil {
+		t.Errorf("the promise broke: %v", res.Keys[0].Violation)
+	}
+}
+
+// Behind a store a round trip away, a closed-loop client's answer reaches
+// it half a round trip (its own jittered leg) after the store decided, and
+// it cannot send before that; the static requests on other keys are played
+// exactly as without it (its balancer and legs are streams of their own).
+func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	static := []model.Request{{Key: 1, Send: 0}, {Key: 1, Send: 5_000}, {Key: 2, Send: 7_000}, {Key: 1, Send: 300_000}}
+	base := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.StoreClock, Nodes: 4,
+		RTT: 2_000, Jitter: model.DefaultJitter, Seed: 3, Requests: static}
+	alone, err := model.Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *retrier
+	withLoop := base
+	withLoop.Loop = []model.LoopClient{{Key: 0, New: func() model.Client { c = &retrier{start: 1, end: algos.Second}; return c }}}
+	both, err := model.Run(withLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(alone.Outcomes, both.Outcomes[:len(static)]) {
+		t.Errorf("the static requests' outcomes moved when a closed-loop client joined:\n%v\n%v", alone.Outcomes, both.Outcomes[:len(static)])
+	}
+	loop := both.Outcomes[len(static):]
+	if len(loop) != len(c.replies) || len(loop) < 20 {
+		t.Fatalf("%d loop outcomes, %d replies", len(loop), len(c.replies))
+	}
+	for i, o := range loop {
+		rep, req := c.replies[i], both.LoopRequests[i]
+		switch {
+		case o.Decided < req.Send+750 || o.Decided > req.Send+1250:
+			t.Errorf("request %d sent at %d was decided at %d, not one leg (1 ms ±25%%) later", i, req.Send, o.Decided)
+		case rep.At < o.Decided+750 || rep.At > o.Decided+1250:
+			t.Errorf("request %d decided at %d was answered at %d, not one leg later", i, o.Decided, rep.At)
+		case i > 0 && req.Send < c.replies[i-1].At:
+			t.Errorf("request %d was sent at %d, before the answer to the one before arrived (%d)", i, req.Send, c.replies[i-1].At)
+		}
+	}
+}
+
+// A client that asks to send before its answer arrived is an error, and
+// so is one without New.
+func TestLoopClientErrors(t *testing.T) {
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: limit100, Deployment: model.StoreClock, Nodes: 1, RTT: 1000,
+		Loop: []model.LoopClient{{Key: 0, New: func() model.Client { return early{} }}}}
+	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "before the reply reached it") {
+		t.Errorf("a client sending before its reply: %v", err)
+	}
+	cfg.Loop = []model.LoopClient{{Key: 0}}
+	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "no New") {
+		t.Errorf("a client without New: %v", err)
+	}
+}
+
+type early struct{}
+
+func (early) Next(last *model.Reply) (int64, bool) {
+	if last == nil {
+		return 10, true
+	}
+	return last.At - 1, true
+}

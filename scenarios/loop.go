@@ -1,0 +1,119 @@
+package scenarios
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// The closed-loop clients: each sends its next request only when the
+// answer to its last one has arrived, at a time it takes from that answer,
+// and never sooner than gap µs after its last request (a client is a
+// program with a pace of its own; with no latency and a limiter that
+// admits everything, "at once" would otherwise be forever at one instant).
+// They are model.Clients, for model.Config.Loop, each on its own key.
+
+// RetryAfterClient is a greedy client that honours Retry-After: from start
+// it sends, gap µs after its last request once an admit arrives, and
+// exactly at the Retry-After after a denial (counted from when the answer
+// arrived, and at least gap after its last request), until end. Behind an
+// honest limiter on one node it gets exactly the limit; a Retry-After that
+// is too short shows as denied retries, one that is too long as admits the
+// limit would have allowed and the client never asked for.
+func RetryAfterClient(start, end, gap int64) func() model.Client {
+	return func() model.Client { return &retryAfter{start: start, end: end, gap: max(1, gap)} }
+}
+
+type retryAfter struct{ start, end, gap int64 }
+
+func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
+	if last == nil {
+		return c.start, c.start < c.end
+	}
+	next := last.At
+	if !last.Decision.Allowed {
+		next += last.Decision.RetryAfter
+	}
+	next = max(next, last.Send+c.gap)
+	return next, next < c.end
+}
+
+// DrainIdleClient drains its key (it sends gap µs after each admitted
+// request until one is denied), then idles for a part of the Reset that denial
+// named (the µs until the key is idle again) plus 1 ms, and drains again,
+// from start until end. The parts go 1/8, 2/8, ... 8/8 and round again, so
+// a key that is forgotten before it is idle (a TTL too short) hands this
+// client a fresh burst at one of them, where the limiter would give a part.
+func DrainIdleClient(start, end, gap int64) func() model.Client {
+	return func() model.Client { return &drainIdle{start: start, end: end, gap: max(1, gap)} }
+}
+
+type drainIdle struct {
+	start, end, gap int64
+	cycle           int64
+}
+
+func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
+	if last == nil {
+		return c.start, c.start < c.end
+	}
+	next := max(last.At, last.Send+c.gap)
+	if !last.Decision.Allowed {
+		c.cycle++
+		next = last.At + last.Decision.Reset*(1+(c.cycle-1)%8)/8 + 1000
+	}
+	return next, next < c.end
+}
+
+// ResetBurstClient aims at the key's own reported reset: it sends one
+// request, takes the Reset its answer names (the µs until the key is idle
+// again), and bursts from margin µs before that instant until margin µs
+// after it, each request gap µs after the last once admitted and after a
+// denial at its Retry-After, but no later than the burst's end; then it waits until the
+// key is idle (the last answer's Reset, plus 1 ms) and starts over, from
+// start until end. A window that starts over at its reset (a fixed window,
+// or one anchored at the key's first hit) admits it up to twice its limit
+// within 2·margin.
+func ResetBurstClient(start, end, margin, gap int64) func() model.Client {
+	return func() model.Client { return &resetBurst{start: start, end: end, margin: margin, gap: max(1, gap)} }
+}
+
+type resetBurst struct {
+	start, end, margin, gap int64
+	until                   int64 // the end of the current burst; 0 before the first
+	bursting                bool
+}
+
+func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
+	if last == nil {
+		return c.start, c.start < c.end
+	}
+	d, next := last.Decision, last.At
+	switch {
+	case !c.bursting: // the probe's answer names the reset to aim at
+		target := last.At + d.Reset
+		next = max(last.At, target-c.margin)
+		c.until, c.bursting = target+c.margin, true
+	case last.At < c.until && d.Allowed:
+		next = max(next, last.Send+c.gap)
+	case last.At < c.until:
+		next = max(next+min(d.RetryAfter, c.until-last.At), last.Send+c.gap)
+	default: // the burst is over: wait until the key is idle, then probe again
+		next += d.Reset + 1000
+		c.bursting = false
+	}
+	return next, next < c.end
+}
+
+// LoopClients are the three closed-loop clients on keys from, from+1 and
+// from+2, for a run of duration µs under l: the Retry-After client, the
+// drain-then-idle client and the reset-burst client (bursting W/100 either
+// side of each reset), each at most one request per W/(100·L), the
+// boundary client's pace.
+func LoopClients(from int, l algos.Limit, duration int64) []model.LoopClient {
+	gap := max(1, l.Window/100/l.Rate)
+	return []model.LoopClient{
+		{Key: from, New: RetryAfterClient(0, duration, gap)},
+		{Key: from + 1, New: DrainIdleClient(0, duration, gap)},
+		{Key: from + 2, New: ResetBurstClient(0, duration, max(1, l.Window/100), gap)},
+	}
+}
