@@ -24,17 +24,19 @@ const module = "github.com/overshoot-go/overshoot"
 // points down: algos at the bottom, the simulator on it, then traffic and
 // reports, the live replay and the study beside them.
 var allowedImports = map[string][]string{
-	"algos":              {},
-	"algos/lua":          {"algos"},
+	"algos":              {"internal/arith"},
+	"algos/lua":          {"algos", "internal/planted"},
 	"limiter":            {"algos"},
 	"model":              {"algos", "limiter"},
 	"properties":         {"algos", "limiter"},
 	"scenarios":          {"algos", "limiter", "model"},
 	"replay":             {"algos", "algos/lua", "limiter", "model"},
-	"study":              {"algos", "algos/lua", "limiter", "model"},
+	"study":              {"algos", "algos/lua", "internal/planted", "limiter", "model"},
 	"simredis":           {},
 	"adapters/xtimerate": {"algos", "limiter"},
 	"adapters/redisrate": {"algos", "limiter", "simredis"},
+	"internal/arith":     {},
+	"internal/planted":   {"algos", "internal/arith"},
 	"internal/golden":    {},
 	"internal/redistest": {},
 	"cmd/badges":         {},

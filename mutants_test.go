@@ -16,6 +16,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/golden"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/properties"
@@ -39,10 +40,10 @@ func correctSuspects() []scenarios.Suspect {
 // correct store, and two deployment mistakes of correct algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
-		{Limiter: limiter.FromAlgorithm(algos.PlantedUncappedTokenBucket), Deployment: model.StoreClock},
-		{Limiter: limiter.FromAlgorithm(algos.PlantedGCRAWideTolerance), Deployment: model.StoreClock},
-		{Limiter: limiter.FromAlgorithm(algos.PlantedFixedWindowOffByOne), Deployment: model.StoreClock},
-		{Limiter: limiter.FromAlgorithm(algos.PlantedSlidingLogTrimsTooMuch), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.UncappedTokenBucket), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.GCRAWideTolerance), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.FixedWindowOffByOne), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.SlidingLogTrimsTooMuch), Deployment: model.StoreClock},
 		{Name: "fixed-window, GET then decide then SET", Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet},
 		{Name: "token-bucket, local, each node the full limit", Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull},
 	}

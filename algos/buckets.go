@@ -1,6 +1,6 @@
 package algos
 
-import "math/bits"
+import "github.com/overshoot-go/overshoot/internal/arith"
 
 // The three buckets keep their level in scaled tokens: a request costs
 // l.Unit and each µs is worth l.Refill, so a refill is never fractional and
@@ -41,38 +41,14 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 	return d
 }
 
-// refill adds elapsed µs worth of tokens to level, capped at the capacity;
-// an elapsed time of zero or less adds nothing. The cap is applied to the
-// elapsed time first so that a century idle cannot overflow.
+// refill adds elapsed µs worth of tokens to level, capped at the capacity
+// (arith.Refill).
 func refill(level, elapsed int64, l Limit) int64 {
-	room := l.Capacity() - level
-	if elapsed <= 0 || room <= 0 {
-		return level
-	}
-	if covers(elapsed, l.Refill, room) {
-		return l.Capacity()
-	}
-	return level + elapsed*l.Refill
+	return arith.Refill(level, elapsed, l.Capacity(), l.Refill)
 }
 
-// drain removes elapsed µs worth of level, never below zero.
-func drain(level, elapsed int64, l Limit) int64 {
-	if elapsed <= 0 {
-		return level
-	}
-	if covers(elapsed, l.Refill, level) {
-		return 0
-	}
-	return level - elapsed*l.Refill
-}
-
-// covers reports elapsed·rate >= amount for positive elapsed and rate, that
-// is elapsed >= ⌈amount/rate⌉, exactly and without a division (the hot
-// path's cost): the product is taken in 128 bits, so it cannot overflow.
-func covers(elapsed, rate, amount int64) bool {
-	hi, lo := bits.Mul64(uint64(elapsed), uint64(rate))
-	return hi != 0 || lo >= uint64(amount)
-}
+// drain removes elapsed µs worth of level, never below zero (arith.Drain).
+func drain(level, elapsed int64, l Limit) int64 { return arith.Drain(level, elapsed, l.Refill) }
 
 // LeakyBucket is the token bucket mirrored, as a meter: each admit adds one
 // request's worth of level, the level drains at the rate, and a request is
@@ -158,13 +134,4 @@ func decideGCRA(s *State, now int64, l Limit) Decision {
 }
 
 // gcraReset is ⌈TAT - now⌉, the wait until TAT is in the past.
-func gcraReset(s *State, now int64) int64 {
-	if s.A < now {
-		return 0
-	}
-	reset := s.A - now
-	if s.B > 0 {
-		reset++
-	}
-	return reset
-}
+func gcraReset(s *State, now int64) int64 { return arith.GCRAReset(s.A, s.B, now) }

@@ -9,9 +9,11 @@
 //
 // # What it owns, and what it must not import
 //
-// The decisions (one file per family: buckets.go, windows.go), limits and
-// their scaled arithmetic (limit.go), the promises (promise.go), the
-// independent promise checker (checker.go) and the planted bugs
-// (planted.go). It imports nothing of this module and nothing outside the
-// standard library: everything else is built on it.
+// The decisions (one file per family: buckets.go, windows.go, with the
+// first-hit window beside the six), limits and their scaled arithmetic
+// (limit.go, on internal/arith), the promises (promise.go) and the
+// independent promise checker (checker.go). The planted bugs live in
+// internal/planted, out of this package's API. It imports internal/arith
+// only, and nothing outside the standard library: everything else is built
+// on it.
 package algos

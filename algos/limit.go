@@ -3,6 +3,8 @@ package algos
 import (
 	"errors"
 	"fmt"
+
+	"github.com/overshoot-go/overshoot/internal/arith"
 )
 
 // Second is one second in the model's unit of time, the microsecond.
@@ -13,9 +15,8 @@ const Second int64 = 1_000_000
 const MaxTime int64 = 101 * 366 * 24 * 3600 * Second
 
 // maxExact bounds every stored or intermediate magnitude so that a Lua
-// script, whose numbers are doubles, computes exactly what Go computes
-// (2^53 is the first integer a double cannot follow; one bit is kept spare).
-const maxExact int64 = 1 << 52
+// script, whose numbers are doubles, computes exactly what Go computes.
+const maxExact = arith.MaxExact
 
 // Limit is "Rate requests per Window µs, with bursts of up to Burst".
 // Build it with NewLimit or PerSecond: a Limit that passed validation never
@@ -109,15 +110,8 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0. Dividing by 1 is skipped: a limit
-// whose window is a multiple of its rate (the usual case) refills one scaled
-// token per µs, and a division is the largest cost of a decision.
-func ceilDiv(a, b int64) int64 {
-	if b == 1 {
-		return a
-	}
-	return (a + b - 1) / b
-}
+// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0 (arith.CeilDiv).
+func ceilDiv(a, b int64) int64 { return arith.CeilDiv(a, b) }
 
 // FloorDiv is ⌊a/b⌋ for any a and b > 0 (Go's / truncates toward zero): a
 // time's window index as the window algorithms compute it, for anyone who

@@ -1,5 +1,7 @@
 package algos
 
+import "github.com/overshoot-go/overshoot/internal/arith"
+
 // FixedWindow counts admits in the aligned window floor(now/W) and admits
 // while the count is below L. It keeps one window per key and starts a new
 // count whenever the window index differs from the stored one, so a node
@@ -139,19 +141,7 @@ func decideSlidingLog(s *State, now int64, l Limit) Decision {
 // in order, so the search starts at the end; a full buffer whose front half
 // is dead is compacted instead of grown, so the log does not allocate once
 // it has reached its working size.
-func insertSorted(s *State, t int64) {
-	if len(s.Log) == cap(s.Log) && s.Head > 0 && s.Head >= len(s.Log)/2 {
-		n := copy(s.Log, s.Log[s.Head:])
-		s.Log, s.Head = s.Log[:n], 0
-	}
-	s.Log = append(s.Log, t)
-	i := len(s.Log) - 1
-	for i > s.Head && s.Log[i-1] > t {
-		s.Log[i] = s.Log[i-1]
-		i--
-	}
-	s.Log[i] = t
-}
+func insertSorted(s *State, t int64) { s.Log, s.Head = arith.InsertSorted(s.Log, s.Head, t) }
 
 // FirstHitWindow is the fixed window many Redis limiters ship: INCR the
 // key, and EXPIRE it on the first hit, so that each window starts at the

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/properties"
 	"pgregory.net/rapid"
@@ -15,21 +16,21 @@ type property func(limiter.Spec, ...properties.Option) func(*rapid.T)
 
 // Each planted bug breaks the property named next to it, and rapid shrinks
 // the failure to a counterexample the report shows.
-var planted = []struct {
+var plantedBugs = []struct {
 	algo    algos.Algorithm
 	name    string
 	catches property
 	log     bool // quote the report in the test log
 }{
-	{algos.PlantedUncappedTokenBucket, "refill-capped-after-idle", properties.RefillCappedAfterIdle, true},
-	{algos.PlantedLeakyBucketRewinds, "step-back-no-double-refill", properties.StepBackNoDoubleRefill, true},
-	{algos.PlantedGCRAWideTolerance, "burst-from-idle", properties.BurstFromIdle, false},
-	{algos.PlantedFixedWindowOffByOne, "promise-holds", properties.PromiseHolds, false},
-	{algos.PlantedSlidingLogTrimsTooMuch, "promise-holds", properties.PromiseHolds, false},
+	{planted.UncappedTokenBucket, "refill-capped-after-idle", properties.RefillCappedAfterIdle, true},
+	{planted.LeakyBucketRewinds, "step-back-no-double-refill", properties.StepBackNoDoubleRefill, true},
+	{planted.GCRAWideTolerance, "burst-from-idle", properties.BurstFromIdle, false},
+	{planted.FixedWindowOffByOne, "promise-holds", properties.PromiseHolds, false},
+	{planted.SlidingLogTrimsTooMuch, "promise-holds", properties.PromiseHolds, false},
 }
 
 func TestPlantedBugsAreCaught(t *testing.T) {
-	for _, p := range planted {
+	for _, p := range plantedBugs {
 		t.Run(p.algo.Name, func(t *testing.T) {
 			failed, report := properties.Fails(p.catches(limiter.FromAlgorithm(p.algo)), 1000)
 			if !failed {
@@ -60,12 +61,12 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 // have been: it passes StepBackNoNegativeRefill, StepBackNoLongLockout (the
 // lockout is the step plus the wait, within the bound) and even
 // StepBackNoDoubleRefill, which the shipped token bucket breaks.
-var uncaught = []algos.Algorithm{algos.PlantedTokenBucketNegativeRefill}
+var uncaught = []algos.Algorithm{planted.TokenBucketNegativeRefill}
 
 // The planted bugs stay out of the registry, and are named as planted.
 func TestPlantedBugsAreNotRegistered(t *testing.T) {
 	all := slices.Clone(uncaught)
-	for _, p := range planted {
+	for _, p := range plantedBugs {
 		all = append(all, p.algo)
 	}
 	for _, a := range all {
@@ -98,7 +99,7 @@ func TestTokenBucketNegativeRefillIsGCRA(t *testing.T) {
 		var g, b algos.State
 		for i, now := range times {
 			now = max(0, now-back[i])
-			dg, db := algos.GCRA.Decide(&g, now, l), algos.PlantedTokenBucketNegativeRefill.Decide(&b, now, l)
+			dg, db := algos.GCRA.Decide(&g, now, l), planted.TokenBucketNegativeRefill.Decide(&b, now, l)
 			if dg != db {
 				t.Fatalf("call %d at %d: gcra %+v, negative-refill bucket %+v", i, now, dg, db)
 			}
@@ -117,7 +118,7 @@ func TestLeakyBucketRewindsIsATokenBucket(t *testing.T) {
 		var a, b algos.State
 		for i, now := range times {
 			now = max(0, now-back[i])
-			da, db := algos.TokenBucket.Decide(&a, now, l), algos.PlantedLeakyBucketRewinds.Decide(&b, now, l)
+			da, db := algos.TokenBucket.Decide(&a, now, l), planted.LeakyBucketRewinds.Decide(&b, now, l)
 			if da != db {
 				t.Fatalf("at %d: token bucket %+v, rewinding leaky bucket %+v", now, da, db)
 			}

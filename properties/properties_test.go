@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/properties"
 )
@@ -65,7 +66,7 @@ func TestFailsOnAPassingProperty(t *testing.T) {
 
 // Fails on a failing property cleans up the fail file rapid writes.
 func TestFailsLeavesNoFailFile(t *testing.T) {
-	failed, report := properties.Fails(properties.BurstFromIdle(limiter.FromAlgorithm(algos.PlantedGCRAWideTolerance)), 100)
+	failed, report := properties.Fails(properties.BurstFromIdle(limiter.FromAlgorithm(planted.GCRAWideTolerance)), 100)
 	if !failed || strings.Contains(report, "To reproduce") {
 		t.Fatalf("failed %v, report:\n%s", failed, report)
 	}

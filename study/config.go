@@ -1,6 +1,9 @@
 package study
 
-import "github.com/overshoot-go/overshoot/algos"
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
+)
 
 // The study's fixed configuration, shared by the findings, the sweep and
 // the report.
@@ -56,9 +59,9 @@ var (
 	// SkewBuckets are the token buckets of the caller-clock trials, side by
 	// side: the shipped one, whose refill max(0, now-last) is clamped at
 	// zero, so a caller behind can only add tokens; and the planted one
-	// (algos.PlantedTokenBucketNegativeRefill), whose refill now-last goes
+	// (planted.TokenBucketNegativeRefill), whose refill now-last goes
 	// negative for a caller behind, so the bucket drains and owes tokens.
-	SkewBuckets = []algos.Algorithm{algos.TokenBucket, algos.PlantedTokenBucketNegativeRefill}
+	SkewBuckets = []algos.Algorithm{algos.TokenBucket, planted.TokenBucketNegativeRefill}
 )
 
 // ConcurrencyLimitFor is ConcurrencyLimit with another rate (and a burst

@@ -46,7 +46,8 @@
 // fixed configuration (config.go) and rendering (report.go). The algorithms
 // are package algos's, the scripts algos/lua's, and the simulator package
 // model's: EdgeModel and SkewModel run model.Run rather than a loop of their
-// own. It imports algos, algos/lua, model and infrastructure (go-redis,
+// own. It imports algos, algos/lua, internal/planted (the negative-refill
+// bucket), limiter, model and infrastructure (go-redis,
 // toxiproxy; internal/golden and internal/redistest in its tests); it must
 // not import scenarios, replay, properties or the root package.
 package study

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 )
 
 // Each TestFinding runs its own small trials against a real Redis and
@@ -297,7 +298,7 @@ func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysEx
 }
 
 // The other common way to write the bucket, without the clamp
-// (algos.PlantedTokenBucketNegativeRefill: tokens += (now-last)·rate), in
+// (planted.TokenBucketNegativeRefill: tokens += (now-last)·rate), in
 // the same trial: a caller whose clock is behind the stored last gets a
 // negative refill, and the bucket owes up to 2 s worth of tokens whenever a
 // caller behind follows one ahead, while the cap, applied at the clock
@@ -312,7 +313,7 @@ func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysEx
 // Badge: caller clocks, unclamped
 func TestFindingCallerClockWithoutClampStarvesAtTwoSecondSkew(t *testing.T) {
 	l := newLab(t, 2*time.Minute)
-	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), algos.PlantedTokenBucketNegativeRefill)
+	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), planted.TokenBucketNegativeRefill)
 	if callerClock.Share() >= 0.5 {
 		t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want under 50%%", callerClock.Admitted, pct(callerClock.Share()), callerClock.Allowed)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 )
 
 // The study's rendering: every table the report and the tests print. Each
@@ -71,7 +72,7 @@ func WriteModelReport(w io.Writer) error {
 	fmt.Fprintf(&b, "limit %s; %d workers offering %.1fx the rate for %s, phases seeded; allowed = B + L·T/W = %d\n",
 		SkewLimit, p.Workers, p.Load, algos.FormatMicros(p.Duration), p.Allowed())
 	fmt.Fprintf(&b, "clamped:   %s (shipped), tokens += max(0, now-last)·rate: a caller behind adds nothing\n", algos.TokenBucket.Name)
-	fmt.Fprintf(&b, "unclamped: %s, tokens += (now-last)·rate: a caller behind drains it\n", algos.PlantedTokenBucketNegativeRefill.Name)
+	fmt.Fprintf(&b, "unclamped: %s, tokens += (now-last)·rate: a caller behind drains it\n", planted.TokenBucketNegativeRefill.Name)
 	b.WriteString("each cell: admitted, and its share of allowed\n\n")
 	head := fmt.Sprintf("%8s %6s", "", "")
 	for _, a := range SkewBuckets {
@@ -218,7 +219,7 @@ func SkewLabel(name string) string {
 	switch name {
 	case algos.TokenBucket.Name:
 		return "clamped"
-	case algos.PlantedTokenBucketNegativeRefill.Name:
+	case planted.TokenBucketNegativeRefill.Name:
 		return "unclamped"
 	}
 	return name

@@ -22,6 +22,7 @@
 // their Go driver (lua.go), the GET/SET client and the GET-then-INCR window
 // (nonatomic.go), and the differential: its calls (calls.go), the
 // comparison (diff.go), the expiry rule (idle.go) and the suite of keys every
-// script is held to (suite.go). It imports algos and go-redis; never the
-// simulator, the scenarios or the study.
+// script is held to (suite.go). It imports algos, internal/planted (for the
+// planted bug's twin) and go-redis; never the simulator, the scenarios or
+// the study.
 package lua

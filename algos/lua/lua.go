@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,11 +57,11 @@ type Limiter struct {
 func New(name string) (*Limiter, error) {
 	a, err := algos.ByName(name)
 	if err != nil {
-		i := slices.IndexFunc(algos.Planted(), func(p algos.Algorithm) bool { return p.Name == name })
+		i := slices.IndexFunc(planted.All(), func(p algos.Algorithm) bool { return p.Name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("lua: %w", err)
 		}
-		a = algos.Planted()[i]
+		a = planted.All()[i]
 	}
 	body, err := sources.ReadFile(name + ".lua")
 	if err != nil {

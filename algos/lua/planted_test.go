@@ -6,12 +6,13 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 )
 
 // TestPlantedNegativeRefillScriptMatchesItsTwin holds the planted
 // negative-refill token bucket's script (planted-token-bucket-negative-refill.lua,
-// through lua.New) to its Go twin, algos.PlantedTokenBucketNegativeRefill,
+// through lua.New) to its Go twin, planted.TokenBucketNegativeRefill,
 // with the suite every script passes: the 15% of calls told a time behind
 // drive the stored tokens below zero, which must survive the prelude's load3
 // and store3. Each key's calls end with steps of 100 years back and forth
@@ -19,7 +20,7 @@ import (
 // refill decide, so that those agree too.
 func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 	s := redistest.Start(t)
-	twin := algos.PlantedTokenBucketNegativeRefill
+	twin := planted.TokenBucketNegativeRefill
 	l, err := lua.New(twin.Name)
 	if err != nil {
 		t.Fatal(err)

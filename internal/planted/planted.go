@@ -1,112 +1,117 @@
-package algos
+package planted
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/arith"
+)
 
 // PLANTED BUGS. Each variable below is a copy of one of the six decisions
 // with exactly one line changed, the way a real author gets it wrong. They
 // exist so that the properties and the simulator can show they catch such a
-// bug; none of them is in All(), ByName or Names, and every name starts with
-// "planted-". Never use them to limit anything.
+// bug; none of them is in algos.All, ByName or Names, and every name starts
+// with "planted-". Never use them to limit anything.
 
-// Planted lists the planted bugs, in the order declared below. Like the
+// All lists the planted bugs, in the order declared below. Like the
 // variables, the list is for tests that must show a check catches a bug.
 // algos/lua holds the Lua twin of a planted bug beside the six scripts,
 // under the same name (planted-token-bucket-negative-refill.lua).
-func Planted() []Algorithm {
-	return []Algorithm{
-		PlantedUncappedTokenBucket, PlantedLeakyBucketRewinds, PlantedGCRAWideTolerance,
-		PlantedFixedWindowOffByOne, PlantedSlidingLogTrimsTooMuch, PlantedTokenBucketNegativeRefill,
+func All() []algos.Algorithm {
+	return []algos.Algorithm{
+		UncappedTokenBucket, LeakyBucketRewinds, GCRAWideTolerance,
+		FixedWindowOffByOne, SlidingLogTrimsTooMuch, TokenBucketNegativeRefill,
 	}
 }
 
-// PlantedUncappedTokenBucket is the token bucket without the cap.
+// UncappedTokenBucket is the token bucket without the cap.
 //
 // PLANTED BUG: the refill line is `tokens := s.A + max(0, now-s.B)*l.Refill`
 // instead of `tokens := refill(s.A, now-s.B, l)`. An author writes it because
 // under steady traffic the bucket never fills, so the cap looks redundant;
 // after an idle spell the bucket holds more than Burst and a whole idle
 // period's worth of requests is admitted at once.
-var PlantedUncappedTokenBucket = Algorithm{
+var UncappedTokenBucket = algos.Algorithm{
 	Name:       "planted-uncapped-token-bucket",
 	Decide:     decidePlantedUncappedTokenBucket,
-	Promise:    BucketPromise,
+	Promise:    algos.BucketPromise,
 	StateDoc:   "tokens (scaled integer), last refill time",
 	StateInts:  two,
 	ExactRetry: true,
 }
 
-func decidePlantedUncappedTokenBucket(s *State, now int64, l Limit) Decision {
+func decidePlantedUncappedTokenBucket(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = State{Set: true, A: capacity, B: now}
+		*s = algos.State{Set: true, A: capacity, B: now}
 	}
 	tokens := s.A + max(0, now-s.B)*l.Refill // PLANTED: no cap at capacity
 	s.B = now
-	d := Decision{}
+	d := algos.Decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
 	} else {
-		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
+		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
 	s.A = tokens
 	d.Remaining = tokens / l.Unit
-	d.Reset = ceilDiv(capacity-tokens, l.Refill)
+	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d
 }
 
-// PlantedLeakyBucketRewinds is the leaky bucket storing last = now.
+// LeakyBucketRewinds is the leaky bucket storing last = now.
 //
 // PLANTED BUG: `s.B = now` instead of `s.B = max(s.B, now)`. An author copies
 // the line from the token bucket. On a true clock nothing changes; a node
 // whose clock is behind moves last back and the next node drains the same
 // interval twice. Mirrored, this is decision for decision the token bucket,
 // so only the leaky bucket's own claim (no double refill) tells them apart.
-var PlantedLeakyBucketRewinds = Algorithm{
+var LeakyBucketRewinds = algos.Algorithm{
 	Name:       "planted-leaky-bucket-rewinds",
 	Decide:     decidePlantedLeakyBucketRewinds,
-	Promise:    BucketPromise,
+	Promise:    algos.BucketPromise,
 	StateDoc:   "level (scaled integer), last drain time",
 	StateInts:  two,
 	ExactRetry: true,
 }
 
-func decidePlantedLeakyBucketRewinds(s *State, now int64, l Limit) Decision {
+func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = State{Set: true, A: 0, B: now}
+		*s = algos.State{Set: true, A: 0, B: now}
 	}
-	level := drain(s.A, now-s.B, l)
+	level := arith.Drain(s.A, now-s.B, l.Refill)
 	s.B = now // PLANTED: was max(s.B, now)
 	behind := s.B - now
-	d := Decision{}
+	d := algos.Decision{}
 	if level+l.Unit <= capacity {
 		level += l.Unit
 		d.Allowed = true
 	} else {
-		d.RetryAfter = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
+		d.RetryAfter = behind + arith.CeilDiv(level+l.Unit-capacity, l.Refill)
 	}
 	s.A = level
 	d.Remaining = (capacity - level) / l.Unit
-	d.Reset = behind + ceilDiv(level, l.Refill)
+	d.Reset = behind + arith.CeilDiv(level, l.Refill)
 	return d
 }
 
-// PlantedGCRAWideTolerance is GCRA with a tolerance one interval too wide.
+// GCRAWideTolerance is GCRA with a tolerance one interval too wide.
 //
 // PLANTED BUG: `tauTicks := l.Burst * l.Unit` instead of
 // `(l.Burst - 1) * l.Unit`. "Burst times the emission interval" reads like
 // the definition of tau; it admits Burst+1 at one instant.
-var PlantedGCRAWideTolerance = Algorithm{
+var GCRAWideTolerance = algos.Algorithm{
 	Name:       "planted-gcra-wide-tolerance",
 	Decide:     decidePlantedGCRAWideTolerance,
-	Promise:    BucketPromise,
+	Promise:    algos.BucketPromise,
 	StateDoc:   "theoretical arrival time (µs and a remainder)",
 	StateInts:  two,
 	ExactRetry: true,
 }
 
-func decidePlantedGCRAWideTolerance(s *State, now int64, l Limit) Decision {
+func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	if !s.Set {
-		*s = State{Set: true, A: now, B: 0}
+		*s = algos.State{Set: true, A: now, B: 0}
 	}
 	r := l.Refill
 	tauTicks := l.Burst * l.Unit // PLANTED: was (l.Burst - 1) * l.Unit
@@ -114,10 +119,10 @@ func decidePlantedGCRAWideTolerance(s *State, now int64, l Limit) Decision {
 	if s.B > tauTicks%r {
 		allowAt++
 	}
-	d := Decision{}
+	d := algos.Decision{}
 	if now < allowAt {
 		d.RetryAfter = allowAt - now
-		d.Reset = gcraReset(s, now)
+		d.Reset = arith.GCRAReset(s.A, s.B, now)
 		return d
 	}
 	d.Allowed = true
@@ -129,31 +134,31 @@ func decidePlantedGCRAWideTolerance(s *State, now int64, l Limit) Decision {
 	s.B %= r
 	ahead := (s.A-now)*r + s.B
 	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
-	d.Reset = gcraReset(s, now)
+	d.Reset = arith.GCRAReset(s.A, s.B, now)
 	return d
 }
 
-// PlantedFixedWindowOffByOne is the fixed window admitting L+1 per window.
+// FixedWindowOffByOne is the fixed window admitting L+1 per window.
 //
 // PLANTED BUG: `if s.B <= l.Rate` instead of `if s.B < l.Rate`. The author
 // thinks of the count after the increment ("allow while count <= limit")
 // but compares the count before it.
-var PlantedFixedWindowOffByOne = Algorithm{
+var FixedWindowOffByOne = algos.Algorithm{
 	Name:       "planted-fixed-window-off-by-one",
 	Decide:     decidePlantedFixedWindowOffByOne,
-	Promise:    AlignedWindowPromise,
+	Promise:    algos.AlignedWindowPromise,
 	StateDoc:   "window index, count",
 	StateInts:  two,
 	ExactRetry: true,
 }
 
-func decidePlantedFixedWindowOffByOne(s *State, now int64, l Limit) Decision {
-	idx := FloorDiv(now, l.Window)
+func decidePlantedFixedWindowOffByOne(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	idx := algos.FloorDiv(now, l.Window)
 	if !s.Set || s.A != idx {
-		*s = State{Set: true, A: idx, B: 0}
+		*s = algos.State{Set: true, A: idx, B: 0}
 	}
 	end := (idx+1)*l.Window - now
-	d := Decision{Reset: end}
+	d := algos.Decision{Reset: end}
 	if s.B <= l.Rate { // PLANTED: was s.B < l.Rate
 		s.B++
 		d.Allowed = true
@@ -164,24 +169,24 @@ func decidePlantedFixedWindowOffByOne(s *State, now int64, l Limit) Decision {
 	return d
 }
 
-// PlantedSlidingLogTrimsTooMuch is the sliding log dropping times 1 µs early.
+// SlidingLogTrimsTooMuch is the sliding log dropping times 1 µs early.
 //
 // PLANTED BUG: it drops entries `<= now-l.Window+1` instead of
 // `<= now-l.Window`. ZREMRANGEBYSCORE's bounds are inclusive, and the author
 // "corrects" for that in the wrong direction; two admits W-1 µs apart then
 // no longer share a window.
-var PlantedSlidingLogTrimsTooMuch = Algorithm{
+var SlidingLogTrimsTooMuch = algos.Algorithm{
 	Name:       "planted-sliding-log-trims-too-much",
 	Decide:     decidePlantedSlidingLogTrimsTooMuch,
-	Promise:    SlidingWindowPromise,
+	Promise:    algos.SlidingWindowPromise,
 	StateDoc:   "every admitted time within the window",
-	StateInts:  func(l Limit) int64 { return l.Rate },
+	StateInts:  func(l algos.Limit) int64 { return l.Rate },
 	ExactRetry: true,
 }
 
-func decidePlantedSlidingLogTrimsTooMuch(s *State, now int64, l Limit) Decision {
+func decidePlantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	if !s.Set || s.Log == nil {
-		*s = State{Set: true, Log: make([]int64, 0, 16)}
+		*s = algos.State{Set: true, Log: make([]int64, 0, 16)}
 	}
 	for s.Head < len(s.Log) && s.Log[s.Head] <= now-l.Window+1 { // PLANTED: was now-l.Window
 		s.Head++
@@ -190,9 +195,9 @@ func decidePlantedSlidingLogTrimsTooMuch(s *State, now int64, l Limit) Decision 
 		s.Log, s.Head = s.Log[:0], 0
 	}
 	live := int64(len(s.Log) - s.Head)
-	d := Decision{}
+	d := algos.Decision{}
 	if live < l.Rate {
-		insertSorted(s, now)
+		s.Log, s.Head = arith.InsertSorted(s.Log, s.Head, now)
 		live++
 		d.Allowed = true
 	} else {
@@ -205,7 +210,7 @@ func decidePlantedSlidingLogTrimsTooMuch(s *State, now int64, l Limit) Decision 
 	return d
 }
 
-// PlantedTokenBucketNegativeRefill is the token bucket whose refill is not
+// TokenBucketNegativeRefill is the token bucket whose refill is not
 // clamped at zero for a clock that is behind.
 //
 // PLANTED BUG: the refill line is
@@ -246,49 +251,49 @@ func decidePlantedSlidingLogTrimsTooMuch(s *State, now int64, l Limit) Decision 
 // refill reaches it: at 100 per second, over a hundred years.
 //
 // Stored: A = tokens (scaled, possibly negative), B = last (µs).
-var PlantedTokenBucketNegativeRefill = Algorithm{
+var TokenBucketNegativeRefill = algos.Algorithm{
 	Name:       "planted-token-bucket-negative-refill",
 	Decide:     decidePlantedTokenBucketNegativeRefill,
-	Promise:    BucketPromise,
+	Promise:    algos.BucketPromise,
 	StateDoc:   "tokens (scaled integer, negative while owed), last refill time",
 	StateInts:  two,
 	ExactRetry: true,
 }
 
-func decidePlantedTokenBucketNegativeRefill(s *State, now int64, l Limit) Decision {
+func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = State{Set: true, A: capacity, B: now}
+		*s = algos.State{Set: true, A: capacity, B: now}
 	}
 	// Not the bug: elapsed is bounded so the product below cannot overflow.
 	elapsed := owedElapsed(s.A, now-s.B, l)
 	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, l)
 	s.B = now
-	d := Decision{}
+	d := algos.Decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
 	} else {
-		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
+		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
 	s.A = tokens
 	d.Remaining = max(0, tokens/l.Unit)
-	d.Reset = ceilDiv(capacity-tokens, l.Refill)
+	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d
 }
 
-// minOwedLevel is the lowest level PlantedTokenBucketNegativeRefill stores:
+// minOwedLevel is the lowest level TokenBucketNegativeRefill stores:
 // capacity - minOwedLevel stays below 2^52, so reset and retry-after, and
 // every product on the way, are exact in a double too.
-func minOwedLevel(l Limit) int64 { return l.Capacity() - (maxExact - 1) }
+func minOwedLevel(l algos.Limit) int64 { return l.Capacity() - (arith.MaxExact - 1) }
 
 // owedElapsed bounds elapsed so that level + elapsed·Refill stays exact:
 // at most the µs that fill the bucket from level, which changes nothing
 // (min caps there anyway), and at least minus the whole µs that take level
 // down to minOwedLevel, the deepest debt the bucket keeps. Level is never
 // below minOwedLevel, so neither bound is negative.
-func owedElapsed(level, elapsed int64, l Limit) int64 {
-	if up := ceilDiv(l.Capacity()-level, l.Refill); elapsed > up {
+func owedElapsed(level, elapsed int64, l algos.Limit) int64 {
+	if up := arith.CeilDiv(l.Capacity()-level, l.Refill); elapsed > up {
 		return up
 	}
 	if down := (level - minOwedLevel(l)) / l.Refill; elapsed < -down {
@@ -296,3 +301,5 @@ func owedElapsed(level, elapsed int64, l Limit) int64 {
 	}
 	return elapsed
 }
+
+func two(algos.Limit) int64 { return 2 }
