@@ -20,8 +20,12 @@ type Decision struct {
 
 // State is one key's stored state. The zero State is an absent key, which is
 // also what a wiped store holds. A, B and C are the algorithm's stored
-// integers (each algorithm documents which is which); Log is the sliding
-// log's admitted times, sorted, live from index Head (non-nil once set).
+// integers, in the order its script stores them; each algorithm documents
+// which is which ("Stored: A = tokens, B = last") and its Decide reads them
+// into locals of those names (tokens, last := s.A, s.B) and writes them
+// back, so the arithmetic reads in the algorithm's words. Log is the
+// sliding log's admitted times, sorted, live from index Head (non-nil once
+// set).
 type State struct {
 	Set     bool
 	A, B, C int64

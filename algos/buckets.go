@@ -26,8 +26,9 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 	if !s.Set {
 		*s = State{Set: true, A: capacity, B: now}
 	}
-	tokens := refill(s.A, now-s.B, l)
-	s.B = now
+	tokens, last := s.A, s.B
+	tokens = refill(tokens, now-last, l)
+	last = now
 	d := Decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -35,7 +36,7 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 	} else {
 		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A = tokens
+	s.A, s.B = tokens, last
 	d.Remaining = tokens / l.Unit
 	d.Reset = ceilDiv(capacity-tokens, l.Refill)
 	return d
@@ -70,10 +71,11 @@ func decideLeakyBucket(s *State, now int64, l Limit) Decision {
 	if !s.Set {
 		*s = State{Set: true, A: 0, B: now}
 	}
-	level := drain(s.A, now-s.B, l)
-	s.B = max(s.B, now)
-	// The level is as of s.B; a caller whose clock is behind waits the gap too.
-	behind := s.B - now
+	level, last := s.A, s.B
+	level = drain(level, now-last, l)
+	last = max(last, now)
+	// The level is as of last; a caller whose clock is behind waits the gap too.
+	behind := last - now
 	d := Decision{}
 	if level+l.Unit <= capacity {
 		level += l.Unit
@@ -81,7 +83,7 @@ func decideLeakyBucket(s *State, now int64, l Limit) Decision {
 	} else {
 		d.RetryAfter = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
 	}
-	s.A = level
+	s.A, s.B = level, last
 	d.Remaining = (capacity - level) / l.Unit
 	d.Reset = behind + ceilDiv(level, l.Refill)
 	return d
@@ -106,32 +108,32 @@ func decideGCRA(s *State, now int64, l Limit) Decision {
 	if !s.Set {
 		*s = State{Set: true, A: now, B: 0}
 	}
+	// TAT is tat µs and frac/r of a µs more.
+	tat, frac := s.A, s.B
 	r := l.Refill
 	tauTicks := (l.Burst - 1) * l.Unit
 	// allowAt = ⌈TAT - tau⌉ in whole µs.
-	allowAt := s.A - tauTicks/r
-	if s.B > tauTicks%r { // a fraction of a µs is left over: round up
+	allowAt := tat - tauTicks/r
+	if frac > tauTicks%r { // a fraction of a µs is left over: round up
 		allowAt++
 	}
 	d := Decision{}
 	if now < allowAt {
 		d.RetryAfter = allowAt - now
-		d.Reset = gcraReset(s, now)
+		d.Reset = arith.GCRAReset(tat, frac, now)
 		return d
 	}
 	d.Allowed = true
-	if s.A < now {
-		s.A, s.B = now, 0
+	if tat < now {
+		tat, frac = now, 0
 	}
-	s.B += l.Unit % r
-	s.A += l.Unit/r + s.B/r
-	s.B %= r
+	frac += l.Unit % r
+	tat += l.Unit/r + frac/r
+	frac %= r
+	s.A, s.B = tat, frac
 	// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
-	ahead := (s.A-now)*r + s.B
+	ahead := (tat-now)*r + frac
 	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
-	d.Reset = gcraReset(s, now)
+	d.Reset = arith.GCRAReset(tat, frac, now)
 	return d
 }
-
-// gcraReset is ⌈TAT - now⌉, the wait until TAT is in the past.
-func gcraReset(s *State, now int64) int64 { return arith.GCRAReset(s.A, s.B, now) }

@@ -19,18 +19,20 @@ var FixedWindow = Algorithm{
 
 func decideFixedWindow(s *State, now int64, l Limit) Decision {
 	idx := FloorDiv(now, l.Window)
-	if !s.Set || s.A != idx {
-		*s = State{Set: true, A: idx, B: 0}
+	window, count := s.A, s.B
+	if !s.Set || window != idx {
+		window, count = idx, 0
 	}
 	end := (idx+1)*l.Window - now
 	d := Decision{Reset: end}
-	if s.B < l.Rate {
-		s.B++
+	if count < l.Rate {
+		count++
 		d.Allowed = true
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = l.Rate - s.B
+	*s = State{Set: true, A: window, B: count}
+	d.Remaining = l.Rate - count
 	return d
 }
 
@@ -59,20 +61,22 @@ func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 	case s.A != idx:
 		*s = State{Set: true, A: idx}
 	}
+	cur, prev := s.B, s.C
 	elapsed := now - idx*w
-	weighted := s.C * (w - elapsed) // the previous window's share, times W
+	weighted := prev * (w - elapsed) // the previous window's share, times W
 	d := Decision{}
-	if weighted+s.B*w < limit*w {
-		s.B++
+	if weighted+cur*w < limit*w {
+		cur++
 		d.Allowed = true
 	} else {
-		d.RetryAfter = slidingCounterRetry(s.B, s.C, elapsed, l)
+		d.RetryAfter = slidingCounterRetry(cur, prev, elapsed, l)
 	}
-	d.Remaining = max(0, ceilDiv(limit*w-weighted, w)-s.B)
+	s.B = cur
+	d.Remaining = max(0, ceilDiv(limit*w-weighted, w)-cur)
 	switch {
-	case s.B > 0:
+	case cur > 0:
 		d.Reset = 2*w - elapsed
-	case s.C > 0:
+	case prev > 0:
 		d.Reset = w - elapsed
 	}
 	return d
@@ -165,17 +169,19 @@ var FirstHitWindow = Algorithm{
 }
 
 func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
-	if !s.Set || now-s.A >= l.Window {
-		*s = State{Set: true, A: now}
+	start, count := s.A, s.B
+	if !s.Set || now-start >= l.Window {
+		start, count = now, 0
 	}
-	end := s.A + l.Window - now
+	end := start + l.Window - now
 	d := Decision{Reset: end}
-	if s.B < l.Rate {
-		s.B++
+	if count < l.Rate {
+		count++
 		d.Allowed = true
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = l.Rate - s.B
+	*s = State{Set: true, A: start, B: count}
+	d.Remaining = l.Rate - count
 	return d
 }
