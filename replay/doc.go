@@ -1,18 +1,30 @@
-// Package replay plays the simulator's own traffic against a real Redis in
-// real time, records when each request was sent and when Redis ran it (by
-// Redis's clock), and hands those timings back to the simulator, which must
-// then reproduce every decision Redis made.
+// Package replay plays traffic against a real Redis in real time, from one
+// goroutine per node, records what happened (by Redis's clock), and hands
+// the recording back to the simulator, which must then reproduce every
+// decision Redis made.
 //
-// One goroutine per node, each with its own connection, sends that node's
-// requests of model.Plan at their planned times. The atomic deployments call
-// the algos/lua scripts; the GET/SET deployment calls lua.NonAtomic. Every
-// call INCRs one sequence key, so the replay applies the operations in
-// exactly the order Redis ran them, ties in TIME included.
+// Two runners share the nodes and their timing:
+//
+//   - Play runs overshoot's six algorithms as their algos/lua scripts, or
+//     the GET/SET client (lua.NonAtomic). Every call INCRs one sequence key
+//     and returns Redis TIME, so Recording.Replay applies the operations in
+//     exactly the order Redis ran them, ties in TIME included.
+//   - PlayLive runs any limiter whose state lives in Redis (a Subject: its
+//     limiter.Spec, whose New is the simulated twin, and a Connect that
+//     makes each node's limiter on the real store). A library's script says
+//     nothing about when it ran, so the run learns it from MONITOR: every
+//     command in Redis's order, stamped with the store's clock, split into
+//     calls by a hook counting each node's commands; a script that reads
+//     TIME is stamped where it read it. LiveRecording.Replay then decides
+//     every call again on the twin, in that order, at the time the node
+//     told it (caller clock) or the store's clock then (store clock).
 //
 // # What it owns, and what it must not import
 //
-// Playing a case live (Play), the recording (Played, Recording), and
-// handing it back to the simulator (Replay, MeanDelay, Ideal). It imports
-// algos, algos/lua and model; never scenarios or study, whose traffic and
-// reports are built beside it, not under it.
+// Playing live (Play, PlayLive, Subject, Script), the recordings (Played,
+// Recording, Call, LiveRecording), ordering a run by MONITOR (monitor.go),
+// and handing a recording back to the simulator (Replay, MeanDelay,
+// Simulate, Ideal). It imports algos, algos/lua, limiter and model; never
+// scenarios, study or an adapter, whose traffic, reports and libraries are
+// built beside it, not under it.
 package replay

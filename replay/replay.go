@@ -93,14 +93,10 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
-	clients := make([]*redis.Client, c.Nodes)
-	for i := range clients {
-		clients[i] = redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxIdleConns: 1, DisableIdentity: true, MaxRetries: -1})
-		defer clients[i].Close()
-		// Connected before the clock starts, so the first request does not dial.
-		if err := clients[i].Ping(ctx).Err(); err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
-		}
+	clients, err := connectNodes(ctx, addr, c.Nodes)
+	defer closeAll(clients)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	if err := script.Load(ctx, clients[0]); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -150,12 +146,8 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 		if p.Node != node {
 			continue
 		}
-		if wait := time.Duration(rec.Origin+p.Send-redisNow()) * time.Microsecond; wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Send); err != nil {
+			return err
 		}
 		r := Played{Planned: p, Sent: redisNow() - rec.Origin}
 		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
@@ -208,10 +200,13 @@ func clockOffset(ctx context.Context, c *redis.Client) (int64, error) {
 }
 
 // Tally is what a run admitted: the count, and the peak, the most admits
-// of one key in any window of the limit's length, as a multiple of the rate.
+// of one key in any window of the limit's length, as a multiple of the rate;
+// and how many calls returned an error instead of a decision (only a
+// limiter played by PlayLive, or simulated by the model, can).
 type Tally struct {
 	Admitted int
 	Peak     float64
+	Errors   int
 }
 
 // summarize totals admits given each request's key and decision time.
@@ -338,7 +333,7 @@ func run(cfg model.Config) (Tally, error) {
 	if err != nil {
 		return Tally{}, err
 	}
-	var s Tally
+	s := Tally{Errors: res.Errors()}
 	for k := range res.Keys {
 		times := res.AdmitTimes(k)
 		s.Admitted += len(times)

@@ -190,10 +190,10 @@ func ceilMicros(d time.Duration) int64 {
 }
 
 // OnClient is go-redis/redis_rate v10 on a Redis the caller owns (a real
-// one, for a live run), as a StoreClock Spec named name (Name if empty)
-// with the same promise and Result mapping as Spec. Allow ignores now: the
-// store's own clock decides. Each New takes a namespace of its own,
-// "overshoot:<random>:<key>", so that it starts with every key absent; its
+// one), as a StoreClock Spec named name (Name if empty) with the same
+// promise and Result mapping as Spec. Allow ignores now: the store's own
+// clock decides. Each New takes a namespace of its own,
+// "overshoot:<random>:", so that it starts with every key absent; its
 // Limiter's Close deletes the keys it used (they would otherwise expire on
 // their own within ⌈reset⌉ s) and leaves rdb open, for the caller to close.
 func OnClient(name string, rdb redis.UniversalClient) limiter.Spec {
@@ -205,28 +205,35 @@ func OnClient(name string, rdb redis.UniversalClient) limiter.Spec {
 		Clock:   limiter.StoreClock,
 		Promise: algos.BucketPromise,
 		New: func(l algos.Limit) (limiter.Limiter, error) {
-			if err := l.Validate(); err != nil {
-				return nil, fmt.Errorf("redisrate: %w", err)
+			lim, err := Connect(rdb, fmt.Sprintf("overshoot:%016x:", rand.Uint64()), l)
+			if err != nil {
+				return nil, err
 			}
-			if rdb == nil {
-				return nil, errors.New("redisrate: OnClient needs a client")
-			}
-			return &onClient{
-				lib:    redis_rate.NewLimiter(rdb),
-				limit:  libLimit(l),
-				prefix: fmt.Sprintf("overshoot:%016x:", rand.Uint64()),
-				used:   -1,
-			}, nil
+			return &owned{onClient: lim.(*onClient), used: -1}, nil
 		},
 	}
 }
 
-// onClient is one limiter of OnClient.
+// Connect is go-redis/redis_rate v10 enforcing l on rdb, with key k stored
+// as "rate:<prefix><k>": what one node of a live fleet runs. Limiters
+// connected with the same prefix share every key, as the nodes of a fleet
+// do (replay.Subject's Connect). Allow ignores now; the Limiter has no
+// Close, since the keys are not its own.
+func Connect(rdb redis.UniversalClient, prefix string, l algos.Limit) (limiter.Limiter, error) {
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("redisrate: %w", err)
+	}
+	if rdb == nil {
+		return nil, errors.New("redisrate: no client")
+	}
+	return &onClient{lib: redis_rate.NewLimiter(rdb), limit: libLimit(l), prefix: prefix}, nil
+}
+
+// onClient is one limiter of Connect.
 type onClient struct {
 	lib    *redis_rate.Limiter
 	limit  redis_rate.Limit
 	prefix string
-	used   int // the highest key asked for, -1 for none
 }
 
 // Allow asks the library on the caller's store; now is ignored.
@@ -234,19 +241,32 @@ func (c *onClient) Allow(ctx context.Context, key int, _ int64) (algos.Decision,
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("redisrate: negative key %d", key)
 	}
-	c.used = max(c.used, key)
 	return allow(ctx, c.lib, c.prefix+fmt.Sprint(key), c.limit)
+}
+
+// owned is one limiter of OnClient: Connect's, in a namespace of its own,
+// which it deletes when closed.
+type owned struct {
+	*onClient
+	used int // the highest key asked for, -1 for none
+}
+
+func (o *owned) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
+	if key >= 0 {
+		o.used = max(o.used, key)
+	}
+	return o.onClient.Allow(ctx, key, now)
 }
 
 // Close deletes the keys this limiter used, through the library's Reset;
 // the first error is returned once all were tried.
-func (c *onClient) Close() error {
+func (o *owned) Close() error {
 	var first error
-	for key := 0; key <= c.used; key++ {
-		if err := c.lib.Reset(context.Background(), c.prefix+fmt.Sprint(key)); err != nil && first == nil {
+	for key := 0; key <= o.used; key++ {
+		if err := o.lib.Reset(context.Background(), o.prefix+fmt.Sprint(key)); err != nil && first == nil {
 			first = fmt.Errorf("redisrate: %w", err)
 		}
 	}
-	c.used = -1
+	o.used = -1
 	return first
 }

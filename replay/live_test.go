@@ -1,0 +1,164 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/replay"
+	"github.com/overshoot-go/overshoot/scenarios"
+)
+
+func tokenBucketScript(t *testing.T) replay.Subject {
+	t.Helper()
+	s, err := replay.Script(algos.TokenBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
+	script := tokenBucketScript(t)
+	storeClock := script
+	storeClock.Spec.Clock = limiter.StoreClock
+	base := replay.Live{Name: "bad", Subject: script, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 1,
+		Requests: []model.Request{{Key: 0, Send: 0}}}
+	for _, tc := range []struct {
+		name string
+		edit func(*replay.Live)
+		want string
+	}{
+		{"a caller-clock limiter on the store's clock", func(l *replay.Live) { l.Deployment = model.StoreClock }, "played live with node clocks"},
+		{"a local split", func(l *replay.Live) { l.Deployment = model.LocalSplit }, "played live with node clocks"},
+		{"a store-clock limiter on node clocks", func(l *replay.Live) { l.Subject = storeClock }, "played live as model.StoreClock"},
+		{"a store-clock limiter with skew", func(l *replay.Live) {
+			l.Subject, l.Deployment, l.Skew = storeClock, model.StoreClock, 1000
+		}, "cannot reach it"},
+		{"no Connect", func(l *replay.Live) { l.Subject.Connect = nil }, "has no Connect"},
+		{"no Spec", func(l *replay.Live) { l.Subject.Spec = limiter.Spec{} }, "needs a Name"},
+		{"no requests", func(l *replay.Live) { l.Requests = nil }, "no requests"},
+		{"no nodes", func(l *replay.Live) { l.Nodes = 0 }, "at least one"},
+		{"a zero limit", func(l *replay.Live) { l.Limit = algos.Limit{} }, "limit"},
+		{"an unreachable Redis", func(l *replay.Live) {}, "127.0.0.1:1"},
+	} {
+		lv := base
+		tc.edit(&lv)
+		rec, err := replay.PlayLive(context.Background(), "127.0.0.1:1", "live-test:", lv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: PlayLive = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
+		}
+	}
+}
+
+// A node whose Connect fails, panics or returns nothing stops the run with
+// an error naming the node, before any request is sent.
+func TestPlayLiveReportsAConnectThatFails(t *testing.T) {
+	s := redistest.Start(t)
+	script := tokenBucketScript(t)
+	for _, tc := range []struct {
+		name    string
+		connect func(replay.Node) (limiter.Limiter, error)
+		want    string
+	}{
+		{"an error", func(n replay.Node) (limiter.Limiter, error) {
+			if n.Index == 1 {
+				return nil, errors.New("no such library")
+			}
+			return script.Connect(n)
+		}, "node 1: no such library"},
+		{"a panic", func(replay.Node) (limiter.Limiter, error) { panic("boom") }, "node 0: Connect panicked: boom"},
+		{"nothing", func(replay.Node) (limiter.Limiter, error) { return nil, nil }, "returned no limiter"},
+	} {
+		subject := script
+		subject.Connect = tc.connect
+		lv := replay.Live{Name: tc.name, Subject: subject, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 2,
+			Requests: []model.Request{{Key: 0, Send: 0}}}
+		rec, err := replay.PlayLive(context.Background(), s.Addr, s.Prefix(t)+"connect:", lv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: PlayLive = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
+		}
+	}
+}
+
+// failingEvery is a limiter that returns an error on every nth call it
+// gets, and otherwise asks the limiter it wraps.
+type failingEvery struct {
+	limiter.Limiter
+	n, calls int
+}
+
+func (f *failingEvery) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
+	f.calls++
+	if f.calls%f.n == 0 {
+		return algos.Decision{}, fmt.Errorf("call %d failed on purpose", f.calls)
+	}
+	return f.Limiter.Allow(ctx, key, now)
+}
+
+// Played live, a fleet of the token bucket's script (4 nodes, 2 s of the
+// scenarios' traffic at 100/s) is decided again by its simulated twin from
+// the recording alone: in the order MONITOR showed the calls, at the times
+// the nodes told them. Nothing is left to estimate, so the twin must decide
+// every call as Redis did. An error on every 7th call of a node is counted
+// as an error, never as a denial.
+func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
+	s := redistest.Start(t)
+	limit := algos.MustLimit(100, algos.Second, 100)
+	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := tokenBucketScript(t)
+	failing := script
+	failing.Connect = func(n replay.Node) (limiter.Limiter, error) {
+		lim, err := script.Connect(n)
+		return &failingEvery{Limiter: lim, n: 7}, err
+	}
+	for i, subject := range []replay.Subject{script, failing} {
+		lv := replay.Live{Name: fmt.Sprintf("token-bucket script %d", i), Subject: subject, Limit: limit,
+			Deployment: model.NodeClock, Nodes: 4, Seed: 1, Requests: requests}
+		rec, err := replay.PlayLive(context.Background(), s.Addr, fmt.Sprintf("%slive:%d:", s.Prefix(t), i), lv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := rec.Live()
+		replayed, differ, err := rec.Replay()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var report strings.Builder
+		if err := rec.Report(&report); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("\n" + report.String())
+		wantErrors := 0
+		if i == 1 {
+			perNode := make([]int, lv.Nodes)
+			for _, c := range rec.Calls {
+				perNode[c.Node]++
+			}
+			for _, n := range perNode {
+				wantErrors += n / 7
+			}
+		}
+		if live.Errors != wantErrors {
+			t.Errorf("%s: %d errors counted, want %d", lv.Name, live.Errors, wantErrors)
+		}
+		for _, c := range rec.Calls {
+			if c.Err != nil && c.Decision.Allowed {
+				t.Errorf("%s: a failed call counted as admitted: %+v", lv.Name, c)
+			}
+		}
+		if rec.Order != "MONITOR" || differ != 0 || replayed.Admitted != live.Admitted || replayed.Peak != live.Peak {
+			t.Errorf("%s: ordered by %s, the twin decided %d of %d calls otherwise (%+v against the fleet's %+v); want MONITOR and none",
+				lv.Name, rec.Order, differ, len(rec.Calls), replayed, live)
+		}
+	}
+}

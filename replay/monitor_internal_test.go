@@ -1,0 +1,58 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/model"
+)
+
+func TestParseMonitorLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		at   int64
+		addr string
+		ok   bool
+	}{
+		{`+1796130842.757976 [0 172.17.0.1:42786] "evalsha" "0123" "0"` + "\r\n", 1796130842757976, "172.17.0.1:42786", true},
+		{`+1796130842.000001 [0 lua] "TIME"` + "\r\n", 1796130842000001, "lua", true},
+		{`+1796130842.5 [0 lua] "TIME"`, 0, "", false}, // not µs
+		{`+1796130842.757976 "evalsha"`, 0, "", false},
+		{`-ERR something`, 0, "", false},
+	} {
+		at, addr, ok := parseMonitorLine(tc.line)
+		if at != tc.at || addr != tc.addr || ok != tc.ok {
+			t.Errorf("%q: %d %q %v; want %d %q %v", tc.line, at, addr, ok, tc.at, tc.addr, tc.ok)
+		}
+	}
+	if !isTime(`+1.000001 [0 lua] "time"`+"\r\n") || isTime(`+1.000001 [0 lua] "TIME" "x"`) {
+		t.Error("isTime")
+	}
+}
+
+// When a node's MONITOR lines do not add up to the commands its calls sent,
+// or it dialled again, no call is given a place: the recording says why,
+// and the replay falls back to the estimate.
+func TestOrderFallsBackToTheEstimate(t *testing.T) {
+	rec := &LiveRecording{Origin: 1000, Calls: []Call{
+		{Planned: model.Planned{Node: 0}, Commands: 1},
+		{Planned: model.Planned{Node: 1}, Commands: 2},
+	}}
+	lines := []monitored{{at: 1005, seq: 1, addr: "a"}, {at: 1006, seq: 2, addr: "b"}, {at: 1007, seq: 3, addr: "b", clock: 1010}}
+	counters := []*commandCounter{{}, {}}
+	if got := rec.order(lines, []string{"a", "b"}, counters); got != "MONITOR" || rec.Calls[0].Seq != 1 || rec.Calls[0].Ran != 5 ||
+		rec.Calls[1].Seq != 3 || rec.Calls[1].Ran != 10 {
+		t.Fatalf("order = %q, calls %+v; want MONITOR, the first at seq 1 ran 5, the second at its last command, seq 3, TIME 10", got, rec.Calls)
+	}
+	rec.Calls[0].Seq, rec.Calls[1].Seq = 0, 0
+	if got := rec.order(lines[:2], []string{"a", "b"}, counters); !strings.Contains(got, "node 1 sent 2 commands and MONITOR showed 1") {
+		t.Errorf("order = %q; want it to say node 1's lines are short", got)
+	}
+	counters[0].dials.Add(1)
+	if got := rec.order(lines, []string{"a", "b"}, counters); !strings.Contains(got, "node 0 dialled 1") {
+		t.Errorf("order = %q; want it to say node 0 dialled", got)
+	}
+	if rec.Calls[0].Seq != 0 || rec.Calls[1].Seq != 0 {
+		t.Errorf("an unordered recording placed calls: %+v", rec.Calls)
+	}
+}
