@@ -1,7 +1,6 @@
 package model
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 
@@ -19,7 +18,9 @@ import (
 // called from the run's one goroutine, and must be deterministic: the same
 // replies, the same requests. Its requests are spread by the balancer like
 // any other, from a random stream of their own, so that adding a client
-// never moves another request to another node.
+// never moves another request to another node. The *Reply is the model's
+// and is rewritten for the next answer: a client that keeps a reply copies
+// *last.
 type Client interface {
 	Next(last *Reply) (send int64, more bool)
 }
@@ -45,14 +46,13 @@ type LoopClient struct {
 // a run: a client that never stops is an error, not a hang.
 const MaxLoopRequests = 1 << 22
 
-// loopState is the closed-loop clients of one run: the clients, their
-// requests in the order sent (after the static ones in runner.plan), and
-// their next sends.
+// loopState is the closed-loop clients of one run: the clients and their
+// next sends. (Their requests, in the order sent, follow the static ones in
+// runner.plan, and runner.owner says whose each is.)
 type loopState struct {
 	clients []Client
 	keys    []int
-	sent    []int   // requests sent, per client
-	owner   []int32 // the client of each loop request, by index - len(Requests)
+	sent    []int // requests sent, per client
 	sends   sendHeap
 	bal     Stream // the balancer for loop requests
 	outs    Stream // their legs to the store
@@ -60,6 +60,7 @@ type loopState struct {
 	replies Stream // the leg back to the client, atomic store deployments
 	back    leg
 	offsets []int64
+	reply   Reply // the one Reply handed to Next, rewritten for each answer
 }
 
 // pendingSend is a client's next request, not yet sent.
@@ -121,7 +122,7 @@ func (r *runner) schedule(c int32, last *Reply, at int64) error {
 	case l.sent[c] >= MaxLoopRequests:
 		return fmt.Errorf("model: closed-loop client %d (key %d) sent %d requests and asked for more; it must stop", c, l.keys[c], l.sent[c])
 	}
-	heap.Push(&l.sends, pendingSend{t: send, c: c})
+	l.sends.push(pendingSend{t: send, c: c})
 	return nil
 }
 
@@ -152,15 +153,15 @@ func (r *runner) takeSend() int {
 		return r.next - 1
 	}
 	l := r.loop
-	ps := heap.Pop(&l.sends).(pendingSend)
+	ps := l.sends.pop()
 	node := 0
 	if r.cfg.Deployment != Ideal && r.cfg.Nodes > 1 {
 		node = int(l.bal.Below(uint64(r.cfg.Nodes)))
 	}
 	l.sent[ps.c]++
-	l.owner = append(l.owner, ps.c)
+	r.owner = append(r.owner, ps.c)
 	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Send: ps.t, Clock: ps.t + l.offsets[node]})
-	r.res.Outcomes = append(r.res.Outcomes, Outcome{})
+	r.out = append(r.out, Outcome{})
 	return len(r.plan) - 1
 }
 
@@ -173,23 +174,60 @@ func (r *runner) answer(i int, at int64, d algos.Decision, err error) error {
 	if !r.isLoop(i) {
 		return nil
 	}
-	c := r.loop.owner[i-r.static]
-	return r.schedule(c, &Reply{Send: r.plan[i].Send, At: at, Decision: d, Err: err}, at)
+	// One Reply for the whole run: a new one per answer would be the run's
+	// only allocation per request (Next is an interface call, so it escapes).
+	rep := &r.loop.reply
+	*rep = Reply{Send: r.plan[i].Send, At: at, Decision: d, Err: err}
+	return r.schedule(r.owner[i-r.static], rep, at)
 }
 
-// sendHeap is the pending sends as a container/heap, by (time, client):
-// few enough (one per client) that the interface calls do not matter.
+// sendHeap is the pending sends, a binary min-heap by (time, client),
+// written out rather than through container/heap, whose Push and Pop box
+// every element in an interface (an allocation each). Each client has at
+// most one pending send, so (time, client) orders them totally and the
+// order they come out in does not depend on how the heap is laid out.
 type sendHeap []pendingSend
 
-func (h sendHeap) Len() int { return len(h) }
-func (h sendHeap) Less(i, j int) bool {
-	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].c < h[j].c)
+func (a pendingSend) before(b pendingSend) bool {
+	return a.t < b.t || (a.t == b.t && a.c < b.c)
 }
-func (h sendHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *sendHeap) Push(x any)   { *h = append(*h, x.(pendingSend)) }
-func (h *sendHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *sendHeap) push(p pendingSend) {
+	*h = append(*h, p)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !s[i].before(s[parent]) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+func (h *sendHeap) pop() pendingSend {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(s) {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < len(s) && s[rr].before(s[l]) {
+			m = rr
+		}
+		if !s[m].before(s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }

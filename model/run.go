@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -113,12 +114,11 @@ func Run(cfg Config) (Result, error) {
 		pure:   pure,
 		ctx:    context.Background(),
 		static: n,
-		plan:   make([]Planned, n),
-		res: Result{
-			Outcomes: make([]Outcome, n),
-			Keys:     make([]KeyResult, keys),
-		},
+		res:    Result{Keys: make([]KeyResult, keys)},
 	}
+	s := scratchPool.Get().(*scratch)
+	defer r.giveBack(s)
+	r.borrow(s, n)
 	cfg.plan(r.plan)
 	if err := r.startLoop(); err != nil {
 		return Result{}, err
@@ -144,37 +144,33 @@ func Run(cfg Config) (Result, error) {
 	return r.res, nil
 }
 
-// tally counts each key's requests, admits and errors from the outcomes,
-// and places each key's admit times, sorted, in its own region of admits.
+// tally places each key's admit times, sorted, in its own region of
+// admits, and gives the Result its own copies of what the run kept in
+// scratch memory. record and fail counted the requests as they were
+// decided.
 func (r *runner) tally() {
 	res := &r.res
-	if n := len(res.Outcomes) - len(r.cfg.Requests); n > 0 {
-		res.LoopRequests = r.plan[len(r.cfg.Requests):]
-	}
-	res.starts = make([]int, len(res.Keys))
-	for i, o := range res.Outcomes {
-		k := &res.Keys[r.plan[i].Key]
-		k.Requests++
-		switch {
-		case o.Admitted:
-			k.Admitted++
-		case o.Failed:
-			k.Errors++
+	if !r.outPooled {
+		res.Outcomes = r.out // allocated for the Result (borrow)
+	} else {
+		res.Outcomes = slices.Clone(r.out)
+		if len(r.plan) > r.static {
+			res.LoopRequests = slices.Clone(r.plan[r.static:])
 		}
 	}
+	res.starts = make([]int, len(res.Keys))
 	admitted := 0
 	for k := range res.Keys {
 		res.starts[k] = admitted
 		admitted += res.Keys[k].Admitted
 	}
+	// A counting sort of the admits by key; within a key they are in the
+	// order they were decided, and sorted below when that is not time order.
 	res.admits = make([]int64, admitted)
 	next := slices.Clone(res.starts)
-	for i, o := range res.Outcomes {
-		if o.Admitted {
-			k := r.plan[i].Key
-			res.admits[next[k]] = o.Decided
-			next[k]++
-		}
+	for _, a := range r.admitted {
+		res.admits[next[a.key]] = a.at
+		next[a.key]++
 	}
 	for k := range res.Keys {
 		if times := res.AdmitTimes(k); !slices.IsSorted(times) {
@@ -190,16 +186,84 @@ type runner struct {
 	pure   bool            // the limiter is a pure algorithm, run on Store
 	ctx    context.Context
 	plan   []Planned // the static requests, then the closed-loop ones as they are sent
+	out    []Outcome // parallel to plan; tally hands it (or a copy) to res
 	res    Result
 	static int        // len(Config.Requests)
 	next   int        // the next static request to send
 	loop   *loopState // nil without closed-loop clients
+	owner  []int32    // the client of each closed-loop request, by index - static
+
+	// outPooled is true when out is scratch memory (closed-loop clients
+	// append to it), so that the Result gets a copy.
+	outPooled bool
 
 	slots []slot  // GetSet: the copies in flight
 	free  []int32 // GetSet: unused slots
 
 	replies     []heldReply // closed-loop answers on their way back
 	freeReplies []int32
+
+	admitted []admit // every admit, in the order decided
+}
+
+// admit is one admitted request: its key and its true decision time.
+type admit struct {
+	key int32 // < MaxKeys
+	at  int64
+}
+
+// scratch is the memory a run works in and drops when it ends: the plan,
+// the outcomes of a run with closed-loop clients (which grow as the clients
+// send), and the free lists of what is in flight. Runs take it from
+// scratchPool and give it back, so that a program playing thousands of runs
+// (a matrix, a sweep, a hunt) does not allocate, copy as it grows and
+// collect all of it again for every run. Nothing in it outlives the run
+// that borrowed it: tally copies what the Result keeps. Nothing a run
+// left in it reaches the next run's result: borrow empties every slice, and
+// the plan and the outcomes are overwritten whole.
+type scratch struct {
+	plan        []Planned
+	out         []Outcome
+	slots       []slot
+	free        []int32
+	replies     []heldReply
+	freeReplies []int32
+	owner       []int32
+	admitted    []admit
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// borrow makes r work in s, for n static requests.
+func (r *runner) borrow(s *scratch, n int) {
+	r.plan = slices.Grow(s.plan[:0], n)[:n]
+	r.outPooled = len(r.cfg.Loop) > 0
+	if r.outPooled {
+		r.out = slices.Grow(s.out[:0], n)[:n]
+		clear(r.out)
+	} else {
+		// The outcomes are exactly the static requests': allocate them for
+		// the Result at once, and copy nothing at the end.
+		r.out = make([]Outcome, n)
+	}
+	r.slots, r.free = s.slots[:0], s.free[:0]
+	r.replies, r.freeReplies = s.replies[:0], s.freeReplies[:0]
+	r.owner = s.owner[:0]
+	r.admitted = s.admitted[:0]
+}
+
+// giveBack returns r's scratch memory, grown as the run needed, to the pool.
+func (r *runner) giveBack(s *scratch) {
+	s.plan = r.plan[:0]
+	if r.outPooled {
+		s.out = r.out[:0]
+	}
+	s.owner = r.owner[:0]
+	s.admitted = r.admitted[:0]
+	clear(r.replies) // they hold the limiter's errors
+	s.slots, s.free = r.slots[:0], r.free[:0]
+	s.replies, s.freeReplies = r.replies[:0], r.freeReplies[:0]
+	scratchPool.Put(s)
 }
 
 // slot is one GET/SET request in flight: the copy it read and decides on,
@@ -210,9 +274,17 @@ type slot struct {
 	decideAt int64
 }
 
-// record stores request i's outcome; tally counts them once the run ends.
-func (r *runner) record(i int, at int64, node int, admitted bool) {
-	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
+// record stores request i's outcome (for key, decided at true time at on
+// node) and counts it for its key; tally places the admits once the run
+// ends.
+func (r *runner) record(i, key int, at int64, node int, admitted bool) {
+	r.out[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
+	k := &r.res.Keys[key]
+	k.Requests++
+	if admitted {
+		k.Admitted++
+		r.admitted = append(r.admitted, admit{key: int32(key), at: at})
+	}
 }
 
 // decider is where the requests of one node (or of the store) are decided:
@@ -277,23 +349,26 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 	if d.store != nil {
 		d.store.SetClock(at)
 		dec := d.store.Call(key, now)
-		d.r.record(i, decided, node, dec.Allowed)
+		d.r.record(i, key, decided, node, dec.Allowed)
 		return dec, nil
 	}
 	dec, err := limiter.Allow(d.r.ctx, d.lim, key, now)
 	if err != nil {
-		d.r.fail(i, decided, node, err)
+		d.r.fail(i, key, decided, node, err)
 		return algos.Decision{}, err
 	}
-	d.r.record(i, decided, node, dec.Allowed)
+	d.r.record(i, key, decided, node, dec.Allowed)
 	return dec, nil
 }
 
-// fail records that the limiter answered request i with err.
-func (r *runner) fail(i int, at int64, node int, err error) {
-	r.res.Outcomes[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
+// fail records that the limiter answered request i (for key) with err.
+func (r *runner) fail(i, key int, at int64, node int, err error) {
+	r.out[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
+	k := &r.res.Keys[key]
+	k.Requests++
+	k.Errors++
 	if r.res.FirstError == nil {
-		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, r.plan[i].Key, algos.FormatTime(r.plan[i].Send), err)
+		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, key, algos.FormatTime(r.plan[i].Send), err)
 	}
 }
 
@@ -397,8 +472,8 @@ func (r *runner) runStore() (err error) {
 		next, more := r.peekSend()
 		if len(h) > 0 && (!more || h[0].t <= next) {
 			ev := h.pop()
-			j := int(ev.seq >> 1)
-			if ev.reply {
+			j := ev.request()
+			if ev.ord&evReply != 0 {
 				if err := r.answer(j, ev.t, r.replies[ev.slot].d, r.replies[ev.slot].err); err != nil {
 					return err
 				}
@@ -420,16 +495,16 @@ func (r *runner) runStore() (err error) {
 				}
 				dec, err := d.decide(j, ev.t, told, ev.t, q.Node)
 				if r.isLoop(j) {
-					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), seq: ev.seq, slot: r.holdReply(dec, err), reply: true})
+					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(dec, err)})
 				}
-			case ev.seq&1 == 0: // GET: read a copy; the node decides on it when the reply arrives
+			case ev.ord&evSet == 0: // GET: read a copy; the node decides on it when the reply arrives
 				sl := &r.slots[ev.slot]
 				store.SetClock(ev.t)
 				store.GetInto(q.Key, &sl.st)
 				sl.d = r.algo.Decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
-				r.record(j, sl.decideAt, q.Node, sl.d.Allowed)
+				r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
 				if r.isLoop(j) {
-					h.push(event{t: sl.decideAt, seq: ev.seq, slot: r.holdReply(sl.d, nil), reply: true})
+					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(sl.d, nil)})
 				}
 			default: // SET: the node's copy overwrites the store
 				sl := &r.slots[ev.slot]
@@ -449,15 +524,15 @@ func (r *runner) runStore() (err error) {
 			o, b = &r.loop.outs, &r.loop.rest
 		}
 		at := p.Send + out.draw(o)
-		seq := 2 * int64(i)
+		ord := uint64(i) << 2
 		if getSet {
 			decideAt := at + back.draw(b)
 			setAt := decideAt + set.draw(b)
 			s := r.alloc(decideAt)
-			h.push(event{t: at, seq: seq, slot: s})
-			h.push(event{t: setAt, seq: seq + 1, slot: s})
+			h.push(event{t: at, ord: ord, slot: s})
+			h.push(event{t: setAt, ord: ord | evSet, slot: s})
 		} else {
-			h.push(event{t: at, seq: seq})
+			h.push(event{t: at, ord: ord})
 		}
 	}
 }
@@ -494,20 +569,29 @@ func (r *runner) alloc(decideAt int64) int32 {
 	return s
 }
 
-// event is one operation reaching the store at true time t, or, with
-// reply set, a closed-loop request's answer reaching its client. seq is
-// twice the request's index, plus one for a SET: ties in t run in request
-// order, a request's GET runs before its SET, and an operation before a
-// reply.
+// event is one operation reaching the store at true time t, or a
+// closed-loop request's answer reaching its client. ord is 4 × the
+// request's index, plus evSet for a SET and evReply for an answer, so that
+// one comparison of ord breaks ties in t as the model orders them: in
+// request order, a request's GET before its SET, an operation before its
+// answer. No two events have the same (t, ord), so the heap hands them out
+// in one order whatever its layout.
 type event struct {
-	t     int64
-	seq   int64
-	slot  int32
-	reply bool
+	t    int64
+	ord  uint64
+	slot int32 // the GET/SET slot, or the held reply
 }
 
+const (
+	evSet   = 2 // the event is a SET
+	evReply = 1 // the event is an answer reaching its client
+)
+
+// request is the index of the event's request.
+func (e event) request() int { return int(e.ord >> 2) }
+
 func (a event) before(b event) bool {
-	return a.t < b.t || (a.t == b.t && (a.seq < b.seq || (a.seq == b.seq && !a.reply && b.reply)))
+	return a.t < b.t || (a.t == b.t && a.ord < b.ord)
 }
 
 // eventHeap is a binary min-heap of events, written out for the two
