@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/internal/golden"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -36,17 +37,39 @@ func correctSuspects() []scenarios.Suspect {
 	return out
 }
 
-// plantedSuspects are four algorithms one line away from correct, behind a
-// correct store, and two deployment mistakes of correct algorithms.
+// plantedSuspects are four algorithms one line away from correct that
+// admit too much, behind a correct store; four that break the contract
+// without breaking the promise: a window one µs off (deployed local, where
+// each node decides at the µs it was sent, and again behind a store, where
+// a jittered leg blurs the µs and it is seldom seen), a burst one short, a
+// Retry-After rounded down, and a sliding counter whose estimate is wrong,
+// judged against the real one; and two deployment mistakes of correct
+// algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
 		{Limiter: limiter.FromAlgorithm(planted.UncappedTokenBucket), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.GCRAWideTolerance), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.FixedWindowOffByOne), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.SlidingLogTrimsTooMuch), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.FixedWindowShifted), Deployment: model.LocalSplit},
+		{Limiter: limiter.FromAlgorithm(planted.FixedWindowShifted), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.TokenBucketBurstOneShort), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.GCRARetryAfterFloored), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.SlidingCounterWrongWeight), Deployment: model.StoreClock,
+			Reference: limiter.FromAlgorithm(algos.SlidingCounter)},
 		{Name: "fixed-window, GET then decide then SET", Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet},
 		{Name: "token-bucket, local, each node the full limit", Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull},
 	}
+}
+
+// contractBugs are the planted bugs that keep their promise, each where
+// the hunt must find it, with the breach it must find it by: on at least
+// 95% of the seeds.
+var contractBugs = map[string]scenarios.Breach{
+	planted.FixedWindowShifted.Name + ", local-split":        scenarios.OverAdmission,
+	planted.TokenBucketBurstOneShort.Name + ", store-clock":  scenarios.HonestTurnedAway,
+	planted.GCRARetryAfterFloored.Name + ", store-clock":     scenarios.RetryDenied,
+	planted.SlidingCounterWrongWeight.Name + ", store-clock": scenarios.OffReference,
 }
 
 // mutantOptions are HuntOptions; -short keeps 20 of the 200 seeds.
@@ -59,6 +82,9 @@ func mutantOptions() scenarios.Options {
 }
 
 func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
+	// Deterministic; overlaps the live tests' waiting. It sets rapid's seed
+	// flag, so no other parallel test may run rapid.
+	t.Parallel()
 	o := mutantOptions()
 	correct, planted := correctSuspects(), plantedSuspects()
 	start := time.Now()
@@ -81,25 +107,45 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 				v.Suspect, v.SeedsCaught, v.Seeds, v.FirstSeed, v.FirstClient, v.First.Reason)
 		}
 	}
-	caught := 0
+	caught, matched := 0, 0
 	for _, v := range verdicts[len(correct):] {
 		if !v.Caught {
 			t.Errorf("planted bug %s was not caught on any of %d seeds", v.Suspect, v.Seeds)
 			continue
 		}
 		caught++
-		t.Logf("%s: caught on %d of %d seeds, first seed %d: %s", v.Suspect, v.SeedsCaught, v.Seeds, v.FirstSeed, v.First.Reason)
+		t.Logf("%s: caught on %d of %d seeds, first seed %d, %s client, %s: %s",
+			v.Suspect, v.SeedsCaught, v.Seeds, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First.Reason)
+		if want, ok := contractBugs[v.Suspect]; ok {
+			matched++
+			if 100*v.SeedsBy[want] < 95*v.Seeds {
+				t.Errorf("%s: %s on %d of %d seeds, want at least 95%%", v.Suspect, want, v.SeedsBy[want], v.Seeds)
+			}
+		}
+	}
+	// The window one µs off is seen only by the client that aims at the µs.
+	if v := verdicts[len(correct)+4]; v.FirstClient != scenarios.Edge {
+		t.Errorf("%s was first caught by the %s client, want the edge client", v.Suspect, v.FirstClient)
+	}
+	if matched != len(contractBugs) || matched != 4 {
+		t.Errorf("%d of the %d contract bugs were hunted, want the 4 kinds", matched, len(contractBugs))
 	}
 	t.Logf("measured: %d of %d planted bugs caught, %d correct deployments clean, %d seeds", caught, len(planted), len(correct), len(o.Seeds))
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "overshoot mutants\n\n")
-	fmt.Fprintf(&b, "%d nodes, a %s round trip (±%d%% a leg), clocks in agreement, nothing restarting; the four clients\n",
-		o.Nodes, algos.FormatMicros(o.RTT), o.Jitter)
-	fmt.Fprintf(&b, "at %s, each on its own key; %d seeds of %s. Under these conditions every promise must hold,\n",
-		o.Limit, len(o.Seeds), algos.FormatMicros(o.Duration))
-	fmt.Fprintf(&b, "so the first %d rows must be clean and the last %d caught.\n\n", len(correct), len(planted))
+	fmt.Fprintf(&b, "%d nodes, a %s round trip (±%d%% a leg), clocks in agreement, nothing restarting; the %d clients\n",
+		o.Nodes, algos.FormatMicros(o.RTT), o.Jitter, len(o.Clients()))
+	fmt.Fprintf(&b, "(%s) at %s, each on its own key; %d seeds of %s.\n", clientList(o), o.Limit, len(o.Seeds), algos.FormatMicros(o.Duration))
+	fmt.Fprintf(&b, "Under these conditions every limiter must keep its whole contract: its promise (no over-admission),\n"+
+		"no honest request turned away, every retry at its Retry-After admitted and no early retry told to wait\n"+
+		"longer, and, where a reference is named, its admits per window. So the first %d rows must be clean and\n"+
+		"the last %d caught.\n\n", len(correct), len(planted))
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "\nThe requests that show each first breach the promise cannot (on the limiter that decided them):\n")
+	if err := scenarios.WriteTraces(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}
 	writeShrunkCounterexamples(t, &b, planted)
@@ -108,6 +154,14 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 		return
 	}
 	golden.Check(t, "mutants.txt", b.Bytes())
+}
+
+func clientList(o scenarios.Options) string {
+	var names []string
+	for _, c := range o.Clients() {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // writeShrunkCounterexamples runs the rapid properties on every planted
@@ -128,8 +182,15 @@ func writeShrunkCounterexamples(t *testing.T, b *bytes.Buffer, planted []scenari
 		if s.Deployment == model.GetSet || s.Deployment == model.LocalFull {
 			continue
 		}
+		props := properties.Properties(s.Limiter)
+		if s.Reference.Name != "" {
+			// Its promise and contract hold; only its reference tells.
+			props = []properties.Property{{Name: "agrees-with-" + s.Reference.Name, Checks: 100,
+				Claim: "it admits as many as " + s.Reference.Name + " in every aligned window, on the same requests",
+				Prop:  properties.AgreesWith(s.Limiter, s.Reference, differential.Bound{Over: s.Tolerance, Under: s.Tolerance})}}
+		}
 		caught := false
-		for _, p := range properties.Properties(s.Limiter) {
+		for _, p := range props {
 			failed, report := properties.Fails(p.Prop, p.Checks)
 			if !failed {
 				continue

@@ -73,6 +73,10 @@ type Algorithm struct {
 	// ExactRetry is true when a retry one µs before RetryAfter is still
 	// denied, so that the properties can hold the algorithm to it.
 	ExactRetry bool
+	// Conservative is true when the algorithm refuses requests its promise
+	// would allow, by design (the sliding counter's estimate): a hunt then
+	// does not count such a refusal as an honest request turned away.
+	Conservative bool
 	// KeyTTL, when set, is the key's expiry as the store keeps it: after a
 	// call that answered d, the key is dropped KeyTTL(d, l) µs later by the
 	// store's clock, unless another call writes it first (a TTL below 1 µs

@@ -48,6 +48,9 @@ var SlidingCounter = Algorithm{
 	StateDoc:   "window index, current count, previous count",
 	StateInts:  func(Limit) int64 { return 3 },
 	ExactRetry: true,
+	// Its estimate counts part of the previous window, which the aligned
+	// promise does not: it refuses what that promise would allow.
+	Conservative: true,
 }
 
 func decideSlidingCounter(s *State, now int64, l Limit) Decision {

@@ -74,6 +74,12 @@ type Spec struct {
 	// ExactRetry is true when a retry one µs before RetryAfter is still
 	// denied, so that the properties can hold the limiter to it.
 	ExactRetry bool
+	// Conservative is true when the limiter refuses requests its promise
+	// would allow, by design (a sliding counter's estimate). Otherwise a
+	// hunt holds every refusal to the promise: one that the promise, given
+	// the admits before it, would have allowed is an honest request turned
+	// away.
+	Conservative bool
 
 	algo *algos.Algorithm // set by FromAlgorithm
 }
@@ -84,12 +90,13 @@ type Spec struct {
 // algorithm on its own store, which also plays the GET-then-SET bug.
 func FromAlgorithm(a algos.Algorithm) Spec {
 	return Spec{
-		Name:       a.Name,
-		Clock:      CallerClock,
-		Promise:    a.Promise,
-		New:        func(l algos.Limit) (Limiter, error) { return NewMemory(a, l) },
-		ExactRetry: a.ExactRetry,
-		algo:       &a,
+		Name:         a.Name,
+		Clock:        CallerClock,
+		Promise:      a.Promise,
+		New:          func(l algos.Limit) (Limiter, error) { return NewMemory(a, l) },
+		ExactRetry:   a.ExactRetry,
+		Conservative: a.Conservative,
+		algo:         &a,
 	}
 }
 

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -23,6 +24,16 @@ type Suspect struct {
 	// Deployment is how it is deployed for the hunt; it must apply to the
 	// limiter (model.Applies).
 	Deployment model.Deployment
+	// Reference, when it has a Name, is the limiter the suspect must agree
+	// with: on every seed both run on the same requests in the same
+	// deployment (package differential), and a key's aligned window where
+	// they admit more than Tolerance apart, either way, is a breach
+	// (OffReference). It is how a bug that keeps the promise but is not
+	// the algorithm it claims to be (a sliding counter's estimate) is seen.
+	Reference limiter.Spec
+	// Tolerance is how many admits per aligned window the suspect may
+	// differ from its Reference.
+	Tolerance int64
 }
 
 // label is how reports name the suspect.
@@ -34,11 +45,13 @@ func (s Suspect) label() string {
 }
 
 // HuntOptions are the mutants' conditions: 4 nodes, a 1 ms round trip
-// (±25% a leg), clocks in agreement, nothing restarting, the five clients at
+// (±25% a leg), clocks in agreement, nothing restarting, every client (the
+// five open-loop ones, the three closed-loop ones and the edge prober) at
 // 100 per second, 200 seeds of 12 s each. Only the deployment's own mistake
-// or the algorithm's own bug can break a promise under them.
+// or the limiter's own bug can break its contract under them.
 func HuntOptions() Options {
 	o := DefaultOptions()
+	o.Edge = true
 	o.Duration = 12 * algos.Second
 	o.WipeAt = o.Duration / 2 // unused: no suspect deployment wipes unless asked
 	o.Skew, o.RestartEvery = 0, 0
@@ -53,16 +66,24 @@ func HuntOptions() Options {
 type Verdict struct {
 	// Suspect is the suspect's name, or "algorithm, deployment".
 	Suspect string
-	// Caught is true when at least one seed's run broke the promise.
+	// Caught is true when at least one seed's run broke the contract:
+	// the promise, or any other Breach.
 	Caught bool
 	// SeedsCaught of Seeds runs broke it; FirstSeed is the first seed, in
 	// the order of Options.Seeds, that did (0 when none), FirstClient its
-	// first broken client, and First its first violation, with the reason
-	// in words.
+	// first broken client, FirstBreach how, and First where, with the
+	// reason in words.
 	SeedsCaught, Seeds int
 	FirstSeed          uint64
 	FirstClient        Client
+	FirstBreach        Breach
 	First              *algos.Violation
+	// Trace is the requests that show the first breach, one a line, where
+	// the judge keeps them (an honest request turned away, a retry); empty
+	// otherwise.
+	Trace []string
+	// SeedsBy counts, per Breach, the seeds whose run showed it.
+	SeedsBy [numBreaches]int
 	// Requests is how many requests the hunt simulated, for throughput.
 	Requests int
 	// Errors is how many of them the limiter answered with an error, and
@@ -72,9 +93,12 @@ type Verdict struct {
 	FirstError error
 }
 
-// Hunt runs every suspect on every seed of o (all five clients, each on its
-// own key) and reports, per suspect, whether the algorithm's promise was
-// broken, first where and how often. Skew and RestartEvery of o apply to
+// Hunt runs every suspect on every seed of o (every client of o, each on
+// its own key) and reports, per suspect, whether the limiter's contract was
+// broken, first where and how, and how often: its promise (over-admission),
+// and, where the deployment keeps each limiter's state for the whole run, an
+// honest request turned away and the Retry-After client's retries (see
+// Breach). Skew and RestartEvery of o apply to
 // every suspect; HuntOptions sets both to zero. The verdicts depend on the
 // suspects and o alone, not on o.Workers.
 func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
@@ -95,7 +119,17 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 			return nil, fmt.Errorf("scenarios: suspect %q: %w", s.label(), err)
 		}
 		col := Column{Name: s.Deployment.String(), Deployment: s.Deployment, Skew: o.Skew, RestartEvery: o.RestartEvery}
-		jobs[i] = job{spec: s.Limiter, col: col, label: "hunting " + s.label()}
+		jobs[i] = job{spec: s.Limiter, col: col, label: "hunting " + s.label(), judge: true}
+		if s.Reference.Name != "" {
+			if err := s.Reference.Validate(); err != nil {
+				return nil, fmt.Errorf("scenarios: suspect %q: reference: %w", s.label(), err)
+			}
+			if s.Tolerance < 0 {
+				return nil, fmt.Errorf("scenarios: suspect %q: a negative tolerance of %d", s.label(), s.Tolerance)
+			}
+			ref := s.Reference
+			jobs[i].ref, jobs[i].tolerance = &ref, s.Tolerance
+		}
 	}
 	ns := len(o.Seeds)
 	runs, err := o.runJobs(jobs)
@@ -106,7 +140,7 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 	for i, s := range suspects {
 		v := Verdict{Suspect: s.label(), Seeds: ns}
 		for j, run := range runs[i*ns : (i+1)*ns] {
-			broken := false
+			var seen [numBreaches]bool
 			if v.FirstError == nil {
 				v.FirstError = run.firstError
 			}
@@ -114,16 +148,27 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 				cr := run.clients[c]
 				v.Requests += cr.Requests
 				v.Errors += cr.Errors
-				if cr.Violation == nil || broken {
-					continue
+				var found []finding
+				if cr.Violation != nil {
+					found = append(found, finding{breach: OverAdmission, v: cr.Violation})
 				}
-				broken = true
-				if !v.Caught {
-					v.Caught, v.FirstSeed, v.FirstClient, v.First = true, o.Seeds[j], c, cr.Violation
+				if f := run.found[c]; f != nil {
+					found = append(found, *f)
+				}
+				for _, f := range found {
+					seen[f.breach] = true
+					if !v.Caught {
+						v.Caught, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = true, o.Seeds[j], c, f.breach, f.v, f.trace
+					}
 				}
 			}
-			if broken {
+			if slices.Contains(seen[:], true) {
 				v.SeedsCaught++
+			}
+			for b, ok := range seen {
+				if ok {
+					v.SeedsBy[b]++
+				}
 			}
 		}
 		verdicts[i] = v

@@ -19,11 +19,30 @@ func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
 		switch {
 		case v.Caught:
 			verdict, first = "caught", fmt.Sprint(v.FirstSeed)
-			reason = v.FirstClient.String() + " client: " + v.First.Reason
+			reason = v.FirstClient.String() + " client, " + v.FirstBreach.String() + ": " + v.First.Reason
 		case v.Errors > 0:
 			verdict, reason = fmt.Sprintf("%d errors", v.Errors), fmt.Sprint(v.FirstError)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", v.Suspect, verdict, first, v.SeedsCaught, v.Seeds, strings.ReplaceAll(reason, "\t", " "))
 	}
 	return tw.Flush()
+}
+
+// WriteTraces writes, for every caught suspect whose first breach has a
+// trace, the suspect, the breach and the requests that show it.
+func WriteTraces(w io.Writer, verdicts []Verdict) error {
+	for _, v := range verdicts {
+		if !v.Caught || len(v.Trace) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "\n%s, seed %d, %s client, %s:\n", v.Suspect, v.FirstSeed, v.FirstClient, v.FirstBreach); err != nil {
+			return err
+		}
+		for _, line := range v.Trace {
+			if _, err := fmt.Fprintf(w, "    %s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

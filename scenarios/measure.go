@@ -29,12 +29,25 @@ type ClientRun struct {
 }
 
 // measure plays one configuration and summarizes it per client, with the
-// run's first limiter error.
-func measure(cfg model.Config, wipeAt int64) (jobRun, error) {
+// run's first limiter error. With judge, it also holds the run to the rest
+// of the contract (judge.go) and keeps each client's first breach.
+func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
 	var out [NumClients]ClientRun
+	var replies [NumClients][]model.Reply
+	if judge {
+		cfg.Loop = recordReplies(cfg.Loop, &replies)
+	}
 	res, err := model.Run(cfg)
 	if err != nil {
 		return jobRun{}, err
+	}
+	var found [NumClients]*finding
+	if judge && judgeable(cfg) {
+		all := requestsOf(cfg, res)
+		honesty(cfg.Limiter, cfg, all, byInstance(all), &found)
+		for _, lc := range cfg.Loop {
+			retries(all, lc.Key, replies[lc.Key], &found)
+		}
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {
@@ -48,7 +61,21 @@ func measure(cfg model.Config, wipeAt int64) (jobRun, error) {
 			Violation: res.Keys[c].Violation,
 		}
 	}
-	return jobRun{clients: out, firstError: res.FirstError}, nil
+	return jobRun{clients: out, firstError: res.FirstError, found: found}, nil
+}
+
+// recordReplies is loop with each client wrapped to keep, in into[its
+// key], every answer it is handed.
+func recordReplies(loop []model.LoopClient, into *[NumClients][]model.Reply) []model.LoopClient {
+	out := slices.Clone(loop)
+	for i, lc := range out {
+		if lc.Key < 0 || lc.Key >= NumClients {
+			continue
+		}
+		inner, dst := lc.New, &into[lc.Key]
+		out[i].New = func() model.Client { return recorder{Client: inner(), replies: dst} }
+	}
+	return out
 }
 
 // countIn counts the sorted times in [from, to).
@@ -64,6 +91,11 @@ type job struct {
 	spec  limiter.Spec
 	col   Column
 	label string
+	judge bool // hold the runs to the whole contract (Hunt)
+	// ref, when set, is the limiter the runs must agree with, within
+	// tolerance admits per aligned window (Suspect.Reference).
+	ref       *limiter.Spec
+	tolerance int64
 }
 
 // jobRun is one job on one seed: each client's numbers, the limiter's first
@@ -72,6 +104,7 @@ type jobRun struct {
 	clients       [NumClients]ClientRun
 	firstError    error
 	notApplicable string
+	found         [NumClients]*finding // judged runs: each client's first breach beyond the promise
 }
 
 // runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
@@ -94,7 +127,11 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 			runs[i].notApplicable = na.Reason
 			return nil
 		}
-		run, err := measure(o.config(j.spec, j.col, o.Seeds[s], traffic[s]), o.WipeAt)
+		cfg := o.config(j.spec, j.col, o.Seeds[s], traffic[s])
+		run, err := measure(cfg, o.WipeAt, j.judge)
+		if err == nil && j.ref != nil {
+			err = offReference(cfg, *j.ref, j.tolerance, &run)
+		}
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}

@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -42,6 +44,9 @@ type Options struct {
 	// Loop adds the three closed-loop clients (RetryAfter, DrainIdle,
 	// ResetBurst, LoopClients) to the five of Traffic, each on its own key.
 	Loop bool
+	// Edge adds the edge-probing client (EdgeTraffic) on its own key, and
+	// Hunt judges it with the others.
+	Edge bool
 	// Workers is how many goroutines play runs; 0 means GOMAXPROCS. The
 	// output does not depend on it.
 	Workers int
@@ -175,7 +180,17 @@ func (o Options) traffic() ([][]model.Request, error) {
 	out := make([][]model.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
 		requests, err := Traffic(o.Seeds[i], o.Limit, o.Duration)
-		out[i] = requests
+		if err != nil || !o.Edge {
+			out[i] = requests
+			return err
+		}
+		edge, err := EdgeTraffic(o.Seeds[i], o.Limit, o.Duration)
+		// Ties in key order, as Traffic's own.
+		all := append(requests, edge...)
+		slices.SortStableFunc(all, func(a, b model.Request) int {
+			return cmp.Or(cmp.Compare(a.Send, b.Send), cmp.Compare(a.Key, b.Key))
+		})
+		out[i] = all
 		return err
 	})
 	return out, err

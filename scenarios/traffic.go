@@ -40,24 +40,32 @@ const (
 	RetryAfter
 	DrainIdle
 	ResetBurst
+	// Edge probes the µs either side of every window edge and refill
+	// instant (EdgeTraffic); it runs when Options.Edge is set, as in a hunt.
+	Edge
 	// NumClients is the number of clients, open and closed-loop (and of
 	// keys in a run).
-	NumClients = 8
+	NumClients = 9
 )
 
 // Clients lists the five open-loop clients, those of Traffic, in key order.
 func Clients() []Client { return []Client{Flood, Boundary, OnOff, Honest, FirstHit} }
 
 // Clients lists the clients of a run under o, in key order: the five of
-// Traffic, and the three closed-loop ones when o.Loop is set.
+// Traffic, the three closed-loop ones when o.Loop is set, and the
+// edge-probing one when o.Edge is.
 func (o Options) Clients() []Client {
+	c := Clients()
 	if o.Loop {
-		return append(Clients(), RetryAfter, DrainIdle, ResetBurst)
+		c = append(c, RetryAfter, DrainIdle, ResetBurst)
 	}
-	return Clients()
+	if o.Edge {
+		c = append(c, Edge)
+	}
+	return c
 }
 
-var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit", "retry-after", "drain-idle", "reset-burst"}
+var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit", "retry-after", "drain-idle", "reset-burst", "edge"}
 
 // String is the client's short name.
 func (c Client) String() string {

@@ -11,7 +11,8 @@ import (
 // bug; none of them is in algos.All, ByName or Names, and every name starts
 // with "planted-". Never use them to limit anything.
 
-// All lists the planted bugs, in the order declared below. Like the
+// All lists the planted bugs, in the order declared below, then in
+// contract.go and estimate.go. Like the
 // variables, the list is for tests that must show a check catches a bug.
 // algos/lua holds the Lua twin of a planted bug beside the six scripts,
 // under the same name (planted-token-bucket-negative-refill.lua).
@@ -19,6 +20,8 @@ func All() []algos.Algorithm {
 	return []algos.Algorithm{
 		UncappedTokenBucket, LeakyBucketRewinds, GCRAWideTolerance,
 		FixedWindowOffByOne, SlidingLogTrimsTooMuch, TokenBucketNegativeRefill,
+		FixedWindowShifted, TokenBucketBurstOneShort, GCRARetryAfterFloored,
+		SlidingCounterWrongWeight,
 	}
 }
 

@@ -1,0 +1,112 @@
+package planted
+
+import (
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/arith"
+)
+
+// The planted bugs below break the contract where only a hunt at deployment
+// level, with its edge-probing client and its honesty checks, looks: a
+// window one µs off its edge, a burst one short, a Retry-After rounded
+// down. Each is again one line away from a correct decision.
+
+// FixedWindowShifted is the fixed window whose windows start one µs early.
+//
+// PLANTED BUG: `idx := algos.FloorDiv(now+1, l.Window)` instead of
+// `algos.FloorDiv(now, l.Window)`. The author converts a timestamp that
+// counts from 1 (a 1-based tick, an inclusive end) and adds the one in the
+// wrong place. Only an admit on the last µs of a window lands in the next
+// one: a client must hit that µs to see 2L in one aligned window.
+var FixedWindowShifted = algos.Algorithm{
+	Name:       "planted-fixed-window-shifted",
+	Decide:     decidePlantedFixedWindowShifted,
+	Promise:    algos.AlignedWindowPromise,
+	StateDoc:   "window index, count",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedFixedWindowShifted(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	idx := algos.FloorDiv(now+1, l.Window) // PLANTED: was FloorDiv(now, l.Window)
+	window, count := s.A, s.B
+	if !s.Set || window != idx {
+		window, count = idx, 0
+	}
+	end := (idx+1)*l.Window - now
+	d := algos.Decision{Reset: end}
+	if count < l.Rate {
+		count++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	*s = algos.State{Set: true, A: window, B: count}
+	d.Remaining = l.Rate - count
+	return d
+}
+
+// TokenBucketBurstOneShort is the token bucket that starts, and refills up
+// to, one token less than its burst.
+//
+// PLANTED BUG: `capacity := l.Capacity() - l.Unit` instead of
+// `l.Capacity()`. The author reads "burst" as "requests after the first".
+// It never admits too much, so no promise is broken: it turns away the
+// last request of every full burst, which the promise allows.
+var TokenBucketBurstOneShort = algos.Algorithm{
+	Name:       "planted-token-bucket-burst-one-short",
+	Decide:     decidePlantedTokenBucketBurstOneShort,
+	Promise:    algos.BucketPromise,
+	StateDoc:   "tokens (scaled integer), last refill time",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	capacity := l.Capacity() - l.Unit // PLANTED: was l.Capacity()
+	if !s.Set {
+		*s = algos.State{Set: true, A: capacity, B: now}
+	}
+	tokens, last := s.A, s.B
+	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
+	last = now
+	d := algos.Decision{}
+	if tokens >= l.Unit {
+		tokens -= l.Unit
+		d.Allowed = true
+	} else {
+		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
+	}
+	s.A, s.B = tokens, last
+	d.Remaining = tokens / l.Unit
+	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
+	return d
+}
+
+// GCRARetryAfterFloored is GCRA answering Retry-After rounded down to a
+// hundredth of the window.
+//
+// PLANTED BUG: `d.RetryAfter = (allowAt - now) / step * step` (step = W/100)
+// instead of `allowAt - now`. The author reports Retry-After in coarse
+// units (whole seconds for a minute's limit, say) and truncates, as an
+// integer division does. Every wait shorter than a unit reads 0, and a
+// client that honours it retries before the request can be admitted. It
+// admits exactly as GCRA does, so no promise is broken.
+var GCRARetryAfterFloored = algos.Algorithm{
+	Name:    "planted-gcra-retry-after-floored",
+	Decide:  decidePlantedGCRARetryAfterFloored,
+	Promise: algos.BucketPromise,
+	// Its RetryAfter is short, not exact: the properties hold it to
+	// honesty, which it breaks, not to exactness.
+	StateDoc:   "theoretical arrival time (µs and a remainder)",
+	StateInts:  two,
+	ExactRetry: false,
+}
+
+func decidePlantedGCRARetryAfterFloored(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	d := algos.GCRA.Decide(s, now, l)
+	if !d.Allowed {
+		step := max(1, l.Window/100)
+		d.RetryAfter = d.RetryAfter / step * step // PLANTED: was d.RetryAfter
+	}
+	return d
+}

@@ -1,0 +1,135 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// The edge prober hits both µs of every refill instant, and every window
+// edge with a burst of L+1 on its last µs, its first, or both, turning
+// through all three in any three edges in a row; the same seed gives the
+// same requests, sorted.
+func TestEdgeTrafficLandsOnEveryEdge(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10) // a token every 100 ms
+	dur := 6 * algos.Second
+	reqs, err := EdgeTraffic(3, l, dur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[int64]int{}
+	for i, r := range reqs {
+		if r.Key != int(Edge) || (i > 0 && r.Send < reqs[i-1].Send) {
+			t.Fatalf("request %d: %+v, want key %d in time order", i, r, Edge)
+		}
+		at[r.Send]++
+	}
+	for tok := int64(100_000); tok < dur; tok += 100_000 {
+		if at[tok-1] == 0 || at[tok] == 0 {
+			t.Errorf("refill instant %s: %d requests the µs before, %d on it; want at least one each", algos.FormatTime(tok), at[tok-1], at[tok])
+		}
+	}
+	var patterns []string
+	for edge := int64(algos.Second); edge < dur; edge += algos.Second {
+		last, first := at[edge-1] >= 11, at[edge] >= 11
+		patterns = append(patterns, map[[2]bool]string{{true, false}: "last", {false, true}: "first", {true, true}: "both"}[[2]bool{last, first}])
+	}
+	for i := 2; i < len(patterns); i++ {
+		if seen := strings.Join(patterns[i-2:i+1], " "); !strings.Contains(seen, "last") || !strings.Contains(seen, "first") || !strings.Contains(seen, "both") {
+			t.Errorf("edges %d to %d: %s; want each pattern once in any three", i-1, i+1, seen)
+		}
+	}
+	again, _ := EdgeTraffic(3, l, dur)
+	if len(again) != len(reqs) || again[len(again)/2] != reqs[len(reqs)/2] {
+		t.Error("the same seed gave other requests")
+	}
+	if _, err := EdgeTraffic(3, algos.Limit{}, dur); err == nil {
+		t.Error("a zero limit was accepted")
+	}
+}
+
+// judgedRun builds requests on one key of one instance, told the given
+// times, in that order, admitted as given.
+func judgedRun(told []int64, admitted []bool) []judged {
+	all := make([]judged, len(told))
+	for i := range told {
+		all[i] = judged{told: told[i], decided: int64(i), admitted: admitted[i], key: int32(RetryAfter), instance: int32(RetryAfter)}
+	}
+	return all
+}
+
+func deny(retry int64) model.Reply { return model.Reply{Decision: algos.Decision{RetryAfter: retry}} }
+func admit() model.Reply           { return model.Reply{Decision: algos.Decision{Allowed: true}} }
+
+// A retry at its Retry-After that is denied, and an early retry told to
+// wait past the deadline it came early for, are each a breach; a denied
+// early retry that keeps the deadline, a retry on another instance and an
+// admitted retry are not.
+func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		told     []int64
+		admitted []bool
+		replies  []model.Reply
+		want     Breach
+	}{
+		{"retried at the Retry-After, admitted", []int64{0, 100}, []bool{false, true}, []model.Reply{deny(100), admit()}, 0},
+		{"retried at the Retry-After, denied", []int64{0, 100}, []bool{false, false}, []model.Reply{deny(100), deny(5)}, RetryDenied},
+		{"retried after it, denied", []int64{0, 150}, []bool{false, false}, []model.Reply{deny(100), deny(5)}, RetryDenied},
+		{"Retry-After 0 on a denial, retried at once, denied", []int64{0, 0}, []bool{false, false}, []model.Reply{deny(0), deny(0)}, RetryDenied},
+		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []model.Reply{deny(100), deny(60)}, 0},
+		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []model.Reply{deny(100), deny(61)}, RetryExtended},
+	} {
+		var found [NumClients]*finding
+		retries(judgedRun(tc.told, tc.admitted), int(RetryAfter), tc.replies, &found)
+		got := Breach(0)
+		if f := found[RetryAfter]; f != nil {
+			got = f.breach
+		}
+		if got != tc.want {
+			t.Errorf("%s: breach %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The retry reached another node of a local deployment: that node
+	// never denied it anything.
+	all := judgedRun([]int64{0, 100}, []bool{false, false})
+	all[1].instance++
+	var found [NumClients]*finding
+	if retries(all, int(RetryAfter), []model.Reply{deny(100), deny(5)}, &found); found[RetryAfter] != nil {
+		t.Errorf("a retry on another instance was judged: %v", found[RetryAfter].v.Reason)
+	}
+}
+
+// A refusal is an honest request turned away exactly when one more admit
+// keeps the promise after the instance's admits: a bucket of 2 per second
+// refusing the second request of a burst is; refusing the third is not. A
+// conservative limiter's refusals, and an instance whose told times go
+// back, are not judged.
+func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
+	spec := limiter.FromAlgorithm(algos.TokenBucket)
+	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
+	run := func(spec limiter.Spec, told []int64, admitted []bool) *finding {
+		all := judgedRun(told, admitted)
+		var found [NumClients]*finding
+		honesty(spec, cfg, all, byInstance(all), &found)
+		return found[RetryAfter]
+	}
+	if f := run(spec, []int64{0, 0, 0}, []bool{true, true, false}); f != nil {
+		t.Errorf("the third of a burst of 2 refused: judged %q", f.v.Reason)
+	}
+	f := run(spec, []int64{0, 0, 0}, []bool{true, false, false})
+	if f == nil || f.breach != HonestTurnedAway || f.v.From != 0 || !strings.Contains(f.v.Reason, "after 1 admits") {
+		t.Errorf("the second of a burst of 2 refused: %+v, want an honest request turned away at 0 after 1 admit", f)
+	}
+	conservative := spec
+	conservative.Conservative = true
+	if f := run(conservative, []int64{0, 0}, []bool{true, false}); f != nil {
+		t.Errorf("a conservative limiter's refusal was judged: %q", f.v.Reason)
+	}
+	if f := run(spec, []int64{10, 5}, []bool{true, false}); f != nil {
+		t.Errorf("a refusal told a time before the last was judged: %q", f.v.Reason)
+	}
+}
