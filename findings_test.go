@@ -74,6 +74,7 @@ func TestGoldenTable(t *testing.T) {
 }
 
 func TestGoldenSkew(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	s, err := findingsSweep()
 	if err != nil {
 		t.Fatal(err)
@@ -500,6 +501,7 @@ func findingsLibraryRuns(t *testing.T) libraries {
 // x/time/rate beside the token bucket on the table's conditions, redis_rate
 // beside GCRA at 10 per second, and x/time/rate's skew sweep.
 func TestGoldenLibraries(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	l := findingsLibraryRuns(t)
 	sw, err := findingsXRateSweep()
 	if err != nil {

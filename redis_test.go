@@ -177,6 +177,7 @@ const liveDuration = 6 * algos.Second
 // its peak within 0.02 of the limit. It also reports what the simulator
 // predicts from each step's mean delay alone, without checking it.
 func TestLiveReplayMatchesModel(t *testing.T) {
+	t.Parallel() // it mostly waits for real time; its replay is exact under load
 	s := redistest.Start(t)
 	prefix := s.Prefix(t)
 	limit := algos.MustLimit(100, algos.Second, 100)

@@ -109,6 +109,7 @@ func (f *failingEvery) Allow(ctx context.Context, key int, now int64) (algos.Dec
 // every call as Redis did. An error on every 7th call of a node is counted
 // as an error, never as a denial.
 func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
+	t.Parallel() // it mostly waits for real time; MONITOR's order is exact under load
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
 	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)

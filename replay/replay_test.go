@@ -115,6 +115,7 @@ func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
 // made is reproduced by the model's store, for an atomic script and for
 // the GET/SET client; and only the GET/SET client has legs back and to SET.
 func TestPlayThenReplayReproducesEveryDecision(t *testing.T) {
+	t.Parallel() // it mostly waits for real time; the sequence key is exact under load
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
 	requests, err := scenarios.Traffic(2, limit, algos.Second)

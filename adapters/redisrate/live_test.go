@@ -32,6 +32,7 @@ func live() replay.Subject {
 // decides all but 0.5% of the calls as the fleet did, and admits as many
 // within 0.5% at a peak within 0.02 of the limit.
 func TestLiveFleetMatchesItsTwin(t *testing.T) {
+	t.Parallel() // it mostly waits for real time
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
 	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)
