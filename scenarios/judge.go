@@ -279,21 +279,23 @@ func retries(all []judged, key int, replies []model.Reply, out *[NumClients]*fin
 			continue
 		}
 		deadline := d.told + dd.RetryAfter
-		trace := []string{
-			traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dd.RetryAfter))),
-			traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rd.RetryAfter))),
+		trace := func() []string {
+			return []string{
+				traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dd.RetryAfter))),
+				traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rd.RetryAfter))),
+			}
 		}
 		switch {
 		case r.told >= deadline && !r.admitted:
 			out[key] = &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 				"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
 				algos.FormatTime(d.told), algos.FormatMicros(dd.RetryAfter), algos.FormatTime(r.told),
-				algos.FormatMicros(r.told-d.told), algos.FormatMicros(rd.RetryAfter))}, trace}
+				algos.FormatMicros(r.told-d.told), algos.FormatMicros(rd.RetryAfter))}, trace()}
 			return
 		case r.told < deadline && !r.admitted && r.told+rd.RetryAfter > deadline:
 			out[key] = &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 				"denied at %s until %s, retried early at %s and told to wait until %s",
-				algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rd.RetryAfter))}, trace}
+				algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rd.RetryAfter))}, trace()}
 			return
 		}
 	}
