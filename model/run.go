@@ -249,7 +249,10 @@ func (r *runner) borrow(s *scratch, n int) {
 	r.slots, r.free = s.slots[:0], s.free[:0]
 	r.replies, r.freeReplies = s.replies[:0], s.freeReplies[:0]
 	r.owner = s.owner[:0]
-	r.admitted = s.admitted[:0]
+	// At most one admit per static request (and the closed-loop clients'
+	// beyond): sized once, so that a run on a fresh scratch (sync.Pool
+	// drops some under the race detector) allocates the same whatever n.
+	r.admitted = slices.Grow(s.admitted[:0], n)
 }
 
 // giveBack returns r's scratch memory, grown as the run needed, to the pool.
