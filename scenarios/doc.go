@@ -1,18 +1,22 @@
 // Package scenarios owns overshoot's traffic and what is measured with it:
-// the five clients (Traffic), the deployment matrix (RunMatrix, rendered by
-// Matrix.WriteTo as the table), the skew sweep (RunSweep, rendered as a
-// text table and an SVG chart), and the hunt for broken promises (Hunt,
-// WriteVerdicts). Every run is played by package model, which checks each
-// admit against the algorithm's own promise.
+// the clients (the five open-loop ones of Traffic, the three closed-loop
+// ones of LoopClients, the edge prober of EdgeTraffic), the deployment
+// matrix (RunMatrix, rendered by Matrix.WriteTo as the table), the sweeps
+// (RunSweep over skew, RunCurve over any one parameter, each rendered as a
+// text table and an SVG chart, with the models that explain them), and the
+// hunt (Hunt, WriteVerdicts, WriteTraces), which judges a deployed limiter's
+// whole contract (judge.go): its promise, honest requests turned away,
+// retries at their Retry-After, and agreement with a named reference.
 //
 // The traffic depends on the seed, the limit and the duration alone, so
 // every algorithm and every deployment sees exactly the same requests, and a
 // difference between two cells is the algorithm's or the deployment's doing.
-// RunMatrix, RunSweep and Hunt take any limiter.Spec, so a user can put
-// their own limiter through the same matrix as the six built in. What they
-// return, and the bytes it renders, depend on their arguments alone, not on
-// the number of workers.
+// RunMatrix, RunSweep, RunCurve and Hunt take any limiter.Spec, so a user
+// can put their own limiter through the same checks as the six built in.
+// What they return, and the bytes it renders, depend on their arguments
+// alone, not on the number of workers.
 //
-// Of overshoot's packages, scenarios imports algos and model only: never
-// algos/lua, study, replay, properties, a Redis client or the root package.
+// Of overshoot's packages, scenarios imports algos, differential, limiter
+// and model only: never algos/lua, study, replay, properties, a Redis
+// client or the root package.
 package scenarios

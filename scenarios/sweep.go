@@ -20,7 +20,7 @@ func DefaultSkews() []int64 {
 }
 
 // SweepPoint is one algorithm at one skew: the worst peak over the seeds
-// and the five clients, and where it happened.
+// and every client of the options, and where it happened.
 type SweepPoint struct {
 	// Peak is the most admits in any window of W; PeakX the same as a
 	// multiple of the limit. Seed and Client are where it was first

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
 )
@@ -16,7 +17,7 @@ func (r Sweep) WriteTo(w io.Writer) (int64, error) {
 	win := algos.FormatMicros(o.Limit.Window)
 	fmt.Fprintf(&b, "overshoot skew sweep\n\n")
 	fmt.Fprintf(&b, "Peak: most admitted in any %s (by true decision time), as a multiple of the limit, the worst of\n", win)
-	fmt.Fprintf(&b, "seeds %s and of the five clients (flood, boundary bursts, on-off flood, honest, first-hit bursts), each client on\n", seedList(o.Seeds))
+	fmt.Fprintf(&b, "seeds %s and of the %d clients (%s), each client on\n", seedList(o.Seeds), len(o.Clients()), clientNamesOf(o))
 	fmt.Fprintf(&b, "its own key with a limit of %v. Node clock: each node tells the store its own time;\n", o.Limit)
 	fmt.Fprintf(&b, "%d node clocks spread evenly so that the two extreme ones are the skew apart. The store is %s away,\n", o.Nodes, algos.FormatMicros(o.RTT))
 	fmt.Fprintf(&b, "round trip, each leg ±%d%%. %s per run.\n\n", o.Jitter, algos.FormatMicros(o.Duration))
@@ -40,4 +41,13 @@ func (r Sweep) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := w.Write(b.Bytes())
 	return int64(n), err
+}
+
+// clientNamesOf lists the clients of a run under o by name.
+func clientNamesOf(o Options) string {
+	names := make([]string, 0, NumClients)
+	for _, c := range o.Clients() {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
 }
