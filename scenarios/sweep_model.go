@@ -221,3 +221,38 @@ func (m *CurveModel) algorithms(r Curve) []string {
 	}
 	return slices.Clip(out)
 }
+
+// LocalFullModel: each of N local nodes given the whole limit admits, from
+// its own share of the flood, up to what one limiter admits of the whole
+// flood (A, the ideal's admits), so the flood gets about min(N·A, F) of
+// its F requests: over ≈ 100·(min(N·A, F)/A − 1) %, that is N − 1 times
+// the ideal until the nodes can take every request the flood sends (about
+// F/A ≈ 5 nodes; the flood offers 5 times the limit). A random balancer
+// deals the shares unevenly, so near that point a node's share falls short
+// now and then and the flood gets less than the model. Measured: the
+// flood's over, the mean of the seeds; the model uses the seeds' own A and
+// F.
+func LocalFullModel() *CurveModel {
+	return &CurveModel{
+		Name: "flood over the ideal, the mean of the seeds, beside the model (in brackets): every node admits up to what one\n" +
+			"limiter admits of the whole flood (A, the ideal's), so the flood gets min(N·A, F) of its F requests: over ≈\n" +
+			"100·(min(N·A, F)/A − 1) %",
+		Unit: "%",
+		Measure: func(r Curve, algo string, k int) float64 {
+			return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
+		},
+		Predict: func(r Curve, algo string, k int) (float64, bool) {
+			_, ideal := r.SeedRuns(algo, k)
+			if len(ideal) == 0 {
+				return 0, false
+			}
+			n := float64(r.PointOptions(k).Nodes)
+			sum := 0.0
+			for _, run := range ideal {
+				a, f := float64(run.Clients[Flood].Admitted), float64(run.Clients[Flood].Requests)
+				sum += 100 * (min(n*a, f)/a - 1)
+			}
+			return sum / float64(len(ideal)), true
+		},
+	}
+}
