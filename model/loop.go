@@ -186,48 +186,8 @@ func (r *runner) answer(i int, at int64, d algos.Decision, err error) error {
 // every element in an interface (an allocation each). Each client has at
 // most one pending send, so (time, client) orders them totally and the
 // order they come out in does not depend on how the heap is laid out.
-type sendHeap []pendingSend
+type sendHeap = minHeap[pendingSend]
 
 func (a pendingSend) before(b pendingSend) bool {
 	return a.t < b.t || (a.t == b.t && a.c < b.c)
-}
-
-func (h *sendHeap) push(p pendingSend) {
-	*h = append(*h, p)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !s[i].before(s[parent]) {
-			break
-		}
-		s[i], s[parent] = s[parent], s[i]
-		i = parent
-	}
-}
-
-func (h *sendHeap) pop() pendingSend {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if rr := l + 1; rr < len(s) && s[rr].before(s[l]) {
-			m = rr
-		}
-		if !s[m].before(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
 }

@@ -599,44 +599,4 @@ func (a event) before(b event) bool {
 
 // eventHeap is a binary min-heap of events, written out for the two
 // operations the store needs (no interface, no allocation once grown).
-type eventHeap []event
-
-func (h *eventHeap) push(e event) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !s[i].before(s[parent]) {
-			break
-		}
-		s[i], s[parent] = s[parent], s[i]
-		i = parent
-	}
-}
-
-func (h *eventHeap) pop() event {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if rr := l + 1; rr < len(s) && s[rr].before(s[l]) {
-			m = rr
-		}
-		if !s[m].before(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
+type eventHeap = minHeap[event]
