@@ -26,6 +26,12 @@ type CurveModel struct {
 	Predict func(r Curve, algo string, k int) (float64, bool)
 }
 
+// floodOver measures the flood's over the ideal at algo and point k, the
+// mean of the seeds: what the flood models predict.
+func floodOver(r Curve, algo string, k int) float64 {
+	return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
+}
+
 // meanOf is the mean of f over the seed cells.
 func meanOf(cells []Cell, f func(Cell) float64) float64 {
 	sum := 0.0
@@ -49,10 +55,8 @@ func RestartModel() *CurveModel {
 		Name: "flood over the ideal, the mean of the seeds, beside the model (in brackets): one fresh local burst of B/N per\n" +
 			"restart, N·m(D) restarts in a run of D (m(D) ≈ D/R − 1/3, the mean restarts of a node whose gaps are uniform in\n" +
 			"[1µs, 2R]), so over ≈ N·m(D)·(B/N) / (the ideal's flood admits), whatever N",
-		Unit: "%",
-		Measure: func(r Curve, algo string, k int) float64 {
-			return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
-		},
+		Unit:    "%",
+		Measure: floodOver,
 		Predict: func(r Curve, algo string, k int) (float64, bool) {
 			o := r.PointOptions(k)
 			_, ideal := r.SeedRuns(algo, k)
@@ -151,10 +155,8 @@ func GetSetModel() *CurveModel {
 	return &CurveModel{
 		Name: "flood over the ideal, the mean of the seeds, beside the model (in brackets): every GET that reaches the store\n" +
 			"within a round trip of an admit (the admit's reply and SET legs) reads the state before it, so over ≈ 100·F·RTT/W %",
-		Unit: "%",
-		Measure: func(r Curve, algo string, k int) float64 {
-			return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
-		},
+		Unit:    "%",
+		Measure: floodOver,
 		Predict: func(r Curve, _ string, k int) (float64, bool) {
 			o := r.PointOptions(k)
 			return 100 * floodMultiple * float64(o.Limit.Rate) * float64(o.RTT) / float64(o.Limit.Window), true
@@ -237,10 +239,8 @@ func LocalFullModel() *CurveModel {
 		Name: "flood over the ideal, the mean of the seeds, beside the model (in brackets): every node admits up to what one\n" +
 			"limiter admits of the whole flood (A, the ideal's), so the flood gets min(N·A, F) of its F requests: over ≈\n" +
 			"100·(min(N·A, F)/A − 1) %",
-		Unit: "%",
-		Measure: func(r Curve, algo string, k int) float64 {
-			return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
-		},
+		Unit:    "%",
+		Measure: floodOver,
 		Predict: func(r Curve, algo string, k int) (float64, bool) {
 			_, ideal := r.SeedRuns(algo, k)
 			if len(ideal) == 0 {
