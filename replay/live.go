@@ -202,10 +202,9 @@ func PlayLive(ctx context.Context, addr, prefix string, lv Live) (rec *LiveRecor
 			return nil, fmt.Errorf("replay: %s: node %d: %w", lv.Name, i, err)
 		}
 	}
-	mon, err := startMonitor(ctx, addr, nodeAddrs, clients[0])
-	if err != nil {
-		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
-	}
+	// A store that refuses MONITOR (an ACL, a managed service) is still
+	// played: its calls are then ordered by estimate, and Order says why.
+	mon, monErr := startMonitor(ctx, addr, nodeAddrs, clients[0])
 	for _, c := range counters {
 		c.commands.Store(0)
 		c.dials.Store(0)
@@ -217,8 +216,14 @@ func PlayLive(ctx context.Context, addr, prefix string, lv Live) (rec *LiveRecor
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		mon.conn.Close()
+		if mon != nil {
+			mon.conn.Close()
+		}
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
+	}
+	if monErr != nil {
+		rec.Order = fmt.Sprintf("estimate: %v", monErr)
+		return rec, nil
 	}
 	lines, err := mon.stop(ctx, clients[0])
 	if err != nil {

@@ -163,3 +163,43 @@ func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
 		}
 	}
 }
+
+// A store that refuses MONITOR (here an ACL) is still played: the calls are
+// ordered by estimate, the recording says so, and nothing is placed.
+func TestPlayLiveWithoutMonitorOrdersByEstimate(t *testing.T) {
+	s := redistest.Start(t)
+	if strings.HasPrefix(s.Source, redistest.EnvAddr) {
+		// The ACL would reach every other test on that shared server.
+		t.Skipf("needs a Redis of its own to take MONITOR away from; %s is shared", s.Source)
+	}
+	rdb := s.Client(t)
+	if err := rdb.Do(context.Background(), "ACL", "SETUSER", "default", "-monitor").Err(); err != nil {
+		t.Fatal(err)
+	}
+	limit := algos.MustLimit(100, algos.Second, 100)
+	requests, err := scenarios.Traffic(1, limit, algos.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := replay.Live{Name: "no MONITOR", Subject: tokenBucketScript(t), Limit: limit, Deployment: model.NodeClock, Nodes: 2, Seed: 1, Requests: requests}
+	rec, err := replay.PlayLive(context.Background(), s.Addr, s.Prefix(t)+"nomonitor:", lv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ordered by %s", rec.Order)
+	if !strings.HasPrefix(rec.Order, "estimate: MONITOR") || !strings.Contains(rec.Order, "NOPERM") {
+		t.Errorf("ordered by %q, want an estimate that says MONITOR was refused", rec.Order)
+	}
+	live := rec.Live()
+	if live.Admitted == 0 || live.Errors != 0 {
+		t.Errorf("the fleet's tally %+v: want admits and no errors", live)
+	}
+	for _, c := range rec.Calls {
+		if c.Seq != 0 {
+			t.Fatalf("a call was placed without MONITOR: %+v", c)
+		}
+	}
+	if _, _, err := rec.Replay(); err != nil {
+		t.Fatal(err)
+	}
+}
