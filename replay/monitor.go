@@ -72,9 +72,14 @@ func startMonitor(ctx context.Context, addr string, nodeAddrs []string, probe *r
 		conn.Close()
 		return nil, fmt.Errorf("MONITOR: %w", err)
 	}
-	if line, err := rd.ReadString('\n'); err != nil || strings.TrimSpace(line) != "+OK" {
+	line, err := rd.ReadString('\n')
+	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("MONITOR: the store answered %q, %v", strings.TrimSpace(line), err)
+		return nil, fmt.Errorf("MONITOR: %w", err)
+	}
+	if reply := strings.TrimSpace(line); reply != "+OK" {
+		conn.Close()
+		return nil, fmt.Errorf("MONITOR: the store answered %s", strings.TrimPrefix(reply, "-"))
 	}
 	if err := m.learnOrder(ctx, rd, probe); err != nil {
 		conn.Close()
