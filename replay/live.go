@@ -456,11 +456,7 @@ func (rec *LiveRecording) Simulate() (Tally, error) {
 
 // Ideal is the same traffic on the subject's twin, on one node with a true
 // clock and no latency.
-func (rec *LiveRecording) Ideal() (Tally, error) {
-	cfg := rec.Case.config()
-	cfg.Deployment = model.Ideal
-	return run(cfg)
-}
+func (rec *LiveRecording) Ideal() (Tally, error) { return ideal(rec.Case.config()) }
 
 // Script is the Subject of one of overshoot's six algorithms as its Lua
 // script (package algos/lua): a CallerClock limiter told each node's time

@@ -322,8 +322,10 @@ func (rec *Recording) MeanDelay() (Tally, error) {
 }
 
 // Ideal is the same traffic on one node with a true clock and no latency.
-func (rec *Recording) Ideal() (Tally, error) {
-	cfg := rec.Case.config()
+func (rec *Recording) Ideal() (Tally, error) { return ideal(rec.Case.config()) }
+
+// ideal runs cfg's traffic on one node with a true clock and no latency.
+func ideal(cfg model.Config) (Tally, error) {
 	cfg.Deployment = model.Ideal
 	return run(cfg)
 }
