@@ -23,7 +23,15 @@ func decideFixedWindow(s *State, now int64, l Limit) Decision {
 	if !s.Set || window != idx {
 		window, count = idx, 0
 	}
-	end := (idx+1)*l.Window - now
+	count, d := countInWindow(count, (idx+1)*l.Window-now, l)
+	*s = State{Set: true, A: window, B: count}
+	return d
+}
+
+// countInWindow admits one more to a window holding count admits that ends
+// in end µs, while the count is below L, and returns the new count and the
+// decision: both fixed windows, aligned and anchored, decide this way.
+func countInWindow(count, end int64, l Limit) (int64, Decision) {
 	d := Decision{Reset: end}
 	if count < l.Rate {
 		count++
@@ -31,9 +39,8 @@ func decideFixedWindow(s *State, now int64, l Limit) Decision {
 	} else {
 		d.RetryAfter = end
 	}
-	*s = State{Set: true, A: window, B: count}
 	d.Remaining = l.Rate - count
-	return d
+	return count, d
 }
 
 // SlidingCounter keeps the current and previous aligned counts and admits
@@ -176,15 +183,7 @@ func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
 	if !s.Set || now-start >= l.Window {
 		start, count = now, 0
 	}
-	end := start + l.Window - now
-	d := Decision{Reset: end}
-	if count < l.Rate {
-		count++
-		d.Allowed = true
-	} else {
-		d.RetryAfter = end
-	}
+	count, d := countInWindow(count, start+l.Window-now, l)
 	*s = State{Set: true, A: start, B: count}
-	d.Remaining = l.Rate - count
 	return d
 }
