@@ -29,15 +29,15 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 	}
 	for changed := true; changed; {
 		changed = false
-
-		drop := func(i int) (bool, error) {
-			cand := slices.Delete(slices.Clone(cur), i, i+1)
+		// accept makes cand the attack when it still does what it must.
+		accept := func(cand []model.Request) (bool, error) {
 			ok, err := try(cand)
 			if ok {
 				cur, changed = cand, true
 			}
 			return ok, err
 		}
+		drop := func(i int) (bool, error) { return accept(slices.Delete(slices.Clone(cur), i, i+1)) }
 		if latestFirst {
 			for i := len(cur) - 1; i >= 0 && len(cur) > 1; i-- {
 				if _, err := drop(i); err != nil {
@@ -64,12 +64,11 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 			for i := range cand {
 				cand[i].Send += at - cur[0].Send
 			}
-			ok, err := try(cand)
+			ok, err := accept(cand)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				cur, changed = cand, true
 				break
 			}
 		}
@@ -84,12 +83,11 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 				for i := from; i < to; i++ {
 					cand[i].Send = at
 				}
-				ok, err := try(cand)
+				ok, err := accept(cand)
 				if err != nil {
 					return nil, err
 				}
 				if ok {
-					cur, changed = cand, true
 					break
 				}
 			}
@@ -101,12 +99,11 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 				for n := 0; n < cur[i].Node; n++ {
 					cand := slices.Clone(cur)
 					cand[i].Node = n
-					ok, err := try(cand)
+					ok, err := accept(cand)
 					if err != nil {
 						return nil, err
 					}
 					if ok {
-						cur, changed = cand, true
 						break
 					}
 				}
