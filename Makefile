@@ -8,7 +8,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 REDIS_IMAGE ?= overshoot/redis:7-local
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-.PHONY: all test test-race table golden mutants redis redis-image redis-bench study bench lint badges clean-containers
+.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills bench lint badges clean-containers
 
 all: lint test
 
@@ -81,6 +81,19 @@ redis-bench:
 ## study: the concurrency study against a real Redis, full sweep, live numbers printed.
 study:
 	$(GO) test -count=1 -timeout 30m -v ./study/ -study.full
+
+## load: the accepted-rate table in full (one key through N = 1, 3, 5 real HTTP nodes: a shared
+## Lua token bucket, per-instance buckets and GET-then-INCR, 100/s, offered 600/s for 60 s each),
+## the stampede of 50 against a limit of 10, and the path's ceiling beside redis-benchmark.
+load:
+	$(GO) test -count=1 -timeout 30m -v -run 'TestFindingAcceptedRateAcrossNodes|TestFindingStampede|TestPathCeiling' ./ceiling/ -ceiling.full
+
+## drills: the failure drills in full: the clock drill (golden/drills-clock.txt) and the live
+## drills (eviction, cluster, failover with a cut replication stream, blackhole, a real store's
+## clock stepped), their longer versions, with everything they measured printed.
+drills:
+	$(GO) test -count=1 -v -run 'ClockDrill|StoreClock|NodeClockStep' .
+	$(GO) test -count=1 -timeout 20m -v ./drills/ -drills.full
 
 ## bench: the decision and simulator benchmarks.
 bench:

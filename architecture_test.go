@@ -42,6 +42,12 @@ var allowedImports = map[string][]string{
 	"internal/golden":    {},
 	"internal/redistest": {},
 	"cmd/badges":         {},
+	"httplimit":          {"algos", "algos/lua", "limiter"},
+	"httpcheck":          {},
+	"ceiling":            {"algos", "algos/lua", "httplimit", "limiter"},
+	"metrics":            {},
+	"traffic":            {"algos", "model"},
+	"drills":             {},
 }
 
 // testHelpers may be imported by test files only.

@@ -128,6 +128,9 @@ type Config struct {
 	// last node; node i reads true time + Offset(i, Nodes, Skew). With one
 	// node there is no skew.
 	Skew int64
+	// Clocks are the clocks' drift and steps beyond their offsets (see
+	// Clocks); the zero value has none. Ideal ignores them.
+	Clocks Clocks
 	// RTT is the round trip to the store in µs; each leg is RTT/2 unless
 	// Legs is set.
 	RTT int64
@@ -236,6 +239,16 @@ func (c *Config) validate() (int, error) {
 		return 0, fmt.Errorf("model: negative RestartEvery %d µs", c.RestartEvery)
 	case c.RestartEvery > maxSpan:
 		return 0, fmt.Errorf("model: RestartEvery of %d µs is too large", c.RestartEvery)
+	}
+	if err := c.Clocks.validate(c.Nodes, maxSpan); err != nil {
+		return 0, err
+	}
+	if _, pure := c.Limiter.Algorithm(); !pure && c.Limiter.Clock == limiter.StoreClock {
+		for _, st := range c.Clocks.Steps {
+			if st.Clock == StoreClockStep && st.By < 0 {
+				return 0, fmt.Errorf("model: %s reads a store of its own, whose clock the model can only move forward; a store step back applies to pure algorithms", c.Limiter.Name)
+			}
+		}
 	}
 	if c.Deployment == LocalSplit {
 		n := int64(c.Nodes)

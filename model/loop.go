@@ -59,7 +59,7 @@ type loopState struct {
 	rest    Stream // their GET replies and SETs
 	replies Stream // the leg back to the client, atomic store deployments
 	back    leg
-	offsets []int64
+	clocks  *clockSet
 	reply   Reply // the one Reply handed to Next, rewritten for each answer
 }
 
@@ -84,10 +84,7 @@ func (r *runner) startLoop() error {
 		rest:    NewStream(c.Seed, purposeLoopBack),
 		replies: NewStream(c.Seed, purposeLoopReply),
 		back:    newLeg(c.legs().Back, c.Jitter),
-		offsets: make([]int64, c.Nodes),
-	}
-	for i := range l.offsets {
-		l.offsets[i] = Offset(i, c.Nodes, c.Skew)
+		clocks:  c.clockSet(),
 	}
 	r.loop = l
 	for i, lc := range c.Loop {
@@ -160,7 +157,11 @@ func (r *runner) takeSend() int {
 	}
 	l.sent[ps.c]++
 	r.owner = append(r.owner, ps.c)
-	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Send: ps.t, Clock: ps.t + l.offsets[node]})
+	clock := ps.t
+	if r.cfg.Deployment != Ideal {
+		clock = l.clocks.node(node, ps.t)
+	}
+	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Send: ps.t, Clock: clock})
 	r.out = append(r.out, Outcome{})
 	return len(r.plan) - 1
 }

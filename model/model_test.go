@@ -550,7 +550,9 @@ func TestNoAllocationPerRequest(t *testing.T) {
 			allocs := func(reqs []model.Request) float64 {
 				cfg := tableConfig(a, d, 8, reqs)
 				cfg.RestartEvery = 0
-				return testing.AllocsPerRun(5, func() { mustRun(t, cfg) })
+				// 10 runs: under -race sync.Pool drops a quarter of what it is
+				// given, and the regrowth of a dropped scratch varies run to run.
+				return testing.AllocsPerRun(10, func() { mustRun(t, cfg) })
 			}
 			s, l := allocs(short), allocs(long)
 			if l > s+8*4 {

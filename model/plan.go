@@ -67,23 +67,28 @@ func Plan(cfg Config) ([]Planned, error) {
 
 // plan fills dst (len(c.Requests)) for a validated config.
 func (c *Config) plan(dst []Planned) {
-	if c.Deployment == Ideal || c.Nodes == 1 {
+	if c.Deployment == Ideal || (c.Nodes == 1 && c.Clocks.IsZero()) {
 		for i, a := range c.Requests {
 			dst[i] = Planned{Key: a.Key, Send: a.Send, Clock: a.Send}
 		}
 		return
 	}
-	offsets := make([]int64, c.Nodes)
-	for i := range offsets {
-		offsets[i] = Offset(i, c.Nodes, c.Skew)
-	}
+	clocks := c.clockSet()
+	faults := !c.Clocks.IsZero()
 	bal := NewStream(c.Seed, purposeBalancer)
 	n := uint64(c.Nodes)
 	for i, a := range c.Requests {
-		node := a.Node
-		if !c.Pinned {
+		node := 0
+		switch {
+		case c.Pinned:
+			node = a.Node
+		case c.Nodes > 1:
 			node = int(bal.Below(n))
 		}
-		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Send, Clock: a.Send + offsets[node]}
+		clock := a.Send + clocks.offsets[node]
+		if faults {
+			clock = clocks.node(node, a.Send)
+		}
+		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Send, Clock: clock}
 	}
 }

@@ -468,6 +468,7 @@ func (r *runner) runStore() (err error) {
 	getSet := c.Deployment == GetSet
 	nodeClock := c.Deployment == NodeClock
 	wipe := c.Deployment == StoreWiped
+	clocks := c.clockSet()
 	h := make(eventHeap, 0, 64)
 	for {
 		// Run every operation (and reply) that no later send can precede,
@@ -490,28 +491,29 @@ func (r *runner) runStore() (err error) {
 				wipe = false
 			}
 			q := r.plan[j]
+			storeNow := clocks.store(ev.t) // what TIME reads, and what keys expire by
 			switch {
 			case !getSet:
-				told := ev.t
+				told := storeNow
 				if nodeClock {
 					told = q.Clock
 				}
-				dec, err := d.decide(j, ev.t, told, ev.t, q.Node)
+				dec, err := d.decide(j, storeNow, told, ev.t, q.Node)
 				if r.isLoop(j) {
 					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(dec, err)})
 				}
 			case ev.ord&evSet == 0: // GET: read a copy; the node decides on it when the reply arrives
 				sl := &r.slots[ev.slot]
-				store.SetClock(ev.t)
+				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
-				sl.d = r.algo.Decide(&sl.st, q.Clock+(sl.decideAt-q.Send), c.Limit)
+				sl.d = r.algo.Decide(&sl.st, clocks.node(q.Node, sl.decideAt), c.Limit)
 				r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
 				if r.isLoop(j) {
 					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(sl.d, nil)})
 				}
 			default: // SET: the node's copy overwrites the store
 				sl := &r.slots[ev.slot]
-				store.SetClock(ev.t)
+				store.SetClock(storeNow)
 				store.Set(q.Key, sl.st, sl.d)
 				r.free = append(r.free, ev.slot)
 			}

@@ -63,8 +63,13 @@ type Live struct {
 	Deployment model.Deployment
 	Nodes      int
 	Skew       int64
-	Seed       uint64          // the balancer's, as in model.Config
-	Requests   []model.Request // sorted, from time 0
+	// Clocks are the nodes' drift and steps beyond Skew's offsets (a
+	// CallerClock subject only): each node is told its clock as
+	// model.Config.ClockAt reads it. A step of the store's clock cannot be
+	// injected from here; a real store's clock is stepped on the store.
+	Clocks   model.Clocks
+	Seed     uint64          // the balancer's, as in model.Config
+	Requests []model.Request // sorted, from time 0
 }
 
 // config is the model's view of lv: the plan, the simulation and the ideal
@@ -76,6 +81,7 @@ func (lv Live) config() model.Config {
 		Deployment: lv.Deployment,
 		Nodes:      lv.Nodes,
 		Skew:       lv.Skew,
+		Clocks:     lv.Clocks,
 		Seed:       lv.Seed,
 		Requests:   lv.Requests,
 	}
@@ -98,6 +104,13 @@ func (lv Live) check() error {
 		return fmt.Errorf("%q reads the store's clock: it is played live as model.StoreClock, not %v", spec.Name, lv.Deployment)
 	case spec.Clock == limiter.StoreClock && lv.Skew != 0:
 		return fmt.Errorf("%q reads the store's clock: a node's skew of %s cannot reach it", spec.Name, algos.FormatMicros(lv.Skew))
+	case spec.Clock == limiter.StoreClock && !lv.Clocks.IsZero():
+		return fmt.Errorf("%q reads the store's clock: the nodes' clock faults (%v) cannot reach it", spec.Name, lv.Clocks)
+	}
+	for _, st := range lv.Clocks.Steps {
+		if st.Clock == model.StoreClockStep {
+			return errors.New("a step of the store's clock is made on the store itself, not injected by the nodes")
+		}
 	}
 	return nil
 }
@@ -327,8 +340,7 @@ func waitUntil(ctx context.Context, offset, at int64) error {
 // playNode makes node's calls, in plan order. Only a cancelled context
 // stops it; a limiter's error is recorded with its call.
 func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sent *commandCounter, node int, plan []model.Planned) error {
-	lv := rec.Case
-	nodeOffset := model.Offset(node, lv.Nodes, lv.Skew)
+	cfg := rec.Case.config()
 	now := func() int64 { return time.Now().UnixMicro() + rec.ClockOffset - rec.Origin }
 	for i, p := range plan {
 		if p.Node != node {
@@ -339,7 +351,7 @@ func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sen
 		}
 		before := sent.commands.Load()
 		c := Call{Planned: p, Sent: now()}
-		c.Told = c.Sent + nodeOffset
+		c.Told = cfg.ClockAt(node, c.Sent)
 		c.Decision, c.Err = limiter.Allow(ctx, lim, p.Key, c.Told)
 		c.Returned = now()
 		c.Commands = int(sent.commands.Load() - before)
@@ -515,6 +527,9 @@ func (rec *LiveRecording) Report(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %v, %d nodes, skew %s, %s, %d calls, ordered by %s\n",
 		lv.Name, lv.Limit, lv.Nodes, algos.FormatMicros(lv.Skew), lv.Deployment, n, rec.Order)
+	if !lv.Clocks.IsZero() {
+		fmt.Fprintf(&b, "  clocks: %v\n", lv.Clocks)
+	}
 	row := func(what string, t Tally, note string) {
 		line := fmt.Sprintf("  %-34s %8d %7.2fx %6d  %s", what, t.Admitted, t.Peak, t.Errors, note)
 		b.WriteString(strings.TrimRight(line, " ") + "\n")

@@ -41,6 +41,13 @@ func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
 		{"a store-clock limiter with skew", func(l *replay.Live) {
 			l.Subject, l.Deployment, l.Skew = storeClock, model.StoreClock, 1000
 		}, "cannot reach it"},
+		{"a store-clock limiter with a node's step", func(l *replay.Live) {
+			l.Subject, l.Deployment = storeClock, model.StoreClock
+			l.Clocks.Steps = []model.Step{{Clock: 0, At: 1, By: 1}}
+		}, "cannot reach it"},
+		{"a step of the store's clock", func(l *replay.Live) {
+			l.Clocks.Steps = []model.Step{{Clock: model.StoreClockStep, At: 1, By: 1}}
+		}, "made on the store itself"},
 		{"no Connect", func(l *replay.Live) { l.Subject.Connect = nil }, "has no Connect"},
 		{"no Spec", func(l *replay.Live) { l.Subject.Spec = limiter.Spec{} }, "needs a Name"},
 		{"no requests", func(l *replay.Live) { l.Requests = nil }, "no requests"},
@@ -161,6 +168,63 @@ func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
 			t.Errorf("%s: ordered by %s, the twin decided %d of %d calls otherwise (%+v against the fleet's %+v); want MONITOR and none",
 				lv.Name, rec.Order, differ, len(rec.Calls), replayed, live)
 		}
+	}
+}
+
+// A node whose clock steps a second ahead mid-run, live: each node is told
+// its own clock, the twin replaying the fleet's calls in MONITOR's order
+// decides every one of them alike, and the fleet admits what the model
+// predicts for the step (a token bucket told times a second apart refills
+// on every swing), far beyond the same fleet's run without the step.
+func TestPlayLiveNodeClockStep(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	limit := algos.MustLimit(100, algos.Second, 100)
+	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := replay.Live{Name: "token-bucket script, node 0 steps +1s at 1s", Subject: tokenBucketScript(t), Limit: limit,
+		Deployment: model.NodeClock, Nodes: 4, Seed: 1, Requests: requests,
+		Clocks: model.Clocks{Steps: []model.Step{{Clock: 0, At: algos.Second, By: algos.Second}}}}
+	rec, err := replay.PlayLive(context.Background(), s.Addr, s.Prefix(t), lv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report strings.Builder
+	if err := rec.Report(&report); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + report.String())
+	live := rec.Live()
+	replayed, differ, err := rec.Replay()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Order != "MONITOR" || differ != 0 || replayed.Admitted != live.Admitted {
+		t.Errorf("ordered by %s, the twin decided %d of %d calls otherwise (%+v against the fleet's %+v); want MONITOR and none",
+			rec.Order, differ, len(rec.Calls), replayed, live)
+	}
+	simulated, err := rec.Simulate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv.Clocks = model.Clocks{}
+	unstepped, err := model.Run(model.Config{Limiter: lv.Subject.Spec, Limit: limit, Deployment: model.NodeClock, Nodes: 4,
+		RTT: 2 * rec.MeanOut(), Seed: 1, Requests: requests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := 0
+	for _, k := range unstepped.Keys {
+		clean += k.Admitted
+	}
+	t.Logf("admitted: live %d, model with the step %d, model without it %d", live.Admitted, simulated.Admitted, clean)
+	if d := live.Admitted - simulated.Admitted; d < -live.Admitted/20 || d > live.Admitted/20 {
+		t.Errorf("the fleet admitted %d, the model of the step %d: more than 5%% apart", live.Admitted, simulated.Admitted)
+	}
+	if live.Admitted < clean*6/5 {
+		t.Errorf("with the step the fleet admitted %d, not 20%% beyond the %d the model admits without it", live.Admitted, clean)
 	}
 }
 

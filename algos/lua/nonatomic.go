@@ -204,8 +204,15 @@ func logMembers(sorted []int64) []redis.Z {
 // count lives at key + ":" + the window index. It reports whether the
 // request was admitted.
 func GetThenIncr(ctx context.Context, c redis.Cmdable, key string, lim algos.Limit, now int64) (bool, error) {
+	ok, _, err := GetThenIncrSeen(ctx, c, key, lim, now)
+	return ok, err
+}
+
+// GetThenIncrSeen is GetThenIncr that also reports the count its GET saw,
+// from which a caller can say how much room the window seemed to have.
+func GetThenIncrSeen(ctx context.Context, c redis.Cmdable, key string, lim algos.Limit, now int64) (admitted bool, seen int64, err error) {
 	if err := lim.Validate(); err != nil {
-		return false, fmt.Errorf("lua: get-then-incr on %q: %w", key, err)
+		return false, 0, fmt.Errorf("lua: get-then-incr on %q: %w", key, err)
 	}
 	if now < 0 {
 		now = time.Now().UnixMicro()
@@ -214,20 +221,20 @@ func GetThenIncr(ctx context.Context, c redis.Cmdable, key string, lim algos.Lim
 	k := key + ":" + strconv.FormatInt(idx, 10)
 	count, err := c.Get(ctx, k).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return false, fmt.Errorf("lua: get-then-incr GET %q: %w", k, err)
+		return false, 0, fmt.Errorf("lua: get-then-incr GET %q: %w", k, err)
 	}
 	if count >= lim.Rate {
-		return false, nil
+		return false, count, nil
 	}
 	n, err := c.Incr(ctx, k).Result()
 	if err != nil {
-		return false, fmt.Errorf("lua: get-then-incr INCR %q: %w", k, err)
+		return false, 0, fmt.Errorf("lua: get-then-incr INCR %q: %w", k, err)
 	}
 	if n == 1 {
 		ttl := time.Duration((idx+1)*lim.Window-now)*time.Microsecond + TTLMargin
 		if err := c.PExpire(ctx, k, ttl).Err(); err != nil {
-			return false, fmt.Errorf("lua: get-then-incr PEXPIRE %q: %w", k, err)
+			return false, 0, fmt.Errorf("lua: get-then-incr PEXPIRE %q: %w", k, err)
 		}
 	}
-	return true, nil
+	return true, count, nil
 }

@@ -18,7 +18,10 @@
 //
 // # What it owns, and what it must not import
 //
-// Finding or starting a Redis (redistest.go), the Ryuk decision (ryuk.go)
-// and the removal of containers (cleanup.go). Only tests import it; it
+// Finding or starting a Redis (redistest.go), a container shaped beyond
+// the default for the drills: arguments, the host's network, an entrypoint
+// of its own (Sentinel, Cluster), files, libfaketime, and kill, stop,
+// pause and restart (container.go), the Ryuk decision (ryuk.go) and the
+// removal of containers (cleanup.go). Only tests import it; it
 // imports nothing of this module.
 package redistest

@@ -1,0 +1,136 @@
+package ceiling_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/ceiling"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+)
+
+var full = flag.Bool("ceiling.full", false, "run the full table: N = 1, 3, 5 for 60 s each at 100/s (make load)")
+
+// key is the one identity every test drives.
+func key(name string) http.Header { return http.Header{"X-Api-Key": {name}} }
+
+// drive runs d on a fleet of n nodes at rate for dur, and returns the row.
+func drive(t *testing.T, d ceiling.Deployment, n, rate int, dur time.Duration) ceiling.Row {
+	t.Helper()
+	fleet, err := ceiling.Start(n, d.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	res, err := ceiling.Drive(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Rate: rate, Duration: dur})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed > 0 {
+		t.Fatalf("%s on %d nodes: %d of %d requests failed, the first: %s", d.Name, n, res.Failed, res.Sent, res.FirstFailure)
+	}
+	return ceiling.Row{Deployment: d, Nodes: n, Result: res}
+}
+
+// One key driven past its limit through a fleet of real HTTP nodes, open
+// loop: a shared script admits the limit within 2% whatever the node
+// count, per-instance limiters admit N times it, and GET-then-INCR admits
+// at least the limit in every whole window (what its race adds at this
+// load is printed, not asserted: it depends on how often requests overlap).
+//
+// Badge: accepted rate across nodes
+func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	rate, burst, offered, dur := int64(50), int64(5), 200, 4*time.Second
+	nodes := []int{1, 3}
+	if *full {
+		rate, burst, offered, dur = 100, 20, 600, 60*time.Second
+		nodes = []int{1, 3, 5}
+	}
+	l := algos.MustLimit(rate, algos.Second, burst)
+	window := algos.MustLimit(rate, algos.Second, rate)
+
+	shared := func(t *testing.T) ceiling.Deployment {
+		d, err := ceiling.SharedScript(rdb, algos.TokenBucket, srv.Prefix(t), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	perInstance := func(t *testing.T) ceiling.Deployment {
+		d, err := ceiling.PerInstance(algos.TokenBucket, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	naive := func(t *testing.T) ceiling.Deployment { return ceiling.GetThenIncr(rdb, srv.Prefix(t), window) }
+
+	type row struct {
+		deploy func(t *testing.T) ceiling.Deployment
+		nodes  int
+		// want is the rate beyond the first burst as a multiple of the
+		// limit, and tol how far from it a run may land; atLeast (the
+		// fixed window) asks only that every window wholly inside the run
+		// admitted its limit: its first and last windows are cut short,
+		// so it has no burst to subtract.
+		want, tol float64
+		atLeast   bool
+	}
+	var rows []row
+	for _, n := range nodes {
+		// Each node's own bucket admits its burst too: N-1 bursts beyond the first.
+		perInstanceWant := float64(n) + float64(int64(n-1)*burst)/(float64(rate)*dur.Seconds())
+		rows = append(rows, row{shared, n, 1, 0.02, false})
+		if *full || n > 1 { // on one node these two are the shared row again
+			rows = append(rows,
+				row{perInstance, n, perInstanceWant, 0.02 * perInstanceWant, false},
+				row{naive, n, 1, 0.02, true})
+		}
+	}
+
+	got := make([]ceiling.Row, len(rows))
+	t.Run("rows", func(t *testing.T) {
+		for i, r := range rows {
+			t.Run(fmt.Sprintf("row%d-%dnodes", i, r.nodes), func(t *testing.T) {
+				if !*full {
+					t.Parallel() // a few seconds each; the full table runs them one by one
+				}
+				got[i] = drive(t, r.deploy(t), r.nodes, offered, dur)
+			})
+		}
+	})
+	var table strings.Builder
+	if err := ceiling.WriteTable(&table, ceiling.Limit{Rate: float64(rate)}, got); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one key, %d/s burst %d (the fixed window: %d per 1s), offered %d/s for %v:\n%s", rate, burst, rate, offered, dur, table.String())
+	worstShared, multiplied := 0.0, ""
+	for i, r := range rows {
+		if got[i].Nodes == 0 {
+			continue // its subtest failed and said why
+		}
+		if r.want == 1 && !r.atLeast {
+			worstShared = max(worstShared, math.Abs(got[i].Excess(ceiling.Limit{Rate: float64(rate)})))
+		} else if !r.atLeast {
+			multiplied = fmt.Sprintf("per-instance on %d nodes %.2fx", r.nodes, got[i].Times(ceiling.Limit{Rate: float64(rate)}))
+		}
+		times := got[i].Times(ceiling.Limit{Rate: float64(rate)})
+		switch {
+		case r.atLeast && int64(got[i].Result.Accepted) < rate*(int64(got[i].Result.Span/time.Second)-1):
+			t.Errorf("%s on %d nodes: %d admitted in %v, fewer than %d in each whole window", got[i].Deployment.Name, r.nodes, got[i].Result.Accepted, got[i].Result.Span, rate)
+		case !r.atLeast && (times < r.want-r.tol || times > r.want+r.tol):
+			t.Errorf("%s on %d nodes: %.3fx the limit, want %.3fx ± %.3f", got[i].Deployment.Name, r.nodes, times, r.want, r.tol)
+		}
+	}
+	t.Logf("measured: shared Lua within %.1f%% of the limit on %v nodes; %s", 100*worstShared, nodes, multiplied)
+}

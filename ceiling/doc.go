@@ -1,0 +1,22 @@
+// Package ceiling measures the true ceiling of a rate limit as deployed:
+// N real HTTP servers on loopback (a Fleet), each running the reference
+// middleware of package httplimit, behind a round-robin client that offers
+// one key a constant arrival rate (open loop: the offered load, not the
+// concurrency, is fixed, so a slow answer does not slow the offer down).
+// What it reports is the accepted rate, against the limit, with the
+// latency of the answers: a correct shared limiter lands on the limit
+// however many nodes there are, per-instance limiters give N times it, and
+// a GET-then-INCR limiter gives what its race lets through.
+//
+// Drive is the open-loop load (tsenart/vegeta as a library), Stampede the
+// n concurrent requests of one instant, Saturate the closed-loop ceiling of
+// the whole path (middleware, go-redis, Redis); Deployment and its three
+// constructors are the limiters the table compares; WriteTable prints it.
+//
+// # What it owns, and what it must not import
+//
+// The fleet, the drivers and the table. It imports httplimit, algos,
+// algos/lua and limiter, and nothing of the simulator: what it measures is
+// real time on real sockets, so none of it is deterministic, and no golden
+// file holds its numbers.
+package ceiling

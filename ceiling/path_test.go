@@ -1,0 +1,142 @@
+package ceiling_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/ceiling"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+)
+
+// The whole path (HTTP, middleware, go-redis, the script in Redis) cannot
+// decide faster than Redis runs the script alone: the path's closed-loop
+// ceiling is measured beside redis-benchmark's EVALSHA on the same script,
+// key and limit, against the same Redis, so the gap is the harness's cost.
+func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
+	bench, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		msg := "redis-benchmark is not installed (Debian: apt-get install redis-tools)"
+		if os.Getenv(redistest.EnvRequire) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	prefix := srv.Prefix(t)
+	l := algos.MustLimit(1_000_000, algos.Second, 1_000_000) // every request admitted: the admit path
+	d, err := ceiling.SharedScript(rdb, algos.TokenBucket, prefix, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet, err := ceiling.Start(1, d.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	workers, dur := uint64(32), 2*time.Second
+	if *full {
+		dur = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	path, err := ceiling.Saturate(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Duration: dur}, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path.Failed > 0 || path.Rejected > 0 {
+		t.Fatalf("the admit path answered %d failures and %d rejections of %d; the first failure: %s", path.Failed, path.Rejected, path.Sent, path.FirstFailure)
+	}
+	pathRate := float64(path.Sent) / path.Span.Seconds()
+
+	script, err := lua.New(algos.TokenBucket.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := script.Load(ctx, rdb); err != nil {
+		t.Fatal(err)
+	}
+	host, port, err := net.SplitHostPort(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * dur.Seconds())), "-c", strconv.FormatUint(workers, 10), "-q",
+		"EVALSHA", script.SHA(), "1", prefix + "redis-benchmark",
+		"-1", fmt.Sprint(l.Rate), fmt.Sprint(l.Window), fmt.Sprint(l.Burst), fmt.Sprint(l.Unit), fmt.Sprint(l.Refill)}
+	out, err := exec.CommandContext(ctx, bench, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
+	if m == nil {
+		t.Fatalf("redis-benchmark printed no rate:\n%s", out)
+	}
+	evalsha, err := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the path's ceiling, %d closed-loop clients for %v, one key, every request admitted:\n"+
+		"  HTTP + middleware + go-redis + Redis  %8.0f req/s  (p50 %.2fms, p99 %.2fms)\n"+
+		"  redis-benchmark EVALSHA, same script  %8.0f req/s  (-c %d)\n"+
+		"  the path is %.1f%% of what Redis alone does", workers, dur, pathRate, path.P50.Seconds()*1000, path.P99.Seconds()*1000, evalsha, workers, 100*pathRate/evalsha)
+	if pathRate >= evalsha {
+		t.Errorf("the path decided %.0f req/s, faster than Redis alone runs the script (%.0f): one of the two measures is wrong", pathRate, evalsha)
+	}
+}
+
+// Fifty requests for a fresh key at the same instant, through HTTP,
+// against a limit of 10: the Lua script admits exactly 10, and
+// GET-then-INCR admits more, since every request that GETs before the
+// others' INCRs land sees room.
+//
+// Badge: 50 at once against 10
+func TestFindingStampedeOfFiftyAgainstALimitOfTen(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	// A window of an hour, so that the fifty cannot straddle its edge
+	// unless a test starts within seconds of the hour: then it waits.
+	l := algos.MustLimit(10, 3600*algos.Second, 10)
+	if left := time.Hour - time.Duration(time.Now().UnixNano())%time.Hour; left < 10*time.Second {
+		time.Sleep(left + 100*time.Millisecond)
+	}
+	script, err := ceiling.SharedScript(rdb, algos.FixedWindow, srv.Prefix(t), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := []int{}
+	for _, c := range []struct {
+		d     ceiling.Deployment
+		check func(st ceiling.Stampede) bool
+		want  string
+	}{
+		{script, func(st ceiling.Stampede) bool { return st.Accepted == 10 }, "exactly 10"},
+		{ceiling.GetThenIncr(rdb, srv.Prefix(t), l), func(st ceiling.Stampede) bool { return st.Accepted > 10 }, "more than 10"},
+	} {
+		fleet, err := ceiling.Start(1, c.d.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := ceiling.Stamp(context.Background(), fleet.URLs()[0], key("fresh"), key("warm-up"), 50)
+		fleet.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-26s 50 at once against a limit of 10: %2d admitted, %2d refused, %d failed", c.d.Name, st.Accepted, st.Rejected, st.Failed)
+		if st.Failed > 0 || !c.check(st) {
+			t.Errorf("%s admitted %d of 50 (%d failed: %s), want %s", c.d.Name, st.Accepted, st.Failed, st.FirstFailure, c.want)
+		}
+		admitted = append(admitted, st.Accepted)
+	}
+	if len(admitted) == 2 {
+		t.Logf("measured: Lua %d of 50, GET-then-INCR %d of 50, limit 10", admitted[0], admitted[1])
+	}
+}

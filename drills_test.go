@@ -1,0 +1,159 @@
+package overshoot_test
+
+// The clock drill's claims, on the simulator: what a step or a drift of a
+// node's clock, or of the store's, does to each algorithm in each
+// deployment (golden/drills-clock.txt). The live drills (a failover, a
+// blackholed store, eviction, a cluster, a real store's clock stepped) are
+// in package drills.
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/internal/golden"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/scenarios"
+)
+
+var clockDrill = sync.OnceValues(func() (*scenarios.ClockReport, error) {
+	return scenarios.RunClockDrill(scenarios.DefaultClockDrill())
+})
+
+func clockDrillReport(t *testing.T) *scenarios.ClockReport {
+	t.Helper()
+	r, err := clockDrill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func clockCell(t *testing.T, r *scenarios.ClockReport, fault string, d model.Deployment, algo string) scenarios.ClockCell {
+	t.Helper()
+	c, ok := r.Cell(fault, d, algo)
+	if !ok {
+		t.Fatalf("the clock drill has no cell %q, %s, %s", fault, d, algo)
+	}
+	if c.NotApplicable != nil {
+		t.Fatalf("%q, %s, %s: %v", fault, d, algo, c.NotApplicable)
+	}
+	return c
+}
+
+func TestGoldenClockDrill(t *testing.T) {
+	var b bytes.Buffer
+	if err := clockDrillReport(t).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "drills-clock.txt", b.Bytes())
+}
+
+// nodeFaults are the drill's faults of the nodes' clocks; storeFault the
+// store's step of by seconds.
+func nodeFaults(r *scenarios.ClockReport) []string {
+	var out []string
+	for _, f := range r.Drill.Faults {
+		if f.Clocks.Steps == nil || f.Clocks.Steps[0].Clock != model.StoreClockStep {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func storeFault(by int) string { return fmt.Sprintf("store steps %+ds at 20.4s", by) }
+
+// Reading the store's clock makes a fleet immune to its nodes' clocks:
+// under every step of a node's clock (±1 s, ±60 s) and every drift (±100
+// ppm for an hour, on one node or split across the fleet), each of the
+// six deployed store-clock admits exactly what it admits without the
+// fault and refuses the honest client no more, while deployed node-clock
+// every fault changes what some algorithm admits.
+//
+// Badge: store clock under node clock faults
+func TestFindingStoreClockIgnoresNodeClockFaults(t *testing.T) {
+	r := clockDrillReport(t)
+	faults := nodeFaults(r)
+	worst := 0 // the largest change in admits, either way, deployed store-clock
+	for _, fault := range faults {
+		moved := 0
+		for _, s := range r.Drill.Limiters {
+			c := clockCell(t, r, fault, model.StoreClock, s.Name)
+			worst = max(worst, c.Extra, -c.Extra)
+			if c.Extra != 0 || c.Refused != 0 || c.Lockout > c.Clean || c.Violations > c.CleanViolations {
+				t.Errorf("%s, store-clock %s: %+d admits, %+d honest refused, lockout %d µs (%d without): a node's clock reached it",
+					fault, s.Name, c.Extra, c.Refused, c.Lockout, c.Clean)
+			}
+			if clockCell(t, r, fault, model.NodeClock, s.Name).Extra != 0 {
+				moved++
+			}
+		}
+		if moved == 0 {
+			t.Errorf("%s changed nothing deployed node-clock either: the fault did not happen", fault)
+		}
+	}
+	t.Logf("measured: store clock ±%d admits under %d node clock faults", worst, len(faults))
+}
+
+// A failover to a replica whose clock is off is a step of the store's
+// clock. 60 s behind, the leaky bucket and GCRA hold a time in the future
+// and lock the honest client (at half the limit) out for most of a minute;
+// the token bucket loses nothing. 60 s ahead, each bucket hands out one
+// fresh burst (at most one per key, at least half of one) and no more.
+//
+// Badge: store clock step
+func TestFindingStoreClockStepLocksOutOrHandsOutABurst(t *testing.T) {
+	r := clockDrillReport(t)
+	burst := int(r.Drill.Limit.Burst)
+	longest := int64(0)
+	for _, name := range []string{"leaky-bucket", "gcra"} {
+		c := clockCell(t, r, storeFault(-60), model.StoreClock, name)
+		t.Logf("store 60 s behind, %s: %+d admits, %+d honest refused, locked out %.1f s", name, c.Extra, c.Refused, float64(c.Lockout)/1e6)
+		if c.Lockout < 50_000_000 {
+			t.Errorf("%s: a store 60 s behind locked the honest client out %.1f s, not 50 s or more", name, float64(c.Lockout)/1e6)
+		}
+		longest = max(longest, c.Lockout)
+	}
+	if c := clockCell(t, r, storeFault(-60), model.StoreClock, "token-bucket"); c.Extra != 0 || c.Refused != 0 {
+		t.Errorf("token bucket, store 60 s behind: %+d admits, %+d honest refused; want nothing lost", c.Extra, c.Refused)
+	}
+	for _, name := range bucketNames {
+		c := clockCell(t, r, storeFault(60), model.StoreClock, name)
+		t.Logf("store 60 s ahead, %s: %+d admits", name, c.Extra)
+		if c.Extra < burst/2 || c.Extra > 2*burst {
+			t.Errorf("%s: a store 60 s ahead handed out %+d admits over 2 keys, want one fresh burst (%d..%d)", name, c.Extra, burst/2, 2*burst)
+		}
+	}
+	t.Logf("measured: store 60 s behind locks leaky bucket and GCRA out %.1f s", float64(longest)/1e6)
+}
+
+// On a node-clock fleet one node's clock is a skew: stepping node 0 by a
+// second (either way) or drifting it 100 ppm for an hour makes the token
+// bucket and the fixed window admit thousands beyond the same run without
+// the fault, while the leaky bucket and GCRA, whose state never moves
+// back, hand out at most one burst.
+//
+// Badge: node clock step
+func TestFindingNodeClockStepBreaksTheTokenBucket(t *testing.T) {
+	r := clockDrillReport(t)
+	burst := int(r.Drill.Limit.Burst)
+	least := 1 << 30
+	for _, fault := range []string{"node 0 steps +1s at 20.4s", "node 0 steps -1s at 20.4s", "node 0 drifts +100ppm, 1h", "node 0 drifts -100ppm, 1h"} {
+		for _, name := range []string{"token-bucket", "fixed-window"} {
+			c := clockCell(t, r, fault, model.NodeClock, name)
+			if c.Extra < 1000 {
+				t.Errorf("%s, node-clock %s: %+d admits, not a thousand beyond the run without it", fault, name, c.Extra)
+			}
+			if name == "token-bucket" {
+				least = min(least, c.Extra)
+			}
+		}
+		for _, name := range []string{"leaky-bucket", "gcra"} {
+			if c := clockCell(t, r, fault, model.NodeClock, name); c.Extra > burst {
+				t.Errorf("%s, node-clock %s: %+d admits, more than one burst (%d)", fault, name, c.Extra, burst)
+			}
+		}
+	}
+	t.Logf("measured: token bucket at least %+d admits after one node's 1 s step or 100 ppm drift", least)
+}

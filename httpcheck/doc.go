@@ -1,0 +1,80 @@
+// Package httpcheck checks, over real HTTP and in real time, that a
+// rate-limited endpoint keeps the header contract of package httplimit: the
+// check a user points at their own handler (CheckHandler) or base URL
+// (Check, Assert) from a Go test.
+//
+// It drives one key past its limit with a burst of requests sent back to
+// back, one after another, and carries the burst on until it ends on a
+// 429; then it waits that last 429's Retry-After, from the moment the
+// response arrived, and sends one more. (The last, not the first: the
+// promise of a Retry-After is for a client that sends nothing meanwhile.)
+// Then it judges every exchange against the rules below and reports each
+// breach with the request and response that showed it.
+//
+// # The rules
+//
+//   - status: every response is 2xx (admitted) or 429 (refused).
+//   - headers: every 2xx and 429 carries X-RateLimit-Limit, -Remaining and
+//     -Reset, each a non-negative integer, and the same Limit throughout
+//     (Options.Limit when set).
+//   - retry-after: every 429 carries Retry-After in whole seconds, at least
+//     1, or as an HTTP-date at least 1 s after the response's Date.
+//   - remaining-bounds: 0 ≤ Remaining ≤ Limit, and a 429 says Remaining 0.
+//   - remaining-rises: Remaining rises between two responses only by what
+//     Limit per Window refills in the time between them, unless the first
+//     one's Reset may have come.
+//   - reset-consistent: a 429's Retry-After is at most its Reset, and a
+//     response with Remaining below Limit has Reset at least 1.
+//   - limit-enforced: the burst meets a 429, and no more of it is admitted
+//     than Limit, plus what the rate refills during it, plus what the
+//     responses showed coming back at a reset.
+//   - retry-honoured: the request sent Retry-After after the burst's last
+//     429 is admitted, and that Retry-After is at most Options.MaxWait.
+//
+// # Why a correct limiter cannot fail it
+//
+// Every timed rule measures from the first request's sending to the second
+// response's arrival, an interval that contains the one between the two
+// decisions however slow the network or the machine: delay only ever
+// widens an allowance.
+//
+// Reset is whole seconds rounded up, so a response that says Reset R is
+// idle more than R−1 s after it was decided, and remaining-rises excuses
+// any rise once more than R−1 s have passed since the earlier request was
+// sent. That is when the reset may have come, not when it certainly came
+// (R s), and it is what keeps a correct fixed window legal at its boundary:
+// there Remaining leaps from 0 to Limit−1 within a millisecond, far more
+// than the rate refills, and the window's end, which the earlier Reset
+// counted down to, lies between the two decisions, so the elapsed time
+// exceeds R−1 s. The rule is conservative in the other direction too: it
+// ignores the request the later response spent.
+//
+// limit-enforced, for the same boundary, credits the burst with every rise
+// seen where a reset may have come, rather than assuming none: a fixed
+// window's admits are exactly Limit − the last Remaining + what those
+// rises gave back, and a bucket's fit in Limit plus the refill. It holds
+// every prefix of the burst to the bound, and counts only a burst whose
+// every response carries Remaining and Reset.
+//
+// Retry-After is rounded up too, so a retry sent that long after the
+// refusal arrived is decided at least that long after the refusal was. An
+// X-RateLimit-Reset above 10⁹ is read as Unix seconds (GitHub's style) and
+// judged against the response's Date with a second of slack each way.
+//
+// The price of never flagging a correct limiter is looseness: a Reset of 1
+// excuses any rise after it. And a limiter whose Remaining comes back in
+// steps away from its Reset (a sliding log, whose entries admitted in a
+// burst expire in a bunch) would be flagged by remaining-rises if the
+// check saw such a step between two close responses; it does not while the
+// burst is shorter than the Window, as it is at any Window of a second or
+// more on a machine that answers in milliseconds.
+//
+// # What it owns
+//
+// The contract's check: its options, its rules, its report. It speaks
+// only HTTP and imports no package of this module (the header names are
+// its own constants, tested equal to httplimit's), so it can be pointed at
+// any server; in particular it must not import httplimit, the algorithms
+// or the simulator, whose limiters it would then be judging by their own
+// code.
+package httpcheck

@@ -1,0 +1,359 @@
+package httpcheck
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// epochAbove is where X-RateLimit-Reset stops being a delta in seconds and
+// becomes Unix seconds (GitHub's style): no limiter's reset is 30 years off.
+const epochAbove = 1_000_000_000
+
+// view is one exchange's headers as the rules read them.
+type view struct {
+	Exchange
+	judged                        bool // a 2xx or a 429: the contract applies
+	limit, remaining, reset       int64
+	limitOK, remainingOK, resetOK bool
+	// resetLo < the time from the decision until the key is idle ≤ resetHi.
+	resetLo, resetHi time.Duration
+	retry            time.Duration // a 429's Retry-After, when retryOK
+	retryOK          bool
+	retryWhy         string // why a 429's Retry-After is unusable
+}
+
+func (r *Report) view(e Exchange) view {
+	v := view{Exchange: e, judged: admitted(e.Status) || e.Status == http.StatusTooManyRequests}
+	v.limit, v.limitOK = parseCount(e.Limit)
+	v.remaining, v.remainingOK = parseCount(e.Remaining)
+	v.reset, v.resetOK = parseCount(e.Reset)
+	if v.resetOK {
+		if v.reset > epochAbove {
+			// The server's clock says when, to the second: the reset lies
+			// within a second of it, and the response was decided within
+			// the second its Date names.
+			d := v.reset - serverNow(e, r.Start).Unix()
+			v.resetLo, v.resetHi = time.Duration(d-2)*time.Second, time.Duration(d+1)*time.Second
+		} else {
+			// Rounded up: the reset comes in (R-1, R] seconds.
+			v.resetLo, v.resetHi = time.Duration(v.reset-1)*time.Second, time.Duration(v.reset)*time.Second
+		}
+	}
+	if e.Status == http.StatusTooManyRequests {
+		v.retry, v.retryWhy, v.retryOK = parseRetry(e, r.Start)
+	}
+	return v
+}
+
+// resetWords describes v's Reset for a message.
+func (v view) resetWords() string {
+	if !v.resetOK {
+		return "no usable Reset"
+	}
+	if v.reset > epochAbove {
+		return fmt.Sprintf("Reset %d (Unix time, %s after its Date)", v.reset, secs(v.resetHi-time.Second))
+	}
+	return fmt.Sprintf("Reset %d s", v.reset)
+}
+
+// retrySlack is how much a Retry-After given as an HTTP-date may overstate
+// the wait: it is read against Date, which is truncated to the second.
+func (v view) retrySlack() time.Duration {
+	if _, secs := parseCount(v.RetryAfter); secs {
+		return 0
+	}
+	return time.Second
+}
+
+// mayHaveReset reports whether the key may have become idle within
+// elapsed of v's request being sent.
+func (v view) mayHaveReset(elapsed time.Duration) bool {
+	return v.resetOK && elapsed > v.resetLo
+}
+
+// parseCount reads a header that must be a non-negative integer.
+func parseCount(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// serverNow is when the server says it answered e: its Date, or our own
+// clock when it sent none.
+func serverNow(e Exchange, start time.Time) time.Time {
+	if t, err := http.ParseTime(e.Date); err == nil {
+		return t
+	}
+	return start.Add(e.Received).Truncate(time.Second)
+}
+
+// parseRetry reads a 429's Retry-After as the wait it asks for, or says
+// why it cannot be honoured.
+func parseRetry(e Exchange, start time.Time) (time.Duration, string, bool) {
+	s := strings.TrimSpace(e.RetryAfter)
+	if s == "" {
+		return 0, "a 429 without Retry-After: the client cannot know when to retry", false
+	}
+	if n, ok := parseCount(s); ok {
+		if n < 1 {
+			return 0, fmt.Sprintf("Retry-After %s: below 1 s, so a client retries at once into the same refusal", s), false
+		}
+		if n > int64(math.MaxInt64/time.Second) {
+			return 0, fmt.Sprintf("Retry-After %s: too large to wait", s), false
+		}
+		return time.Duration(n) * time.Second, "", true
+	}
+	at, err := http.ParseTime(s)
+	if err != nil {
+		return 0, fmt.Sprintf("Retry-After %q is neither whole seconds nor an HTTP-date", s), false
+	}
+	ref, against := serverNow(e, start), "Date"
+	if e.Date == "" {
+		against = "the time it arrived (no Date)"
+	}
+	if d := at.Sub(ref); d < time.Second {
+		return 0, fmt.Sprintf("Retry-After %q is %s after %s: less than 1 s", s, secs(d), against), false
+	}
+	return at.Sub(ref), "", true
+}
+
+// retryWait is the wait e's Retry-After asks for, when it can be honoured.
+func retryWait(e Exchange, start time.Time) (time.Duration, bool) {
+	d, _, ok := parseRetry(e, start)
+	return d, ok
+}
+
+// refill is ⌈limit × elapsed / window⌉: the most Remaining may rise in
+// elapsed at limit per window (0 for no time).
+func refill(limit int64, elapsed, window time.Duration) int64 {
+	if limit <= 0 || elapsed <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(limit), uint64(elapsed))
+	if hi >= uint64(window) {
+		return math.MaxInt64
+	}
+	q, rem := bits.Div64(hi, lo, uint64(window))
+	if rem > 0 {
+		q++
+	}
+	return int64(min(q, math.MaxInt64))
+}
+
+// judge applies every rule to the exchanges and records the breaches.
+// optLimit is Options.Limit.
+func (r *Report) judge(optLimit int64, maxWait time.Duration) {
+	views := make([]view, len(r.Exchanges))
+	for i, e := range r.Exchanges {
+		views[i] = r.view(e)
+	}
+	limitFrom := fmt.Sprintf("Options.Limit is %d", optLimit)
+	if optLimit == 0 {
+		r.Limit = 0
+		for _, v := range views {
+			if v.judged && v.limitOK && v.limit > 0 {
+				r.Limit, limitFrom = v.limit, fmt.Sprintf("#%d said %d", v.N, v.limit)
+				break
+			}
+		}
+	}
+	add := func(rule Rule, why string, e view, prev *view) {
+		b := Breach{Rule: rule, Why: why, Exchange: e.Exchange}
+		if prev != nil {
+			pe := prev.Exchange
+			b.Previous = &pe
+		}
+		r.Breaches = append(r.Breaches, b)
+	}
+
+	for _, v := range views {
+		if !v.judged {
+			add(RuleStatus, fmt.Sprintf("status %d %s: neither admitted (2xx) nor refused (429)", v.Status, http.StatusText(v.Status)), v, nil)
+			continue
+		}
+		if why := headerProblems(v, r.Limit, limitFrom); why != "" {
+			add(RuleHeaders, why, v, nil)
+		}
+		if v.Status == http.StatusTooManyRequests && !v.retryOK {
+			add(RuleRetryAfter, v.retryWhy, v, nil)
+		}
+		if v.remainingOK && r.Limit > 0 && v.remaining > r.Limit {
+			add(RuleRemainingBounds, fmt.Sprintf("Remaining %d is above the limit %d", v.remaining, r.Limit), v, nil)
+		}
+		if v.remainingOK && v.Status == http.StatusTooManyRequests && v.remaining != 0 {
+			add(RuleRemainingBounds, fmt.Sprintf("a 429 that says Remaining %d: a refused request has none left", v.remaining), v, nil)
+		}
+		if v.Status == http.StatusTooManyRequests && v.retryOK && v.resetOK && v.retry > v.resetHi+v.retrySlack() {
+			add(RuleResetConsistent, fmt.Sprintf("Retry-After %s is longer than %s: the key would be idle before the client may retry", secs(v.retry), v.resetWords()), v, nil)
+		}
+		if v.remainingOK && v.resetOK && r.Limit > 0 && v.remaining < r.Limit && v.resetHi < time.Second {
+			add(RuleResetConsistent, fmt.Sprintf("Remaining %d is below the limit %d, yet %s says the key is idle already", v.remaining, r.Limit, v.resetWords()), v, nil)
+		}
+	}
+
+	r.judgeRises(views, add)
+	r.judgeBurst(views[:r.Burst], add)
+	r.judgeRetry(views, maxWait, add)
+
+	order := func(ru Rule) int {
+		return slices.IndexFunc(rules, func(x ruleInfo) bool { return x.rule == ru })
+	}
+	slices.SortStableFunc(r.Breaches, func(a, b Breach) int {
+		if c := order(a.Rule) - order(b.Rule); c != 0 {
+			return c
+		}
+		return a.Exchange.N - b.Exchange.N
+	})
+}
+
+type adder func(rule Rule, why string, e view, prev *view)
+
+// headerProblems lists what is wrong with v's X-RateLimit-* headers.
+func headerProblems(v view, limit int64, limitFrom string) string {
+	var why []string
+	bad := func(name, val string) {
+		if val == "" {
+			why = append(why, "no "+name)
+		} else {
+			why = append(why, fmt.Sprintf("%s %q is not a non-negative integer", name, val))
+		}
+	}
+	switch {
+	case !v.limitOK:
+		bad(HeaderLimit, v.Limit)
+	case limit > 0 && v.limit != limit:
+		why = append(why, fmt.Sprintf("%s %d, but %s", HeaderLimit, v.limit, limitFrom))
+	}
+	if !v.remainingOK {
+		bad(HeaderRemaining, v.Remaining)
+	}
+	if !v.resetOK {
+		bad(HeaderReset, v.Reset)
+	}
+	return strings.Join(why, "; ")
+}
+
+// judgeRises holds each rise of Remaining to the refill the rate allows
+// between the earlier request's sending and the later response's arrival,
+// which contains the time between the two decisions.
+func (r *Report) judgeRises(views []view, add adder) {
+	if r.Limit <= 0 {
+		return
+	}
+	var prev *view
+	for i := range views {
+		v := &views[i]
+		if !v.judged || !v.remainingOK {
+			continue
+		}
+		if prev != nil {
+			elapsed := v.Received - prev.Sent
+			rise, allow := v.remaining-prev.remaining, refill(r.Limit, elapsed, r.Window)
+			if rise > allow && !prev.mayHaveReset(elapsed) {
+				excuse := fmt.Sprintf("#%d carried no usable Reset to excuse it", prev.N)
+				if prev.resetOK {
+					excuse = fmt.Sprintf("#%d's %s cannot have come (rounded up, it means more than %s)", prev.N, prev.resetWords(), secs(max(prev.resetLo, 0)))
+				}
+				add(RuleRemainingRises, fmt.Sprintf(
+					"Remaining rose from %d to %d within %s (#%d sent to #%d received); %d per %v refills at most %d in that time, and %s",
+					prev.remaining, v.remaining, dur(elapsed), prev.N, v.N, r.Limit, r.Window, allow, excuse), *v, prev)
+			}
+		}
+		prev = v
+	}
+}
+
+// judgeBurst holds the burst to the limit: it must meet a 429, and each of
+// its admits must fit in Limit, plus the rate's refill since the burst
+// began, plus what Remaining showed coming back where a reset may have
+// come. That last term is exact for a window that restarts its count (its
+// admits are Limit − the last Remaining + the count given back at each
+// restart), and a bucket's admits fit in the first two.
+func (r *Report) judgeBurst(burst []view, add adder) {
+	if len(burst) == 0 {
+		return
+	}
+	first, last := burst[0], burst[len(burst)-1]
+	if !slices.ContainsFunc(burst, func(v view) bool { return v.Status == http.StatusTooManyRequests }) {
+		limit := "no limit advertised"
+		if r.Limit > 0 {
+			limit = fmt.Sprintf("a limit of %d", r.Limit)
+		}
+		add(RuleLimitEnforced, fmt.Sprintf("the burst of %d requests met no 429 (%d admitted, %s)", len(burst), r.Admitted, limit), last, &first)
+	}
+	if r.Limit <= 0 || slices.ContainsFunc(burst, func(v view) bool { return !v.judged || !v.remainingOK || !v.resetOK }) {
+		return // the headers or status breach says why it cannot be counted
+	}
+	var n, credit int64
+	for i, v := range burst {
+		grant := int64(0)
+		if admitted(v.Status) {
+			grant = 1
+		}
+		if i > 0 {
+			prev := burst[i-1]
+			if back := v.remaining - prev.remaining + grant; back > 0 && prev.mayHaveReset(v.Received-prev.Sent) {
+				credit += back
+			}
+		}
+		if grant == 0 {
+			continue
+		}
+		n++
+		refilled := refill(r.Limit, v.Received-first.Sent, r.Window)
+		if bound := satAdd(satAdd(r.Limit, refilled), credit); n > bound {
+			add(RuleLimitEnforced, fmt.Sprintf(
+				"admit %d of the burst came %s after it began; %d per %v admits at most %d by then (%d at once, %d refilled at that rate, %d given back at resets)",
+				n, dur(v.Received-first.Sent), r.Limit, r.Window, bound, r.Limit, refilled, credit), v, &first)
+			return
+		}
+	}
+}
+
+// judgeRetry holds the burst's last 429 to its Retry-After: the request
+// sent that long after it arrived must be admitted.
+func (r *Report) judgeRetry(views []view, maxWait time.Duration, add adder) {
+	if r.Burst == 0 {
+		return
+	}
+	last := views[r.Burst-1]
+	if last.Status != http.StatusTooManyRequests || !last.retryOK {
+		return
+	}
+	if last.retry > maxWait {
+		add(RuleRetryHonoured, fmt.Sprintf("Retry-After %s is longer than MaxWait %v: not waited", secs(last.retry), maxWait), last, nil)
+		return
+	}
+	if len(views) <= r.Burst {
+		return
+	}
+	retry := views[r.Burst]
+	if !admitted(retry.Status) {
+		add(RuleRetryHonoured, fmt.Sprintf("the retry sent %s after #%d arrived with Retry-After %s was answered %d %s",
+			dur(retry.Sent-last.Received), last.N, secs(last.retry), retry.Status, http.StatusText(retry.Status)), retry, &last)
+	}
+}
+
+// secs prints a duration in whole seconds as the headers give them.
+func secs(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return d.String()
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

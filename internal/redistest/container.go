@@ -1,0 +1,364 @@
+package redistest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// FaketimePreload is the LD_PRELOAD value (Options.Env) under which the
+// locally built image's redis-server reads a fake clock, from libfaketime
+// steered by FAKETIME (e.g. "+1d", or "@2030-01-01 00:00:00"); with
+// FAKETIME_TIMESTAMP_FILE and FAKETIME_NO_CACHE=1 instead, the clock follows
+// the file, which Container.CopyFile rewrites to step it. libfaketime alone
+// hangs this jemalloc-linked server (libfaketime issue #130): glibc's
+// libc_malloc_debug, preloaded first, gives it glibc's malloc. Only the local
+// image (.ci/redis-image.sh) carries both libraries, at these Debian paths.
+const FaketimePreload = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0 /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+// DefaultWaitLog is the line a Redis server logs once it accepts
+// connections (Redis 7.0; 7.2 adds " tcp").
+const DefaultWaitLog = "Ready to accept connections"
+
+// Options shape the container StartWith starts.
+type Options struct {
+	// Args are redis-server arguments, after the image's own entrypoint
+	// and after "--save '' --appendonly no" (which replace the image's CMD),
+	// or after Entrypoint when that is set; e.g. "--maxmemory", "2mb".
+	Args []string
+	// HostNetwork puts the container on the host's network, listening on
+	// 127.0.0.1:Port only: what Sentinel and Cluster need, since they
+	// announce their own address to clients, and a mapped port would be
+	// the wrong one.
+	HostNetwork bool
+	// Port is the port on 127.0.0.1, with HostNetwork (0 picks a free one,
+	// whose cluster bus port, Port+10000, is free too). Without
+	// HostNetwork it must be 0: the server listens on 6379 inside and
+	// Docker maps a free port of 127.0.0.1 to it.
+	Port int
+	// Entrypoint, when set, replaces the image's entrypoint; e.g.
+	// {"redis-server", "/tmp/sentinel.conf", "--sentinel"}. Name the binary
+	// as redis-server (found on PATH, which Docker gives even an image
+	// FROM scratch). StartWith then appends "--port P --bind <address>
+	// --protected-mode no" and Args, and none of the image's defaults.
+	Entrypoint []string
+	// Files are copied in before the server starts: path in the container
+	// → content, mode 0644 (parent directories are made). /tmp exists in
+	// every image; /data may not.
+	Files map[string][]byte
+	// Env is the server's environment, added to the image's.
+	Env map[string]string
+	// WaitLog is the log line that means ready (default DefaultWaitLog;
+	// a Sentinel logs "+monitor master" instead).
+	WaitLog string
+}
+
+// Container is a Redis started by StartWith, which t.Cleanup removes. Its
+// methods steer it during a test; each returns an error, none panics or
+// ends the test.
+type Container struct {
+	Server
+	// Port is the port the server listens on: on 127.0.0.1 with
+	// HostNetwork, else 6379 inside the container (Addr has the mapped one).
+	Port  int
+	Image string
+	// ID is the Docker container ID.
+	ID string
+
+	host bool
+	c    *testcontainers.DockerContainer
+	mu   sync.Mutex // guards Addr across Start
+}
+
+// StartWith starts a Redis container shaped by o for t, labelled like
+// Start's so that SIGINT/SIGTERM remove it, and removed when t ends. It
+// fails t when o is malformed or the server does not answer PING once
+// started, and skips t (fails it under OVERSHOOT_REQUIRE_REDIS=1) with the
+// reason when no container can be had: under OVERSHOOT_REDIS, which names a
+// Redis this package cannot shape, without Docker, or when the start fails.
+func StartWith(t testing.TB, o Options) *Container {
+	t.Helper()
+	if addr := os.Getenv(EnvAddr); addr != "" {
+		cannotShape(t, fmt.Sprintf("%s=%s names an existing server, which cannot be shaped", EnvAddr, addr))
+	}
+	if !dockerReachable() {
+		cannotShape(t, "there is no Docker socket")
+	}
+	if o.Port != 0 && !o.HostNetwork {
+		t.Fatalf("redistest: Options.Port %d without HostNetwork: a mapped container listens on 6379", o.Port)
+	}
+	if o.Port < 0 || o.Port > 65535-10000 {
+		t.Fatalf("redistest: Options.Port %d out of range (its cluster bus port is Port+10000)", o.Port)
+	}
+	if note := configure(); note != "" {
+		t.Log(note)
+	}
+	port := 6379
+	if o.HostNetwork {
+		port = o.Port
+		if port == 0 {
+			var err error
+			if port, err = freePort(); err != nil {
+				t.Fatalf("redistest: no free loopback port: %v", err)
+			}
+		}
+	}
+
+	runCtx, ok := thisRun.begin()
+	if !ok {
+		select {} // the process is being interrupted: its signal handler exits it
+	}
+	ctx, cancel := context.WithTimeout(runCtx, 90*time.Second)
+	defer cancel()
+	image := chooseImage(ctx)
+	c, err := testcontainers.Run(ctx, image, o.customizers(port)...)
+	thisRun.end()
+	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
+	if err != nil {
+		if runCtx.Err() != nil {
+			select {} // as above
+		}
+		cannotShape(t, fmt.Sprintf("testcontainers could not start %s shaped by %s: %v", image, o, err))
+	}
+	ct := &Container{Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork, c: c}
+	if err := ct.locate(ctx); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	if err := ping(ct.Addr); err != nil {
+		t.Fatalf("redistest: container %s (%s) started but does not answer PING at %s: %v\n%s", image, o, ct.Addr, err, ct.logTail(ctx))
+	}
+	return ct
+}
+
+// cannotShape is unavailable for StartWith, whose advice differs: an
+// external Redis (OVERSHOOT_REDIS) is no help to it.
+func cannotShape(t testing.TB, reason string) {
+	t.Helper()
+	msg := "redis: this test needs a Redis container of its own (its arguments, network or files), and " + reason +
+		"; it needs Docker with an image (`make redis-image`, then " + EnvImage + "=" + LocalImage + ") and " + EnvAddr + " unset"
+	if os.Getenv(EnvRequire) == "1" {
+		t.Fatal(msg + " (" + EnvRequire + "=1)")
+	}
+	t.Skip(msg)
+}
+
+// customizers turns o into testcontainers options for a server on port.
+func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
+	var cmd []string
+	if o.Entrypoint == nil {
+		cmd = []string{"--save", "", "--appendonly", "no"}
+	}
+	if o.HostNetwork {
+		cmd = append(cmd, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	} else if o.Entrypoint != nil {
+		cmd = append(cmd, "--port", "6379", "--bind", "0.0.0.0")
+	}
+	if o.Entrypoint != nil {
+		cmd = append(cmd, "--protected-mode", "no")
+	}
+	cmd = append(cmd, o.Args...)
+	waitLog := o.WaitLog
+	if waitLog == "" {
+		waitLog = DefaultWaitLog
+	}
+	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithLabels(map[string]string{LabelRun: thisRun.id}),
+		testcontainers.WithCmd(cmd...),
+		testcontainers.WithWaitStrategy(wait.ForLog(waitLog).WithStartupTimeout(30 * time.Second)),
+	}
+	if o.Entrypoint != nil {
+		opts = append(opts, testcontainers.WithEntrypoint(o.Entrypoint...))
+	}
+	if len(o.Env) > 0 {
+		opts = append(opts, testcontainers.WithEnv(o.Env))
+	}
+	if o.HostNetwork {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = "host"
+		}))
+	} else {
+		opts = append(opts, testcontainers.WithExposedPorts("6379/tcp"))
+	}
+	paths := make([]string, 0, len(o.Files))
+	for p := range o.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		opts = append(opts, testcontainers.WithFiles(testcontainers.ContainerFile{
+			Reader: bytes.NewReader(o.Files[p]), ContainerFilePath: p, FileMode: 0o644,
+		}))
+	}
+	return opts
+}
+
+// String is o in short, for messages.
+func (o Options) String() string {
+	var b strings.Builder
+	if o.Entrypoint != nil {
+		fmt.Fprintf(&b, "entrypoint %q ", o.Entrypoint)
+	}
+	fmt.Fprintf(&b, "args %q", o.Args)
+	if o.HostNetwork {
+		fmt.Fprintf(&b, " on the host network (port %d)", o.Port)
+	}
+	return b.String()
+}
+
+// locate sets Addr and Source from where the container listens now (a
+// mapped port may change when a stopped container starts again).
+func (ct *Container) locate(ctx context.Context) error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ct.Port))
+	source := fmt.Sprintf("testcontainers %s on the host network", ct.Image)
+	if !ct.host {
+		host, err := ct.c.Host(ctx)
+		if err != nil {
+			return err
+		}
+		p, err := ct.c.MappedPort(ctx, "6379/tcp")
+		if err != nil {
+			return err
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(int(p.Num())))
+		source = "testcontainers " + ct.Image
+	}
+	ct.mu.Lock()
+	ct.Addr, ct.Source = addr, source
+	ct.mu.Unlock()
+	return nil
+}
+
+// Address is Addr, read safely while another goroutine may be calling Start.
+func (ct *Container) Address() string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	return ct.Addr
+}
+
+// Kill ends the server at once (SIGKILL): no shutdown, no last write to its
+// replicas, as when a machine dies. The container stays until t ends, and
+// Start starts it again.
+func (ct *Container) Kill(ctx context.Context) error {
+	return ct.docker(ctx, func(d *testcontainers.DockerClient) error {
+		_, err := d.ContainerKill(ctx, ct.ID, client.ContainerKillOptions{Signal: "SIGKILL"})
+		return err
+	})
+}
+
+// Stop stops the server as `docker stop` does: SIGTERM, and SIGKILL after
+// timeout. A Redis primary given time waits for its replicas to catch up.
+func (ct *Container) Stop(ctx context.Context, timeout time.Duration) error {
+	return ct.c.Stop(ctx, &timeout)
+}
+
+// Start starts a killed or stopped container again and waits until it
+// answers PING. With HostNetwork the address stays; without, the mapped
+// port may change, and Addr (Address) is updated.
+func (ct *Container) Start(ctx context.Context) error {
+	if err := ct.c.Start(ctx); err != nil {
+		return err
+	}
+	if err := ct.locate(ctx); err != nil {
+		return err
+	}
+	return ping(ct.Address())
+}
+
+// Pause freezes every process of the container (the cgroup freezer):
+// connections stay open and nothing answers, as on a stalled host.
+func (ct *Container) Pause(ctx context.Context) error {
+	return ct.docker(ctx, func(d *testcontainers.DockerClient) error {
+		_, err := d.ContainerPause(ctx, ct.ID, client.ContainerPauseOptions{})
+		return err
+	})
+}
+
+// Unpause undoes Pause.
+func (ct *Container) Unpause(ctx context.Context) error {
+	return ct.docker(ctx, func(d *testcontainers.DockerClient) error {
+		_, err := d.ContainerUnpause(ctx, ct.ID, client.ContainerUnpauseOptions{})
+		return err
+	})
+}
+
+// CopyFile writes content to path in the container (mode 0644), running or
+// not: e.g. the file FAKETIME_TIMESTAMP_FILE names.
+func (ct *Container) CopyFile(ctx context.Context, path string, content []byte) error {
+	return ct.c.CopyToContainer(ctx, content, path, 0o644)
+}
+
+// Logs is what the server has logged so far, stdout and stderr.
+func (ct *Container) Logs(ctx context.Context) (string, error) {
+	r, err := ct.c.Logs(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	return string(b), err
+}
+
+// logTail is the last lines of the log, for a failure message.
+func (ct *Container) logTail(ctx context.Context) string {
+	logs, err := ct.Logs(ctx)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(logs, "\n"), "\n")
+	return "last lines of its log:\n" + strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
+
+func (ct *Container) docker(ctx context.Context, f func(*testcontainers.DockerClient) error) error {
+	if ct == nil || ct.c == nil {
+		return errors.New("redistest: no container")
+	}
+	d, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := f(d); err != nil {
+		return fmt.Errorf("redistest: container %.12s: %w", ct.ID, err)
+	}
+	return nil
+}
+
+// freePort is a free port of 127.0.0.1 whose cluster bus port (+10000) is
+// free too, both below Linux's ephemeral range (32768 up), so that no
+// outgoing connection takes either before the server binds it.
+func freePort() (int, error) {
+	const lo, hi = 10000, 32768 - 10000
+	var last error
+	for range 100 {
+		port := lo + mrand.IntN(hi-lo)
+		ok := true
+		for _, p := range []int{port, port + 10000} {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				last, ok = err, false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("100 tries found no free pair of ports (last: %v)", last)
+}

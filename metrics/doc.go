@@ -1,0 +1,25 @@
+// Package metrics measures what a run of a rate limiter did to its traffic,
+// for capacity planning: how much it let through, in total and per key; the
+// most it let through in any rolling second and ten seconds; how evenly it
+// treated the keys (Jain's index and the Gini coefficient over their accept
+// ratios, and the worst-starved key); how long it told rejected callers to
+// wait (Retry-After percentiles); how many windows let through how much
+// (a histogram and a timeline); and the peak size of the limiter's state.
+//
+// Measure takes the outcome of every request of a run, in time order, and
+// returns a Run. WriteRun renders one Run as a fixed-width text table with a
+// sparkline timeline, WriteComparison puts several runs side by side, and
+// WriteSVG draws accepted-per-window over time as an SVG line chart. Times
+// are integer µs, as everywhere in overshoot. Everything is deterministic:
+// the same outcomes give the same Run, and the same Run the same bytes; no
+// clock is read and no map order reaches the output.
+//
+// # What it owns, and what it must not import
+//
+// The measures of a finished run (measure.go, with the arithmetic of the
+// rolling maximum, the fairness indices and the percentiles) and their
+// reports (text.go, svg.go). It knows nothing of how the outcomes were
+// produced, so it imports no package of this module: not algos, not the
+// simulator, not scenarios (whose chart style svg.go follows without
+// importing it), and nothing outside the standard library.
+package metrics

@@ -1,0 +1,335 @@
+package scenarios
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// ClockFault is one fault of the clock drill: what the clocks do, and for
+// how long the run goes on (a drift needs an hour to show, a step a
+// minute and more after it). Active, when set, sends traffic only in the
+// last Active µs of every 10 minutes, so that an hour of drift costs six
+// minutes of requests.
+type ClockFault struct {
+	Name     string
+	Clocks   model.Clocks
+	Duration int64
+	Active   int64
+}
+
+// ClockFaults are the drill's faults on a fleet of nodes: node 0's clock
+// stepping ±1 s and ±60 s at 20.4 s (inside a window, not at its edge);
+// node 0 drifting ±100 ppm for an hour, and half the fleet +100 ppm and
+// half −100 ppm (so that the fleet's clocks part by 720 ms in the hour),
+// with traffic in the last minute of every 10; and the store's clock
+// stepping ±1 s and ±60 s at 20.4 s, as a failover to a replica whose
+// clock is off does. Each step run lasts 100 s.
+func ClockFaults(nodes int) []ClockFault {
+	const at, stepRun, hour = 20*algos.Second + 400_000, 100 * algos.Second, 3600 * algos.Second
+	step := func(who int, by int64) ClockFault {
+		name := "node 0"
+		if who == model.StoreClockStep {
+			name = "store"
+		}
+		return ClockFault{
+			Name:     fmt.Sprintf("%s steps %+ds at 20.4s", name, by/algos.Second),
+			Clocks:   model.Clocks{Steps: []model.Step{{Clock: who, At: at, By: by}}},
+			Duration: stepRun,
+		}
+	}
+	drift := func(name string, ppm func(node int) int64) ClockFault {
+		d := make([]int64, nodes)
+		for i := range d {
+			d[i] = ppm(i)
+		}
+		return ClockFault{Name: name, Clocks: model.Clocks{DriftPPM: d}, Duration: hour, Active: 60 * algos.Second}
+	}
+	return []ClockFault{
+		step(0, algos.Second), step(0, -algos.Second), step(0, 60*algos.Second), step(0, -60*algos.Second),
+		drift("node 0 drifts +100ppm, 1h", nodeZero(100)),
+		drift("node 0 drifts -100ppm, 1h", nodeZero(-100)),
+		drift("half +100ppm, half -100ppm, 1h", func(i int) int64 {
+			if i < nodes/2 {
+				return 100
+			}
+			return -100
+		}),
+		step(model.StoreClockStep, algos.Second), step(model.StoreClockStep, -algos.Second),
+		step(model.StoreClockStep, 60*algos.Second), step(model.StoreClockStep, -60*algos.Second),
+	}
+}
+
+// nodeZero is a drift of ppm on node 0 alone.
+func nodeZero(ppm int64) func(node int) int64 {
+	return func(node int) int64 {
+		if node == 0 {
+			return ppm
+		}
+		return 0
+	}
+}
+
+// ClockDrill is the clock drill's conditions: every limiter in every
+// deployment, under every fault, against the same run without the fault.
+type ClockDrill struct {
+	Limiters    []limiter.Spec
+	Deployments []model.Deployment
+	Faults      []ClockFault
+	Limit       algos.Limit
+	Nodes       int
+	RTT         int64
+	Seed        uint64
+	// Workers bounds the runs at once (0: GOMAXPROCS); the report is the
+	// same for any number.
+	Workers int
+}
+
+// DefaultClockDrill is the six algorithms, deployed node-clock,
+// store-clock and local-split (no restarts), on 4 nodes a 1 ms round trip
+// (±25%) from the store, at 20 per second with a burst of 20, under
+// ClockFaults.
+func DefaultClockDrill() ClockDrill {
+	return ClockDrill{
+		Limiters:    limiter.FromAlgorithms(algos.All()...),
+		Deployments: []model.Deployment{model.NodeClock, model.StoreClock, model.LocalSplit},
+		Faults:      ClockFaults(4),
+		Limit:       algos.MustLimit(20, algos.Second, 20),
+		Nodes:       4,
+		RTT:         1000,
+		Seed:        1,
+	}
+}
+
+// The drill's two clients, each on its own key.
+const (
+	drillFlood  = 0 // Poisson at 5× the limit: what a fault hands out
+	drillHonest = 1 // evenly spaced at half the limit: what a fault locks out
+)
+
+// ClockCell is one limiter in one deployment under one fault.
+type ClockCell struct {
+	// NotApplicable is why the deployment cannot hold the limiter, or nil.
+	NotApplicable error
+	// Extra is the admits, both clients together, beyond the same run
+	// without the fault: the burst the fault handed out (negative: the
+	// admits it cost).
+	Extra int
+	// Lockout is the honest client's longest run of refusals, in true
+	// time from the first refused request to the next admit (or the end
+	// of the run); Clean is the same without the fault.
+	Lockout, Clean int64
+	// Refused is the honest requests refused beyond the same run without
+	// the fault (negative: fewer).
+	Refused int
+	// Violations counts the keys whose admits broke the promise in true
+	// time; CleanViolations the same without the fault.
+	Violations, CleanViolations int
+}
+
+// ClockReport is what RunClockDrill measured: Cells[fault][deployment][limiter].
+type ClockReport struct {
+	Drill ClockDrill
+	Cells [][][]ClockCell
+}
+
+func (d ClockDrill) check() error {
+	switch {
+	case len(d.Limiters) == 0 || len(d.Deployments) == 0 || len(d.Faults) == 0:
+		return errors.New("scenarios: a clock drill needs limiters, deployments and faults")
+	case d.Nodes < 2 || d.Nodes > 1<<10:
+		return fmt.Errorf("scenarios: a clock drill needs 2 to 1024 nodes, got %d", d.Nodes)
+	}
+	if err := d.Limit.Validate(); err != nil {
+		return fmt.Errorf("scenarios: clock drill: %w", err)
+	}
+	for _, f := range d.Faults {
+		if f.Duration <= 0 || f.Duration > algos.MaxTime/16 || f.Active < 0 {
+			return fmt.Errorf("scenarios: fault %q needs a positive duration (and Active ≥ 0)", f.Name)
+		}
+	}
+	_, err := checkLimiters(d.Limiters)
+	return err
+}
+
+// drillTraffic is the flood and the honest client for duration, sent
+// only in the last active µs of every 10 minutes when active > 0.
+func (d ClockDrill) drillTraffic(duration, active int64) []model.Request {
+	const every = 600 * algos.Second
+	on := func(t int64) bool { return active == 0 || t%every >= every-active }
+	p := newRand(d.Seed, 0x636c6f636b647231) // "clockdr1"
+	var reqs []model.Request
+	mean := float64(d.Limit.Window) / float64(5*d.Limit.Rate)
+	for t := expGap(p, mean); t < duration; t += expGap(p, mean) {
+		if on(t) {
+			reqs = append(reqs, model.Request{Key: drillFlood, Send: t})
+		}
+	}
+	gap := 2 * d.Limit.Window / d.Limit.Rate
+	for t := gap / 2; t < duration; t += gap {
+		if on(t) {
+			reqs = append(reqs, model.Request{Key: drillHonest, Send: t})
+		}
+	}
+	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	return reqs
+}
+
+// RunClockDrill runs every cell of d: each limiter in each deployment
+// once without a fault for each traffic (duration and active time), then
+// under each fault.
+func RunClockDrill(d ClockDrill) (*ClockReport, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	type shape struct{ duration, active int64 }
+	var shapes []shape
+	shapeOf := make([]int, len(d.Faults))
+	for f, fault := range d.Faults {
+		s := shape{fault.Duration, fault.Active}
+		if shapeOf[f] = slices.Index(shapes, s); shapeOf[f] < 0 {
+			shapeOf[f] = len(shapes)
+			shapes = append(shapes, s)
+		}
+	}
+	traffic := make([][]model.Request, len(shapes))
+	for i, s := range shapes {
+		traffic[i] = d.drillTraffic(s.duration, s.active)
+	}
+	config := func(s, dep, shape int) model.Config {
+		return model.Config{
+			Limiter:    d.Limiters[s],
+			Limit:      d.Limit,
+			Deployment: d.Deployments[dep],
+			Nodes:      d.Nodes,
+			RTT:        d.RTT,
+			Jitter:     model.DefaultJitter,
+			Seed:       d.Seed,
+			Requests:   traffic[shape],
+		}
+	}
+	// The runs without a fault, by [shape][deployment][limiter].
+	type clean struct {
+		admitted, violations, refused int
+		lockout                       int64
+		na                            error
+	}
+	cleans := make([]clean, len(shapes)*len(d.Deployments)*len(d.Limiters))
+	cleanAt := func(shape, dep, s int) *clean {
+		return &cleans[(shape*len(d.Deployments)+dep)*len(d.Limiters)+s]
+	}
+	par := Options{Workers: d.Workers}
+	err := par.parallel(len(cleans), func(i int) error {
+		s, dep, shape := i%len(d.Limiters), i/len(d.Limiters)%len(d.Deployments), i/len(d.Limiters)/len(d.Deployments)
+		cfg := config(s, dep, shape)
+		r, err := model.Run(cfg)
+		var na *model.NotApplicableError
+		switch {
+		case errors.As(err, &na):
+			cleans[i].na = na
+			return nil
+		case err != nil:
+			return err
+		}
+		cleans[i] = clean{admitted(r), r.Violations(), refused(r, cfg.Requests), lockout(r, cfg.Requests, shapes[shape].duration), nil}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &ClockReport{Drill: d, Cells: make([][][]ClockCell, len(d.Faults))}
+	for f := range d.Faults {
+		rep.Cells[f] = make([][]ClockCell, len(d.Deployments))
+		for dep := range d.Deployments {
+			rep.Cells[f][dep] = make([]ClockCell, len(d.Limiters))
+		}
+	}
+	n := len(d.Faults) * len(d.Deployments) * len(d.Limiters)
+	err = par.parallel(n, func(i int) error {
+		s, dep, f := i%len(d.Limiters), i/len(d.Limiters)%len(d.Deployments), i/len(d.Limiters)/len(d.Deployments)
+		fault := d.Faults[f]
+		c := cleanAt(shapeOf[f], dep, s)
+		cell := &rep.Cells[f][dep][s]
+		if c.na != nil {
+			cell.NotApplicable = c.na
+			return nil
+		}
+		cfg := config(s, dep, shapeOf[f])
+		cfg.Clocks = fault.Clocks
+		r, err := model.Run(cfg)
+		if err != nil {
+			return fmt.Errorf("scenarios: %s, %s, %s: %w", d.Limiters[s].Name, cfg.Deployment, fault.Name, err)
+		}
+		*cell = ClockCell{
+			Extra:           admitted(r) - c.admitted,
+			Lockout:         lockout(r, cfg.Requests, fault.Duration),
+			Clean:           c.lockout,
+			Refused:         refused(r, cfg.Requests) - c.refused,
+			Violations:      r.Violations(),
+			CleanViolations: c.violations,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func admitted(r model.Result) int {
+	n := 0
+	for _, k := range r.Keys {
+		n += k.Admitted
+	}
+	return n
+}
+
+// refused counts the honest client's refusals.
+func refused(r model.Result, reqs []model.Request) int {
+	n := 0
+	for i, q := range reqs {
+		if q.Key == drillHonest && !r.Outcomes[i].Admitted {
+			n++
+		}
+	}
+	return n
+}
+
+// lockout is the honest client's longest run of refusals: from its first
+// refused request to its next admit, or to end.
+func lockout(r model.Result, reqs []model.Request, end int64) int64 {
+	longest, since := int64(0), int64(-1)
+	for i, q := range reqs {
+		if q.Key != drillHonest {
+			continue
+		}
+		o := r.Outcomes[i]
+		switch {
+		case !o.Admitted && since < 0:
+			since = o.Decided
+		case o.Admitted && since >= 0:
+			longest = max(longest, o.Decided-since)
+			since = -1
+		}
+	}
+	if since >= 0 {
+		longest = max(longest, end-since)
+	}
+	return longest
+}
+
+// Cell returns the cell of the named fault, deployment and limiter.
+func (r *ClockReport) Cell(fault string, d model.Deployment, name string) (ClockCell, bool) {
+	f := slices.IndexFunc(r.Drill.Faults, func(x ClockFault) bool { return x.Name == fault })
+	dep := slices.Index(r.Drill.Deployments, d)
+	s := slices.IndexFunc(r.Drill.Limiters, func(x limiter.Spec) bool { return x.Name == name })
+	if f < 0 || dep < 0 || s < 0 {
+		return ClockCell{}, false
+	}
+	return r.Cells[f][dep][s], true
+}
