@@ -91,8 +91,11 @@ load:
 ## drills: the failure drills in full: the clock drill (golden/drills-clock.txt) and the live
 ## drills (eviction, cluster, failover with a cut replication stream, blackhole, a real store's
 ## clock stepped), their longer versions, with everything they measured printed.
+DRILL_TESTS := ^(TestGoldenClockDrill|TestFindingStoreClockIgnoresNodeClockFaults|TestFindingStoreClockStepLocksOutOrHandsOutABurst|TestFindingNodeClockStepBreaksTheTokenBucket)$$
 drills:
-	$(GO) test -count=1 -v -run 'ClockDrill|StoreClock|NodeClockStep' .
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	$(GO) test -count=1 -v -run '$(DRILL_TESTS)' . -args -golden.out="$$out" || exit 1; \
+	echo "== drills-clock.txt (computed by this run, identical to golden/)"; cat "$$out/drills-clock.txt"
 	$(GO) test -count=1 -timeout 20m -v ./drills/ -drills.full
 
 ## bench: the decision and simulator benchmarks.
