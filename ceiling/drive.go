@@ -64,11 +64,13 @@ func (r Result) BeyondBurstPerSecond(quota int64) float64 {
 	return float64(int64(r.Accepted)-quota) / r.Span.Seconds()
 }
 
-func (ld Load) check() error {
+// check says what is wrong with ld for a drive; Saturate, which offers no
+// rate, asks for everything but the rate.
+func (ld Load) check(paced bool) error {
 	switch {
 	case len(ld.Targets) == 0:
 		return errors.New("ceiling: no targets")
-	case ld.Rate <= 0:
+	case paced && ld.Rate <= 0:
 		return fmt.Errorf("ceiling: the offered rate must be positive, got %d", ld.Rate)
 	case ld.Duration <= 0:
 		return fmt.Errorf("ceiling: the duration must be positive, got %v", ld.Duration)
@@ -87,7 +89,7 @@ func (ld Load) check() error {
 // Drive offers ld's load and counts the answers. It returns when the last
 // answer is in, or with ctx's error when ctx ends first.
 func Drive(ctx context.Context, ld Load) (Result, error) {
-	if err := ld.check(); err != nil {
+	if err := ld.check(true); err != nil {
 		return Result{}, err
 	}
 	res := Result{Offered: int(float64(ld.Rate) * ld.Duration.Seconds())}
@@ -100,8 +102,7 @@ func Drive(ctx context.Context, ld Load) (Result, error) {
 // sending its next request as soon as the last is answered, for duration.
 // Its AcceptedPerSecond plus rejections over Span is the path's rate.
 func Saturate(ctx context.Context, ld Load, workers uint64) (Result, error) {
-	ld.Rate = 1 // check's sake: the pacer below ignores it
-	if err := ld.check(); err != nil {
+	if err := ld.check(false); err != nil {
 		return Result{}, err
 	}
 	if workers == 0 {
@@ -112,13 +113,14 @@ func Saturate(ctx context.Context, ld Load, workers uint64) (Result, error) {
 	return res, err
 }
 
-// attack starts vegeta on ld's targets in turn, on loopback, with no proxy
-// and no redirects, and streams the results.
+// attacker is a running attack: vegeta's, to stop it, and its results.
 type attacker struct {
 	*vegeta.Attacker
 	results <-chan *vegeta.Result
 }
 
+// attack starts vegeta on ld's targets in turn, on loopback, with no proxy
+// and no redirects, and streams the results.
 func attack(ld Load, p vegeta.Pacer, d time.Duration, maxWorkers uint64) attacker {
 	if ld.Timeout == 0 {
 		ld.Timeout = 5 * time.Second

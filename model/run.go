@@ -67,6 +67,15 @@ func (r Result) AdmitTimes(key int) []int64 {
 	return r.admits[from : from+r.Keys[key].Admitted : from+r.Keys[key].Admitted]
 }
 
+// Admitted counts the admits of every key.
+func (r Result) Admitted() int {
+	n := 0
+	for _, k := range r.Keys {
+		n += k.Admitted
+	}
+	return n
+}
+
 // Errors counts the requests the limiter answered with an error.
 func (r Result) Errors() int {
 	n := 0

@@ -236,7 +236,8 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 		case err != nil:
 			return err
 		}
-		cleans[i] = clean{admitted(r), r.Violations(), refused(r, cfg.Requests), lockout(r, cfg.Requests, shapes[shape].duration), nil}
+		refused, lockout := honestRefusals(r, cfg.Requests, shapes[shape].duration)
+		cleans[i] = clean{r.Admitted(), r.Violations(), refused, lockout, nil}
 		return nil
 	})
 	if err != nil {
@@ -265,11 +266,12 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, %s, %s: %w", d.Limiters[s].Name, cfg.Deployment, fault.Name, err)
 		}
+		refused, lockout := honestRefusals(r, cfg.Requests, fault.Duration)
 		*cell = ClockCell{
-			Extra:           admitted(r) - c.admitted,
-			Lockout:         lockout(r, cfg.Requests, fault.Duration),
+			Extra:           r.Admitted() - c.admitted,
+			Lockout:         lockout,
 			Clean:           c.lockout,
-			Refused:         refused(r, cfg.Requests) - c.refused,
+			Refused:         refused - c.refused,
 			Violations:      r.Violations(),
 			CleanViolations: c.violations,
 		}
@@ -281,46 +283,30 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 	return rep, nil
 }
 
-func admitted(r model.Result) int {
-	n := 0
-	for _, k := range r.Keys {
-		n += k.Admitted
-	}
-	return n
-}
-
-// refused counts the honest client's refusals.
-func refused(r model.Result, reqs []model.Request) int {
-	n := 0
-	for i, q := range reqs {
-		if q.Key == drillHonest && !r.Outcomes[i].Admitted {
-			n++
-		}
-	}
-	return n
-}
-
-// lockout is the honest client's longest run of refusals: from its first
-// refused request to its next admit, or to end.
-func lockout(r model.Result, reqs []model.Request, end int64) int64 {
-	longest, since := int64(0), int64(-1)
+// honestRefusals is the honest client's refusals, and its longest run of them:
+// from its first refused request to its next admit, or to end.
+func honestRefusals(r model.Result, reqs []model.Request, end int64) (refused int, lockout int64) {
+	since := int64(-1)
 	for i, q := range reqs {
 		if q.Key != drillHonest {
 			continue
 		}
 		o := r.Outcomes[i]
+		if !o.Admitted {
+			refused++
+		}
 		switch {
 		case !o.Admitted && since < 0:
 			since = o.Decided
 		case o.Admitted && since >= 0:
-			longest = max(longest, o.Decided-since)
+			lockout = max(lockout, o.Decided-since)
 			since = -1
 		}
 	}
 	if since >= 0 {
-		longest = max(longest, end-since)
+		lockout = max(lockout, end-since)
 	}
-	return longest
+	return refused, lockout
 }
 
 // Cell returns the cell of the named fault, deployment and limiter.
