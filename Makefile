@@ -8,7 +8,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 REDIS_IMAGE ?= overshoot/redis:7-local
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills bench lint badges clean-containers
+.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills plan bench lint badges clean-containers
 
 all: lint test
 
@@ -25,7 +25,7 @@ all: lint test
 ## from which `make badges` makes the findings' badges: the same run, not a second one.
 TEST_JSON ?= .test-results/go-test.json
 MODULE := github.com/overshoot-go/overshoot
-ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary)
+ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 test:
 	@if [ "$(OVERSHOOT_REQUIRE_REDIS)" = 1 ]; then .ci/redis-preflight.sh; fi
 	@mkdir -p $(dir $(TEST_JSON))
@@ -87,6 +87,21 @@ study:
 ## the stampede of 50 against a limit of 10, and the path's ceiling beside redis-benchmark.
 load:
 	$(GO) test -count=1 -timeout 30m -v -run 'TestFindingAcceptedRateAcrossNodes|TestFindingStampede|TestPathCeiling' ./ceiling/ -ceiling.full
+
+## plan: the capacity-planning reports (golden/planning-*.txt) as this run computes them: the
+## boundary trace, Zipf tenants, the sliding counter's error sign, the gateway fleet's sync
+## interval, and the limit sweep; it fails, with go test's output, when a claim or a file differs.
+PLAN_FILES := planning-boundary.txt planning-zipf.txt planning-sign.txt planning-sync.txt planning-sweep.txt planning-comparison.txt
+PLAN_TESTS := ^(TestFindingBoundaryTraceDoublesTheFixedWindow|TestFindingZipfStarvesTheLargestTenant|TestFindingSlidingCounterErrorChangesSign|TestFindingCachedCounterOvershootGrowsWithTheSyncInterval|TestGoldenPlanningSweep|TestGoldenPlanningComparison)$$
+plan:
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	$(GO) test -count=1 -run '$(PLAN_TESTS)' . -args -golden.out="$$out" >"$$out/go-test.log" 2>&1; status=$$?; \
+	for f in $(PLAN_FILES); do \
+		if [ -f "$$out/$$f" ]; then echo "== $$f (computed by this run)"; cat "$$out/$$f"; echo; \
+		else echo "make plan: this run did not compute $$f"; status=1; fi; \
+	done; \
+	if [ $$status -ne 0 ]; then cat "$$out/go-test.log"; echo "make plan: FAILED (go test's output above says why)"; exit 1; fi; \
+	echo "make plan: computed by this run, and identical to golden/"
 
 ## drills: the failure drills in full: the clock drill (golden/drills-clock.txt) and the live
 ## drills (eviction, cluster, failover with a cut replication stream, blackhole, a real store's

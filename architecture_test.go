@@ -48,6 +48,9 @@ var allowedImports = map[string][]string{
 	"metrics":            {},
 	"traffic":            {"algos", "model"},
 	"drills":             {},
+	"capacity":           {"algos", "fleet", "limiter", "metrics", "traffic"},
+	"fleet":              {"algos", "limiter"},
+	"inflight":           {"algos", "limiter"},
 }
 
 // testHelpers may be imported by test files only.

@@ -46,11 +46,18 @@ func drive(t *testing.T, d ceiling.Deployment, n, rate int, dur time.Duration) c
 // at least the limit in every whole window (what its race adds at this
 // load is printed, not asserted: it depends on how often requests overlap).
 //
+// The short run's burst is a whole second of the rate: a bucket banks
+// only its burst, so a stall of the machine longer than the burst lasts
+// starves it of requests, and it admits less than the limit through no
+// fault of its own. With both cores loaded by other processes, stalls of
+// 100 to 450 ms were measured (p99), and a burst of 5 at 50/s (100 ms)
+// fell to 0.97x.
+//
 // Badge: accepted rate across nodes
 func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	rate, burst, offered, dur := int64(50), int64(5), 200, 4*time.Second
+	rate, burst, offered, dur := int64(50), int64(50), 200, 4*time.Second
 	nodes := []int{1, 3}
 	if *full {
 		rate, burst, offered, dur = 100, 20, 600, 60*time.Second

@@ -10,7 +10,8 @@
 //
 // # What it owns, and what it must not import
 //
-// The Spec and Limiter types, the in-memory store of a pure algorithm's
-// keys with their expiry (Memory), and the per-key adapter of a Go object
-// (PerKey). It imports algos only: no simulator, no Redis.
+// The Spec and Limiter types, the optional Weighed (a request's cost and
+// service time) and Sized (the state's size in cells), the in-memory store
+// of a pure algorithm's keys with their expiry and costs (Memory), and the
+// per-key adapter of a Go object (PerKey). It imports algos only: no simulator, no Redis.
 package limiter

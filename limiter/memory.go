@@ -16,6 +16,7 @@ type Memory struct {
 	limit   algos.Limit
 	states  []algos.State
 	expires []int64 // KeyTTL only: the time from which key is gone; 0 for none
+	cells   int64   // the integers every key's state holds, kept for Cells
 }
 
 // NewMemory returns an empty Memory of a under l.
@@ -34,19 +35,33 @@ func (m *Memory) Allow(_ context.Context, key int, now int64) (algos.Decision, e
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
 	}
-	for key >= len(m.states) {
-		m.states = append(m.states, algos.State{})
-		m.expires = append(m.expires, 0)
+	m.grow(key)
+	if m.expiredAt(key, now) {
+		m.setCells(key, algos.State{})
+		m.states[key], m.expires[key] = algos.State{}, 0
 	}
 	st := &m.states[key]
-	if e := m.expires[key]; e != 0 && now >= e {
-		*st, m.expires[key] = algos.State{}, 0
-	}
+	before := m.stateCells(*st)
 	d := m.algo.Decide(st, now, m.limit)
+	m.cells += m.stateCells(*st) - before
 	if m.algo.KeyTTL != nil {
 		m.expires[key] = ExpiresAt(now, m.algo.KeyTTL(d, m.limit))
 	}
 	return d, nil
+}
+
+// grow makes room for key.
+func (m *Memory) grow(key int) {
+	for key >= len(m.states) {
+		m.states = append(m.states, algos.State{})
+		m.expires = append(m.expires, 0)
+	}
+}
+
+// expiredAt is true when key's TTL has run out by now.
+func (m *Memory) expiredAt(key int, now int64) bool {
+	e := m.expires[key]
+	return e != 0 && now >= e
 }
 
 // ExpiresAt is the time from which a key written at now with a TTL of ttl

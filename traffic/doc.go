@@ -21,7 +21,8 @@
 //
 // # Recorded traces
 //
-// ReadCSV and ReadJSONL read timestamps in decimal seconds and keep them
+// ReadCSV and ReadJSONL (and ReadFile, which picks one by the file's name)
+// read timestamps in decimal seconds and keep them
 // exactly, as absolute µs: they never shift a trace to start at zero,
 // because a limiter's windows are aligned to the epoch (a minute window
 // runs from :00 to :00), and a trace moved by anything other than whole

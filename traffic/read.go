@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -465,4 +467,24 @@ func (b *builder) finish() Trace {
 	}
 	sortStable(reqs)
 	return renumber(b.keys, reqs)
+}
+
+// ReadFile reads a recorded trace from a file: JSON lines when its name ends
+// in .jsonl or .ndjson, CSV otherwise. An error names the file (and, for a
+// ParseError, still unwraps to it).
+func ReadFile(path string) (Trace, Info, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Trace{}, Info{}, fmt.Errorf("traffic: %w", err)
+	}
+	defer f.Close()
+	read := ReadCSV
+	if ext := filepath.Ext(path); ext == ".jsonl" || ext == ".ndjson" {
+		read = ReadJSONL
+	}
+	tr, info, err := read(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return Trace{}, Info{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, info, nil
 }

@@ -1,0 +1,208 @@
+package capacity_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/capacity"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/traffic"
+)
+
+func poisson(t testing.TB, rate float64, keys int, seconds int64, seed uint64) traffic.Trace {
+	t.Helper()
+	tr, err := traffic.Spec{Profile: traffic.Poisson{Rate: rate}, Duration: seconds * algos.Second, Keys: traffic.Uniform(keys), Seed: seed}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A run's totals are those of the algorithm deciding the same requests by
+// itself, request by request.
+func TestRunDecidesEachRequestAsTheAlgorithmDoes(t *testing.T) {
+	tr := poisson(t, 40, 3, 20, 1)
+	l := algos.MustLimit(10, algos.Second, 5)
+	for _, a := range algos.All() {
+		r, err := capacity.Run(tr, limiter.FromAlgorithm(a), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := limiter.NewMemory(a, l)
+		var accepted int64
+		for i, req := range tr.Requests {
+			d, _ := m.Allow(context.Background(), req.Key, req.At)
+			if d.Allowed != r.Allowed[i] {
+				t.Fatalf("%s: request %d decided %v by the run, %v by the algorithm", a.Name, i, r.Allowed[i], d.Allowed)
+			}
+			if d.Allowed {
+				accepted++
+			}
+		}
+		if r.Run.Accepted != accepted || r.AcceptedCost != accepted || r.OfferedCost != int64(len(tr.Requests)) {
+			t.Errorf("%s: accepted %d (cost %d of %d), want %d", a.Name, r.Run.Accepted, r.AcceptedCost, r.OfferedCost, accepted)
+		}
+		if r.Run.State.Cells < 1 {
+			t.Errorf("%s: no state was sampled", a.Name)
+		}
+	}
+}
+
+// A request of cost n spends n units whole: a bucket of 10 admits a cost-6
+// request, refuses the next cost-6 one (4 left), and admits a cost-4 one.
+func TestRunSpendsEachRequestsCostWhole(t *testing.T) {
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{
+		{At: 0, Cost: 6}, {At: 1, Cost: 6}, {At: 2, Cost: 4}, {At: 3, Cost: 1},
+	}}
+	for _, a := range algos.All() {
+		r, err := capacity.Run(tr, limiter.FromAlgorithm(a), algos.MustLimit(10, algos.Second, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(r.Allowed); got != "[true false true false]" {
+			t.Errorf("%s: decided %s, want [true false true false]", a.Name, got)
+		}
+		if r.AcceptedCost != 10 || r.OfferedCost != 17 {
+			t.Errorf("%s: accepted cost %d of %d, want 10 of 17", a.Name, r.AcceptedCost, r.OfferedCost)
+		}
+	}
+}
+
+// A limiter that takes no cost is refused a trace with costs, by name,
+// before anything runs.
+func TestRunRefusesCostsALimiterCannotTake(t *testing.T) {
+	plain := limiter.Spec{
+		Name: "plain", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+		New: limiter.PerKey(func(l algos.Limit) (limiter.Decider, error) {
+			return limiter.DecideFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
+		}),
+	}
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{At: 0, Cost: 1}, {At: 5, Cost: 3}}}
+	_, err := capacity.Run(tr, plain, algos.MustLimit(1, algos.Second, 1))
+	if err == nil || !strings.Contains(err.Error(), `"plain" is not a limiter.Weighed`) || !strings.Contains(err.Error(), "request 2 of cost 3") {
+		t.Fatalf("got %v, want an error naming the limiter and request 2 of cost 3", err)
+	}
+}
+
+// Errors from the limiter are counted apart, with the first one kept.
+func TestRunCountsTheLimitersErrors(t *testing.T) {
+	boom := errors.New("store down")
+	failing := limiter.Spec{
+		Name: "failing", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+		New: func(algos.Limit) (limiter.Limiter, error) { return failingLimiter{boom}, nil },
+	}
+	r, err := capacity.Run(poisson(t, 10, 1, 2, 3), failing, algos.MustLimit(1, algos.Second, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Run.Errors != r.Run.Requests || r.Run.Accepted != 0 || !errors.Is(r.FirstError, boom) {
+		t.Errorf("errors %d of %d, accepted %d, first %v", r.Run.Errors, r.Run.Requests, r.Run.Accepted, r.FirstError)
+	}
+	if r.RejectShare() != 1 {
+		t.Errorf("a limiter that always fails rejects a share of %v, want 1", r.RejectShare())
+	}
+}
+
+type failingLimiter struct{ err error }
+
+func (f failingLimiter) Allow(context.Context, int, int64) (algos.Decision, error) {
+	return algos.Decision{}, f.err
+}
+
+// The same inputs give the same report, byte for byte.
+func TestComparisonIsDeterministic(t *testing.T) {
+	tr := poisson(t, 50, 4, 10, 9)
+	var reports [2]bytes.Buffer
+	for i := range reports {
+		rs, err := capacity.Compare(tr, limiter.FromAlgorithms(algos.All()...), algos.MustLimit(20, algos.Second, 20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := capacity.WriteComparison(&reports[i], tr, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(reports[0].Bytes(), reports[1].Bytes()) {
+		t.Fatal("two runs of the same comparison differ")
+	}
+}
+
+// recorder is a capacity.TB that remembers a failure instead of stopping.
+type recorder struct {
+	failed bool
+	msg    string
+	logs   []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Logf(f string, a ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(f, a...))
+}
+func (r *recorder) Fatalf(f string, a ...any) { r.failed, r.msg = true, fmt.Sprintf(f, a...) }
+
+// The gate passes with the tightest limit that fits, and fails, with the
+// table, when no limit in the range does.
+func TestRequireFitsIsAGateThatCanFail(t *testing.T) {
+	tr := poisson(t, 40, 4, 60, 5)
+	sweep := capacity.Sweep{
+		Trace:     tr,
+		Parameter: "limit",
+		Setting:   capacity.Limits(limiter.FromAlgorithm(algos.SlidingCounter), algos.Second),
+		Values:    capacity.Range(8, 24, 4),
+		Budget:    0.01,
+	}
+	var pass recorder
+	row := capacity.RequireFits(&pass, sweep)
+	if pass.failed {
+		t.Fatalf("the gate failed on a range that holds a fitting limit:\n%s", pass.msg)
+	}
+	if row.Result.RejectShare() > 0.01 || !row.Meets {
+		t.Errorf("the gate chose limit %d, which rejects %v", row.Value, row.Result.RejectShare())
+	}
+	// Every tighter value in the range must not fit: the chosen one is the tightest.
+	res, err := sweep.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if r.Value < row.Value && r.Meets {
+			t.Errorf("limit %d fits too, and is tighter than the chosen %d", r.Value, row.Value)
+		}
+	}
+
+	sweep.Values = capacity.Range(8, 16, 4)
+	var fail recorder
+	capacity.RequireFits(&fail, sweep)
+	if !fail.failed || !strings.Contains(fail.msg, "no limit from 8 to 16 keeps rejects within 1.0%") {
+		t.Fatalf("the gate did not fail with the verdict on a range where nothing fits: failed %v\n%s", fail.failed, fail.msg)
+	}
+}
+
+// A sweep that cannot run says why.
+func TestSweepRefusesBadInput(t *testing.T) {
+	tr := poisson(t, 10, 1, 5, 1)
+	good := capacity.Sweep{Trace: tr, Setting: capacity.Limits(limiter.FromAlgorithm(algos.GCRA), algos.Second), Values: []int64{1, 2}, Budget: 0.1}
+	cases := map[string]func(s *capacity.Sweep){
+		"needs a Setting":          func(s *capacity.Sweep) { s.Setting = nil },
+		"needs Values":             func(s *capacity.Sweep) { s.Values = nil },
+		"strictly ascending":       func(s *capacity.Sweep) { s.Values = []int64{2, 2} },
+		"budget must be in [0, 1)": func(s *capacity.Sweep) { s.Budget = 1 },
+		"trace with requests":      func(s *capacity.Sweep) { s.Trace = traffic.Trace{} },
+		"rate must be positive":    func(s *capacity.Sweep) { s.Values = []int64{0, 1} },
+	}
+	for want, mutate := range cases {
+		s := good
+		mutate(&s)
+		if _, err := s.Run(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error saying it %s", err, want)
+		}
+	}
+	if _, err := good.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
