@@ -242,7 +242,8 @@ func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
 	if err := capacity.WriteTrace(&b, tr); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&b, "5 nodes, round robin, one shared counter of %s; a fixed window on one node admits %d\n\n", l, fixed.Run.Accepted)
+	fmt.Fprintf(&b, "5 nodes, round robin, one shared counter of %d per aligned %s window; a fixed window on one node admits %d\n\n",
+		l.Rate, metrics.FormatDuration(l.Window), fixed.Run.Accepted)
 	fmt.Fprintf(&b, "%-15s  %8s  %12s  %7s  %18s  |  %s\n", "sync interval", "accepted", "peak window", "accept", "promise (≤100/1s)", "published: accepted, peak, accept")
 	var prev capacity.Result
 	var series []metrics.Series
