@@ -354,6 +354,15 @@ func TestGoldenPlanningComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "planning-comparison.txt", b.Bytes())
+	var series []metrics.Series
+	for _, r := range results {
+		series = append(series, r.Run.Series(r.Limiter, 60))
+	}
+	var svg bytes.Buffer
+	if err := metrics.WriteSVG(&svg, "every limiter at 10/s (burst 10), 4 keys offered 50/s: admitted per 1 s window", series); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "planning-comparison.svg", svg.Bytes())
 	l := algos.MustLimit(10, algos.Second, 10)
 	for i, r := range results {
 		broken := 0
