@@ -2,9 +2,10 @@ package capacity
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -55,12 +56,7 @@ func byCountDesc(counts []int64, n int) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	// insertion sort: stable, and traces have few keys worth naming
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && counts[idx[j]] > counts[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(counts[b], counts[a]) })
 	return idx[:min(n, len(idx))]
 }
 
@@ -171,7 +167,7 @@ func (r SweepResult) Write(w io.Writer) error {
 			meets = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.2f\t%d\t%.4f\t%s\t\n",
-			s.format(row.Value), row.Result.Limiter, strings.ReplaceAll(row.Result.Limit.String(), "\t", " "),
+			s.format(row.Value), row.Result.Limiter, row.Result.Limit,
 			m.Accepted, m.Rejected, m.Errors, pct(row.Result.RejectShare()), m.AcceptedPerSecond, m.PerWindow.Max, m.Jain, meets)
 	}
 	if err := tw.Flush(); err != nil {
