@@ -58,9 +58,9 @@ func generate(t *testing.T, s traffic.Spec) traffic.Trace {
 // sliding log holds it to 10. The published run has the sliding counter
 // hold it to 10 as well; that is true of a counter that admits while its
 // estimate plus the request stays within the limit, and measured here
-// beside overshoot's counter, which (as Cloudflare's and the Lua script
-// do) admits while the estimate is below the limit: it lets an eleventh
-// through, once per edge.
+// beside overshoot's counter, which (as its Lua script does) admits while
+// the estimate is below the limit: it lets an eleventh through, once per
+// edge.
 //
 // Badge: boundary trace
 func TestFindingBoundaryTraceDoublesTheFixedWindow(t *testing.T) {
@@ -81,7 +81,8 @@ func TestFindingBoundaryTraceDoublesTheFixedWindow(t *testing.T) {
 			t.Errorf("%s: %d in a rolling second, %d admitted; the claim is at most 10, and 50 (10 of each 20)", name, r.MaxAccepted1s, r.Accepted)
 		}
 	}
-	// 100 ms into the second, the estimate is 10·0.91 = 9.1 < 10: one more.
+	// At the edge's last request, 90 ms into the second, the estimate is
+	// 10·0.91 = 9.1 < 10: one more.
 	if r := got["sliding-counter"].Run; r.MaxAccepted1s != 11 || r.Accepted != 55 {
 		t.Errorf("sliding-counter: %d in a rolling second, %d admitted; measured before: 11 and 55 (one more at each edge)", r.MaxAccepted1s, r.Accepted)
 	}
