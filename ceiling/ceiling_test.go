@@ -51,7 +51,11 @@ func drive(t *testing.T, d ceiling.Deployment, n, rate int, dur time.Duration) c
 // starves it of requests, and it admits less than the limit through no
 // fault of its own. With both cores loaded by other processes, stalls of
 // 100 to 450 ms were measured (p99), and a burst of 5 at 50/s (100 ms)
-// fell to 0.97x.
+// fell to 0.97x. For the same reason the rate is taken over the time each
+// bucket decided for, which the sends and the answers bound
+// (ceiling.DecisionSpan), not over the time the driver sent for: a stall
+// before the first decision showed as a 2.3% shortfall of a bucket that
+// had missed nothing.
 //
 // Badge: accepted rate across nodes
 func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
@@ -85,23 +89,17 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	type row struct {
 		deploy func(t *testing.T) ceiling.Deployment
 		nodes  int
-		// want is the rate beyond the first burst as a multiple of the
-		// limit, and tol how far from it a run may land; atLeast (the
-		// fixed window) asks only that every window wholly inside the run
-		// admitted its limit: its first and last windows are cut short,
-		// so it has no burst to subtract.
-		want, tol float64
-		atLeast   bool
+		// perNode is a bucket on each node (N of them) rather than one
+		// shared; atLeast (the fixed window) asks only that every window
+		// wholly inside the run admitted its limit: its first and last
+		// windows are cut short, so it has no burst to subtract.
+		perNode, atLeast bool
 	}
 	var rows []row
 	for _, n := range nodes {
-		// Each node's own bucket admits its burst too: N-1 bursts beyond the first.
-		perInstanceWant := float64(n) + float64(int64(n-1)*burst)/(float64(rate)*dur.Seconds())
-		rows = append(rows, row{shared, n, 1, 0.02, false})
+		rows = append(rows, row{shared, n, false, false})
 		if *full || n > 1 { // on one node these two are the shared row again
-			rows = append(rows,
-				row{perInstance, n, perInstanceWant, 0.02 * perInstanceWant, false},
-				row{naive, n, 1, 0.02, true})
+			rows = append(rows, row{perInstance, n, true, false}, row{naive, n, false, true})
 		}
 	}
 
@@ -126,18 +124,71 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 		if got[i].Nodes == 0 {
 			continue // its subtest failed and said why
 		}
-		if r.want == 1 && !r.atLeast {
+		if !r.perNode && !r.atLeast {
 			worstShared = max(worstShared, math.Abs(got[i].Excess(ceiling.Limit{Rate: float64(rate)})))
 		} else if !r.atLeast {
 			multiplied = fmt.Sprintf("per-instance on %d nodes %.2fx", r.nodes, got[i].Times(ceiling.Limit{Rate: float64(rate)}))
 		}
-		times := got[i].Times(ceiling.Limit{Rate: float64(rate)})
-		switch {
-		case r.atLeast && int64(got[i].Result.Accepted) < rate*(int64(got[i].Result.Span/time.Second)-1):
-			t.Errorf("%s on %d nodes: %d admitted in %v, fewer than %d in each whole window", got[i].Deployment.Name, r.nodes, got[i].Result.Accepted, got[i].Result.Span, rate)
-		case !r.atLeast && (times < r.want-r.tol || times > r.want+r.tol):
-			t.Errorf("%s on %d nodes: %.3fx the limit, want %.3fx ± %.3f", got[i].Deployment.Name, r.nodes, times, r.want, r.tol)
+		if r.atLeast {
+			if int64(got[i].Result.Accepted) < rate*(int64(got[i].Result.Span/time.Second)-1) {
+				t.Errorf("%s on %d nodes: %d admitted in %v, fewer than %d in each whole window", got[i].Deployment.Name, r.nodes, got[i].Result.Accepted, got[i].Result.Span, rate)
+			}
+			continue
+		}
+		// Each bucket's rate beyond its burst, over the time it decided for.
+		lo, hi := beyondBurstRate(got[i].Result, rate, burst, r.perNode)
+		t.Logf("%s on %d nodes: each bucket %.3fx to %.3fx its rate beyond its burst", got[i].Deployment.Name, r.nodes, lo, hi)
+		if hi < 1-tolerance || lo > 1+tolerance {
+			t.Errorf("%s on %d nodes: each bucket admitted %.3fx to %.3fx its rate beyond its burst (over the least and the most time it can have decided for), want 1 ± %.2f",
+				got[i].Deployment.Name, r.nodes, lo, hi, tolerance)
 		}
 	}
 	t.Logf("measured: shared Lua within %.1f%% of the limit on %v nodes; %s", 100*worstShared, nodes, multiplied)
+}
+
+// tolerance is how far from its rate, as a share of it, a bucket beyond its
+// burst may land in a load test of one key.
+const tolerance = 0.02
+
+// beyondBurstRate bounds a token-bucket row's admits beyond its bursts, per
+// second it decided for, as a multiple of the rate: one bucket per node
+// when perNode is set, else one shared by the fleet. Each bucket decided
+// between its first and last decision, a time no shorter than
+// DecisionSpan.Shortest and no longer than Longest, so lo and hi bound the
+// true figure whatever the machine's stalls did to the answers. A fresh
+// bucket admits its burst and then, offered more than its rate, its rate.
+func beyondBurstRate(res ceiling.Result, rate, burst int64, perNode bool) (lo, hi float64) {
+	spans := res.Decided
+	if !perNode {
+		spans = []ceiling.DecisionSpan{fleetSpan(spans)}
+	}
+	var buckets int64
+	var shortest, longest time.Duration
+	for _, s := range spans {
+		if s.Decided > 0 {
+			buckets++
+			shortest += s.Shortest()
+			longest += s.Longest()
+		}
+	}
+	beyond := float64(int64(res.Accepted) - buckets*burst)
+	return beyond / (float64(rate) * longest.Seconds()), beyond / (float64(rate) * shortest.Seconds())
+}
+
+// fleetSpan is the span of one limiter shared by every node.
+func fleetSpan(spans []ceiling.DecisionSpan) ceiling.DecisionSpan {
+	var f ceiling.DecisionSpan
+	for _, s := range spans {
+		if s.Decided == 0 {
+			continue
+		}
+		if f.Decided == 0 {
+			f = s
+			continue
+		}
+		f.FirstSent, f.FirstAnswered = min(f.FirstSent, s.FirstSent), min(f.FirstAnswered, s.FirstAnswered)
+		f.LastSent, f.LastAnswered = max(f.LastSent, s.LastSent), max(f.LastAnswered, s.LastAnswered)
+		f.Decided += s.Decided
+	}
+	return f
 }

@@ -43,7 +43,29 @@ type Result struct {
 	P50, P99 time.Duration
 	// FirstFailure is the first failed request's error or status.
 	FirstFailure string
+	// Decided bounds, for each target (indexed as Load.Targets), when its
+	// limiter can have made its first and its last decision.
+	Decided []DecisionSpan
 }
+
+// DecisionSpan bounds when one node's limiter decided: it decided each
+// request between the request's send and its answer (2xx or 429), so its
+// first decision lies in [FirstSent, FirstAnswered] and its last in
+// [LastSent, LastAnswered] (µs-exact times from the first request sent).
+// A stall of the machine widens those intervals instead of biasing a
+// rate measured over them.
+type DecisionSpan struct {
+	FirstSent, FirstAnswered, LastSent, LastAnswered time.Duration
+	// Decided counts the node's requests answered 2xx or 429.
+	Decided int
+}
+
+// Shortest is the least time the limiter can have spent between its first
+// and its last decision (0 when the bounds overlap).
+func (s DecisionSpan) Shortest() time.Duration { return max(0, s.LastSent-s.FirstAnswered) }
+
+// Longest is the most time it can have spent.
+func (s DecisionSpan) Longest() time.Duration { return s.LastAnswered - s.FirstSent }
 
 // AcceptedPerSecond is the accepted over the span.
 func (r Result) AcceptedPerSecond() float64 {
@@ -117,6 +139,7 @@ func Saturate(ctx context.Context, ld Load, workers uint64) (Result, error) {
 type attacker struct {
 	*vegeta.Attacker
 	results <-chan *vegeta.Result
+	target  map[string]int // a target's URL to its index in Load.Targets
 }
 
 // attack starts vegeta on ld's targets in turn, on loopback, with no proxy
@@ -133,8 +156,10 @@ func attack(ld Load, p vegeta.Pacer, d time.Duration, maxWorkers uint64) attacke
 		path = "/"
 	}
 	targets := make([]vegeta.Target, len(ld.Targets))
+	index := make(map[string]int, len(ld.Targets))
 	for i, t := range ld.Targets {
 		targets[i] = vegeta.Target{Method: http.MethodGet, URL: t + path, Header: ld.Header.Clone()}
+		index[targets[i].URL] = i
 	}
 	workers := min(maxWorkers, 16)
 	a := vegeta.NewAttacker(
@@ -146,18 +171,21 @@ func attack(ld Load, p vegeta.Pacer, d time.Duration, maxWorkers uint64) attacke
 		vegeta.LocalAddr(net.IPAddr{IP: net.IPv4(127, 0, 0, 1)}),
 		vegeta.Proxy(func(*http.Request) (*url.URL, error) { return nil, nil }),
 	)
-	return attacker{Attacker: a, results: a.Attack(vegeta.NewStaticTargeter(targets...), p, d, "")}
+	return attacker{Attacker: a, results: a.Attack(vegeta.NewStaticTargeter(targets...), p, d, ""), target: index}
 }
 
 // collect counts a's results into res; on ctx's end it stops the attack,
 // drains it, and returns ctx's error.
 func collect(ctx context.Context, a attacker, res *Result) error {
+	type bounds struct{ firstSent, firstAnswered, lastSent, lastAnswered time.Time }
 	var (
 		latencies     []time.Duration
 		first, last   time.Time
+		decided       = make([]bounds, len(a.target))
 		stopped       error
 		stopOnContext sync.Once
 	)
+	res.Decided = make([]DecisionSpan, len(a.target))
 	for {
 		var r *vegeta.Result
 		var ok bool
@@ -178,6 +206,15 @@ func collect(ctx context.Context, a attacker, res *Result) error {
 			last = r.Timestamp
 		}
 		latencies = append(latencies, r.Latency)
+		if i, ok := a.target[r.URL]; ok && (r.Code >= 200 && r.Code < 300 || r.Code == http.StatusTooManyRequests) {
+			b, answered := &decided[i], r.Timestamp.Add(r.Latency)
+			if res.Decided[i].Decided == 0 {
+				*b = bounds{r.Timestamp, answered, r.Timestamp, answered}
+			}
+			res.Decided[i].Decided++
+			b.firstSent, b.lastSent = earliest(b.firstSent, r.Timestamp), latest(b.lastSent, r.Timestamp)
+			b.firstAnswered, b.lastAnswered = earliest(b.firstAnswered, answered), latest(b.lastAnswered, answered)
+		}
 		switch {
 		case r.Code >= 200 && r.Code < 300:
 			res.Accepted++
@@ -192,7 +229,26 @@ func collect(ctx context.Context, a attacker, res *Result) error {
 	}
 	res.Span = last.Sub(first)
 	res.P50, res.P99 = rank(latencies, 50), rank(latencies, 99)
+	for i, b := range decided {
+		if res.Decided[i].Decided > 0 {
+			res.Decided[i] = DecisionSpan{b.firstSent.Sub(first), b.firstAnswered.Sub(first), b.lastSent.Sub(first), b.lastAnswered.Sub(first), res.Decided[i].Decided}
+		}
+	}
 	return stopped
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // rank is the p-th percentile of ds by nearest rank (0 for none).
