@@ -89,10 +89,11 @@ func TestFindingBoundaryTraceDoublesTheFixedWindow(t *testing.T) {
 	t.Logf("measured: fixed window %d in a rolling 1 s, sliding log %d", got["fixed-window"].Run.MaxAccepted1s, got["sliding-log"].Run.MaxAccepted1s)
 }
 
-// withinLimitCounter is the sliding counter with the reference simulator's
-// rule: admit while prev·(W−elapsed)/W + cur + 1 ≤ L (overshoot's admits
-// while the estimate, without the request, is below L). Its Retry-After is
-// the end of the window, a bound rather than the exact wait.
+// withinLimitCounter is the sliding counter admitting while its estimate
+// with the request stays within the limit, prev·(W−elapsed)/W + cur + 1 ≤
+// L: a rule that holds the published run's 10 (overshoot's admits while the
+// estimate, without the request, is below L). Its Retry-After is the end
+// of the window, a bound rather than the exact wait.
 var withinLimitCounter = algos.Algorithm{
 	Name:      "counter, estimate+1 ≤ L",
 	Promise:   algos.AlignedWindowPromise,
