@@ -22,6 +22,8 @@ all: lint test
 ## the harness that runs them in parallel is raced in package scenarios; under -race they alone
 ## took over six minutes of CI. So do golang.org/x/time/rate's contract and hunt (XTIMERATE_SIMULATIONS,
 ## pure Go in one goroutine a run): two minutes of a loaded CI under -race, 11 s without.
+## The model's allocation count (MODEL_ALLOCATIONS) runs without -race too, as the only place it
+## means something: under -race sync.Pool drops a quarter of what it is given, on purpose.
 ## Every other test, the root's live ones included, runs with -race.
 ## gotestsum prints what `go test` prints and keeps the run's JSON record in $(TEST_JSON),
 ## from which `make badges` makes the findings' badges: the same run, not a second one.
@@ -29,6 +31,7 @@ TEST_JSON ?= .test-results/go-test.json
 MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 XTIMERATE_SIMULATIONS := ^(TestKeepsTheContract|TestHuntBehindAStoreIsClean)$$
+MODEL_ALLOCATIONS := ^TestNoAllocationPerRequest$$
 test:
 	@if [ "$(OVERSHOOT_REQUIRE_REDIS)" = 1 ]; then .ci/redis-preflight.sh; fi
 	@mkdir -p $(dir $(TEST_JSON))
@@ -37,9 +40,10 @@ test:
 		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$') || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-race -- -race -count=1 -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-sim -- -count=1 -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).model-alloc -- -count=1 -run '$(MODEL_ALLOCATIONS)' ./model || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-race -- -race -count=1 -skip '$(ROOT_SIMULATIONS)' . || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-sim -- -count=1 -run '$(ROOT_SIMULATIONS)' . || status=1; \
-	parts="race xtimerate-race xtimerate-sim root-race root-sim"; \
+	parts="race xtimerate-race xtimerate-sim model-alloc root-race root-sim"; \
 	for p in $$parts; do cat $(TEST_JSON).$$p; done > $(TEST_JSON); \
 	for p in $$parts; do rm -f $(TEST_JSON).$$p; done; \
 	exit $$status

@@ -543,15 +543,20 @@ func TestBadConfigs(t *testing.T) {
 // number of requests (the sliding log, whose buffer grows with its key's
 // admits until it reaches its working size, is left out). A key that breaks
 // its promise allocates its Violation's report, a few allocations per key.
+// Under -race the count is not the program's: sync.Pool drops a quarter of
+// what it is given on purpose, and a long run regrows a dropped scratch in
+// more steps than a short one, so the difference drifts past the bound now
+// and then (1 CI run in 10). make test runs this test without -race.
 func TestNoAllocationPerRequest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race include sync.Pool's deliberate drops; make test runs this test without -race")
+	}
 	short, long := traffic(8, 2*algos.Second), traffic(8, 20*algos.Second)
 	for _, a := range []algos.Algorithm{algos.TokenBucket, algos.GCRA, algos.FixedWindow, algos.SlidingCounter} {
 		for _, d := range model.Deployments() {
 			allocs := func(reqs []model.Request) float64 {
 				cfg := tableConfig(a, d, 8, reqs)
 				cfg.RestartEvery = 0
-				// 10 runs: under -race sync.Pool drops a quarter of what it is
-				// given, and the regrowth of a dropped scratch varies run to run.
 				return testing.AllocsPerRun(10, func() { mustRun(t, cfg) })
 			}
 			s, l := allocs(short), allocs(long)
