@@ -14,14 +14,21 @@ all: lint test
 
 ## test: the whole suite with the race detector, including the Redis tests
 ## (set OVERSHOOT_REDIS or have Docker; OVERSHOOT_REQUIRE_REDIS=1 forbids skipping them).
-## With OVERSHOOT_REQUIRE_REDIS=1 a preflight first checks, in seconds, that a Redis is there.
-## One package at a time (-p 1): the study's live trials keep a real-time plan, and on 2 cores
-## a race-instrumented simulation running beside them delays it for nothing.
+## A preflight first checks, in seconds, that a Redis is there (with OVERSHOOT_REQUIRE_REDIS=1 its
+## absence fails the run at once), and builds the local image (overshoot/redis:7-local, from
+## Debian's redis-server and libfaketime) when it is missing: the clock tests need it everywhere.
+## Packages run side by side, as in `go test ./...`: each binary shares one Redis container, the
+## live tests judge from the times they recorded, and the few whose claim rests on real time
+## (a sustained rate, a deadline, a timing plan) take redistest.LockTiming, so no two of them
+## ever run at once.
 ## The root package's simulated claims (ROOT_SIMULATIONS: the table, the sweeps, the hunts, the
 ## libraries) run once more without -race instead: each run is one goroutine of the model, and
 ## the harness that runs them in parallel is raced in package scenarios; under -race they alone
 ## took over six minutes of CI. So do golang.org/x/time/rate's contract and hunt (XTIMERATE_SIMULATIONS,
-## pure Go in one goroutine a run): two minutes of a loaded CI under -race, 11 s without.
+## pure Go in one goroutine a run): two minutes of a loaded CI under -race, 11 s without; and
+## redis_rate's checks that run the library on simredis (REDISRATE_SIMULATIONS: one goroutine a
+## run, or a live fleet whose twin replays on simredis; simredis's own concurrency is raced in
+## package simredis, the live fleet's in package replay): 225 s under -race, 15 s without.
 ## The model's allocation count (MODEL_ALLOCATIONS) runs without -race too, as the only place it
 ## means something: under -race sync.Pool drops a quarter of what it is given, on purpose.
 ## Every other test, the root's live ones included, runs with -race.
@@ -31,19 +38,22 @@ TEST_JSON ?= .test-results/go-test.json
 MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 XTIMERATE_SIMULATIONS := ^(TestKeepsTheContract|TestHuntBehindAStoreIsClean)$$
+REDISRATE_SIMULATIONS := ^(TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep)$$
 MODEL_ALLOCATIONS := ^TestNoAllocationPerRequest$$
 test:
-	@if [ "$(OVERSHOOT_REQUIRE_REDIS)" = 1 ]; then .ci/redis-preflight.sh; fi
+	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]
 	@mkdir -p $(dir $(TEST_JSON))
 	@status=0; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).race -- -race -count=1 -p 1 \
-		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$') || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).race -- -race -count=1 \
+		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$' | grep -v '/adapters/redisrate$$') || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-race -- -race -count=1 -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-sim -- -count=1 -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-race -- -race -count=1 -skip '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-sim -- -count=1 -run '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).model-alloc -- -count=1 -run '$(MODEL_ALLOCATIONS)' ./model || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-race -- -race -count=1 -skip '$(ROOT_SIMULATIONS)' . || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-sim -- -count=1 -run '$(ROOT_SIMULATIONS)' . || status=1; \
-	parts="race xtimerate-race xtimerate-sim model-alloc root-race root-sim"; \
+	parts="race xtimerate-race xtimerate-sim redisrate-race redisrate-sim model-alloc root-race root-sim"; \
 	for p in $$parts; do cat $(TEST_JSON).$$p; done > $(TEST_JSON); \
 	for p in $$parts; do rm -f $(TEST_JSON).$$p; done; \
 	exit $$status
@@ -73,7 +83,7 @@ golden:
 mutants:
 	$(GO) test -count=1 -run 'TestMutants|TestPlanted' -v .
 
-## redis-image: build the Redis 7 image from Debian's redis-server, for engines that cannot pull.
+## redis-image: build (again) the local Redis 7 image from Debian's packages; `make test` builds it when missing.
 redis-image:
 	.ci/redis-image.sh $(REDIS_IMAGE)
 
@@ -123,9 +133,10 @@ drills:
 	echo "== drills-clock.txt (computed by this run, identical to golden/)"; cat "$$out/drills-clock.txt"
 	$(GO) test -count=1 -timeout 20m -v ./drills/ -drills.full
 
-## bench: the decision and simulator benchmarks.
+## bench: the decision and simulator benchmarks (sim-req/s/core), and the judged hunt of the
+## mutants set (judged-req/s/core, s/hunt).
 bench:
-	$(GO) test -count=1 -run '^$$' -bench 'Decide|Simulate' -benchmem ./algos/ ./model/
+	$(GO) test -count=1 -run '^$$' -bench 'Decide|Simulate|MutantsHunt' -benchmem ./algos/ ./model/ .
 
 ## lint: gofmt, go vet, and actionlint on the GitHub workflow.
 lint:

@@ -133,6 +133,40 @@ func TestTestHelpersAreImportedByTestsOnly(t *testing.T) {
 	}
 }
 
+// Every test binary that asks redistest for a Redis runs its tests under
+// redistest.Main, which shares one container across the binary: without it
+// each test would start (and wait for) a container of its own.
+func TestRedisTestsShareOneContainerPerBinary(t *testing.T) {
+	calls, mains := map[string]bool{}, map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, "internal/redistest/") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		calls[dir] = calls[dir] || strings.Contains(string(b), "redistest.Start(")
+		mains[dir] = mains[dir] || strings.Contains(string(b), "redistest.Main(m)")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range calls {
+		if calls[dir] && !mains[dir] {
+			t.Errorf("%s calls redistest.Start but no TestMain of it runs redistest.Main(m)", dir)
+		}
+	}
+}
+
 // The architecture names every package the same way the README does.
 func TestReadmeArchitectureNamesEveryPackage(t *testing.T) {
 	readme, err := os.ReadFile("README.md")

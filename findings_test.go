@@ -66,6 +66,7 @@ var bucketNames = []string{"token-bucket", "leaky-bucket", "gcra"}
 var windowNames = []string{"fixed-window", "sliding-log", "sliding-counter"}
 
 func TestGoldenTable(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	var b bytes.Buffer
 	if _, err := findingsMatrix(t).WriteTo(&b); err != nil {
 		t.Fatal(err)
@@ -96,6 +97,7 @@ func TestGoldenSkew(t *testing.T) {
 //
 // Badge: token bucket under skew
 func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	r := findingsMatrix(t)
 	tb := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.Flood)
 	least := 1.0
@@ -414,6 +416,7 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 //
 // Badge: node clock, no skew
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	o := scenarios.DefaultOptions()
 	r := findingsMatrix(t)
 	total := 0
@@ -475,26 +478,25 @@ var (
 		o.Loop = false
 		return scenarios.RunSweep([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.DefaultSkews())
 	})
-	findingsLibraries = sync.OnceValues(func() (libraries, error) {
-		var l libraries
-		var err error
-		if l.xrate, err = scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.TokenBucket), xtimerate.Spec()), scenarios.DefaultOptions()); err != nil {
-			return l, err
-		}
-		l.redisRate, err = scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), libraryOptions())
-		return l, err
+	// Each library's matrix is computed once, by the first test that needs
+	// it, and the two apart: redis_rate's runs its script on simredis and
+	// takes longest, and x/time/rate's findings need not wait for it.
+	findingsXRate = sync.OnceValues(func() (scenarios.Matrix, error) {
+		return scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.TokenBucket), xtimerate.Spec()), scenarios.DefaultOptions())
+	})
+	findingsRedisRate = sync.OnceValues(func() (scenarios.Matrix, error) {
+		return scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), libraryOptions())
 	})
 )
 
-type libraries struct{ xrate, redisRate scenarios.Matrix }
-
-func findingsLibraryRuns(t *testing.T) libraries {
+// findingsLibraryMatrix is the matrix run (x/time/rate's or redis_rate's).
+func findingsLibraryMatrix(t *testing.T, run func() (scenarios.Matrix, error)) scenarios.Matrix {
 	t.Helper()
-	l, err := findingsLibraries()
+	m, err := run()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l
+	return m
 }
 
 // The two libraries' rows, beside the built-in algorithm each implements:
@@ -502,7 +504,7 @@ func findingsLibraryRuns(t *testing.T) libraries {
 // beside GCRA at 10 per second, and x/time/rate's skew sweep.
 func TestGoldenLibraries(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
-	l := findingsLibraryRuns(t)
+	xrate, redisRate := findingsLibraryMatrix(t, findingsXRate), findingsLibraryMatrix(t, findingsRedisRate)
 	sw, err := findingsXRateSweep()
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +512,7 @@ func TestGoldenLibraries(t *testing.T) {
 	var b bytes.Buffer
 	for _, w := range []interface {
 		WriteTo(io.Writer) (int64, error)
-	}{l.xrate, sw, l.redisRate} {
+	}{xrate, sw, redisRate} {
 		if _, err := w.WriteTo(&b); err != nil {
 			t.Fatal(err)
 		}
@@ -532,6 +534,7 @@ func TestGoldenLibraries(t *testing.T) {
 //
 // Badge: x/time/rate under skew
 func TestFindingXTimeRateCollapsesUnderSkewLikeTheTokenBucket(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	sweep, err := findingsXRateSweep()
 	if err != nil {
 		t.Fatal(err)
@@ -561,7 +564,7 @@ func TestFindingXTimeRateCollapsesUnderSkewLikeTheTokenBucket(t *testing.T) {
 	if lower == 0 {
 		t.Error("x/time/rate never peaked below the token bucket between 0 and 50 ms of skew")
 	}
-	m := findingsLibraryRuns(t).xrate
+	m := findingsLibraryMatrix(t, findingsXRate)
 	for _, c := range m.Columns {
 		tb, xr := findingsCell(t, m, "token-bucket", c.Deployment), findingsCell(t, m, xtimerate.Name, c.Deployment)
 		if c.Deployment == model.GetSet {
@@ -590,7 +593,8 @@ func TestFindingXTimeRateCollapsesUnderSkewLikeTheTokenBucket(t *testing.T) {
 //
 // Badge: redis_rate deployed
 func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
-	m := findingsLibraryRuns(t).redisRate
+	t.Parallel() // deterministic; overlaps the live tests' waiting
+	m := findingsLibraryMatrix(t, findingsRedisRate)
 	applies := map[model.Deployment]bool{model.Ideal: true, model.StoreClock: true, model.StoreWiped: true}
 	for _, c := range m.Columns {
 		g, rr := findingsCell(t, m, "gcra", c.Deployment), findingsCell(t, m, redisrate.Name, c.Deployment)

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,30 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	golden.Check(t, "mutants.txt", b.Bytes())
 }
 
+// BenchmarkMutantsHunt is the judged hunt of
+// TestMutantsCaughtAndCorrectDeploymentsClean: its 23 suspects on 200 seeds
+// of 12 s (-short: 20), every run simulated and judged, on GOMAXPROCS
+// workers. It reports the judged requests per second of wall time per
+// core (GOMAXPROCS), and the seconds one hunt takes.
+func BenchmarkMutantsHunt(b *testing.B) {
+	o := mutantOptions()
+	suspects := append(correctSuspects(), plantedSuspects()...)
+	requests := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		verdicts, err := scenarios.Hunt(suspects, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range verdicts {
+			requests += v.Requests
+		}
+	}
+	cores := float64(min(runtime.GOMAXPROCS(0), len(suspects)*len(o.Seeds)))
+	b.ReportMetric(float64(requests)/b.Elapsed().Seconds()/cores, "judged-req/s/core")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/hunt")
+}
+
 func clientList(o scenarios.Options) string {
 	var names []string
 	for _, c := range o.Clients() {
@@ -233,10 +258,12 @@ func tokenBucketWithTTL(name string, extra int64) algos.Algorithm {
 // logged), at 10 per second with a burst of 20 and at 100 per second; the
 // same limiter whose key lives exactly until idle is clean in both.
 func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	short := tokenBucketWithTTL("token-bucket, key TTL 1 s short", -algos.Second)
 	exact := tokenBucketWithTTL("token-bucket, key TTL exactly to idle", 0)
 	for _, l := range []algos.Limit{algos.MustLimit(10, algos.Second, 20), algos.MustLimit(100, algos.Second, 100)} {
 		t.Run(l.String(), func(t *testing.T) {
+			t.Parallel()
 			o := mutantOptions()
 			o.Limit = l
 			verdicts, err := scenarios.Hunt([]scenarios.Suspect{

@@ -2,11 +2,13 @@ package ceiling_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,48 +22,78 @@ var full = flag.Bool("ceiling.full", false, "run the full table: N = 1, 3, 5 for
 // key is the one identity every test drives.
 func key(name string) http.Header { return http.Header{"X-Api-Key": {name}} }
 
-// drive runs d on a fleet of n nodes at rate for dur, and returns the row.
-func drive(t *testing.T, d ceiling.Deployment, n, rate int, dur time.Duration) ceiling.Row {
-	t.Helper()
+// drive runs d on a fleet of n nodes at rate for dur, again (up to
+// maxRounds in all, on the same fleet and key) while enough says its log
+// has too little to judge, and returns the first round's row and how many
+// rounds it took, or why it has none.
+func drive(d ceiling.Deployment, n, rate int, dur time.Duration, enough func() bool) (ceiling.Row, int, error) {
 	fleet, err := ceiling.Start(n, d.Node)
 	if err != nil {
-		t.Fatal(err)
+		return ceiling.Row{}, 0, err
 	}
 	defer fleet.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
-	defer cancel()
-	res, err := ceiling.Drive(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Rate: rate, Duration: dur})
-	if err != nil {
-		t.Fatal(err)
+	var first ceiling.Result
+	for round := 1; ; round++ {
+		ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+		// A request's answer may wait seconds on a starved machine (under
+		// -race, with both cores busy besides); what its limiter decided
+		// is in the log all the same, so the drive waits for it rather
+		// than count it failed after the default 5 s.
+		res, err := ceiling.Drive(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Rate: rate, Duration: dur, Timeout: 25 * time.Second})
+		cancel()
+		if err != nil {
+			return ceiling.Row{}, round, err
+		}
+		if res.Failed > 0 {
+			return ceiling.Row{}, round, fmt.Errorf("%s on %d nodes: %d of %d requests failed, the first: %s", d.Name, n, res.Failed, res.Sent, res.FirstFailure)
+		}
+		if round == 1 {
+			first = res
+		}
+		if round == maxRounds || enough() {
+			return ceiling.Row{Deployment: d, Nodes: n, Result: first}, round, nil
+		}
 	}
-	if res.Failed > 0 {
-		t.Fatalf("%s on %d nodes: %d of %d requests failed, the first: %s", d.Name, n, res.Failed, res.Sent, res.FirstFailure)
-	}
-	return ceiling.Row{Deployment: d, Nodes: n, Result: res}
 }
+
+// maxRounds is how many times a row is driven, at most, to have enough to
+// judge: once on a machine that serves the drive.
+const maxRounds = 3
 
 // One key driven past its limit through a fleet of real HTTP nodes, open
 // loop: a shared script admits the limit within 2% whatever the node
-// count, per-instance limiters admit N times it, and GET-then-INCR admits
-// at least the limit in every whole window (what its race adds at this
-// load is printed, not asserted: it depends on how often requests overlap).
+// count, per-instance limiters admit N times it (each node's bucket its
+// rate, within 2%), and GET-then-INCR admits at least the limit in every
+// window that reached the limit (what its race adds at this load is
+// printed, not asserted: it depends on how often requests overlap).
 //
-// The short run's burst is a whole second of the rate: a bucket banks
-// only its burst, so a stall of the machine longer than the burst lasts
-// starves it of requests, and it admits less than the limit through no
-// fault of its own. With both cores loaded by other processes, stalls of
-// 100 to 450 ms were measured (p99), and a burst of 5 at 50/s (100 ms)
-// fell to 0.97x. For the same reason the rate is taken over the time each
-// bucket decided for, which the sends and the answers bound
-// (ceiling.DecisionSpan), not over the time the driver sent for: a stall
-// before the first decision showed as a 2.3% shortfall of a bucket that
-// had missed nothing.
+// Every figure is judged on the clock the limiter decided by, from the
+// decisions it logged (ceiling.Deployment.Log): the store's TIME for the
+// script, the node's clock for the others. A bucket's rate is read between
+// its denials (ceiling.JudgeBucket), each of which says, by its
+// RetryAfter, what the bucket held to the µs of refill: there the admits
+// are its refill exactly, and a stall of the machine that starved it of
+// requests long enough to fill is left out instead of read as a shortfall
+// (stalls of 100 to 450 ms were measured under load, and rates of 0.83x to
+// 0.90x when judged over the driver's time). What was left out is logged;
+// a row with fewer than minJudged admits judged (a window row: no window
+// that reached the limit) is driven again, up to maxRounds in all, and
+// then fails, saying the machine starved it.
+//
+// The short run is sized for that: 500/s offered against 100/s with a
+// burst of 25 (a stretch survives 0.24 s without a denial), for 2 s, the
+// rows at once. The shared bucket first denies after 0.05 s, and each
+// per-instance node of 3 (167/s) after 0.37 s, which leaves about 190 and
+// 3 × 160 admits to judge, a figure to about 1e-5, against a tolerance of
+// 2%. The margin is the machine's: with both cores busy besides, the
+// drive was starved of half its requests, at 2 s latency, and a row still
+// had 43 admits to judge.
 //
 // Badge: accepted rate across nodes
 func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	rate, burst, offered, dur := int64(50), int64(50), 200, 4*time.Second
+	rate, burst, offered, dur := int64(100), int64(25), 500, 2*time.Second
 	nodes := []int{1, 3}
 	if *full {
 		rate, burst, offered, dur = 100, 20, 600, 60*time.Second
@@ -86,109 +118,132 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	}
 	naive := func(t *testing.T) ceiling.Deployment { return ceiling.GetThenIncr(rdb, srv.Prefix(t), window) }
 
-	type row struct {
-		deploy func(t *testing.T) ceiling.Deployment
-		nodes  int
-		// perNode is a bucket on each node (N of them) rather than one
-		// shared; atLeast (the fixed window) asks only that every window
-		// wholly inside the run admitted its limit: its first and last
-		// windows are cut short, so it has no burst to subtract.
-		perNode, atLeast bool
-	}
 	var rows []row
 	for _, n := range nodes {
-		rows = append(rows, row{shared, n, false, false})
+		rows = append(rows, row{shared, n, false, false, l, window})
 		if *full || n > 1 { // on one node these two are the shared row again
-			rows = append(rows, row{perInstance, n, true, false}, row{naive, n, false, true})
+			rows = append(rows, row{perInstance, n, true, false, l, window}, row{naive, n, false, true, l, window})
 		}
 	}
 
+	// The rows are judged on their limiters' clocks, so they run at once;
+	// the full table runs them one by one, as a table of rates to quote.
+	deployed := make([]ceiling.Deployment, len(rows))
 	got := make([]ceiling.Row, len(rows))
-	t.Run("rows", func(t *testing.T) {
-		for i, r := range rows {
-			t.Run(fmt.Sprintf("row%d-%dnodes", i, r.nodes), func(t *testing.T) {
-				if !*full {
-					t.Parallel() // a few seconds each; the full table runs them one by one
-				}
-				got[i] = drive(t, r.deploy(t), r.nodes, offered, dur)
-			})
+	rounds := make([]int, len(rows))
+	errs := make([]error, len(rows))
+	var wg sync.WaitGroup
+	for i, r := range rows {
+		deployed[i] = r.deploy(t)
+		enough := func() bool { return r.judge(deployed[i]).enough() }
+		run := func() { got[i], rounds[i], errs[i] = drive(deployed[i], r.nodes, offered, dur, enough) }
+		if *full {
+			run()
+		} else {
+			wg.Go(run)
 		}
-	})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	var table strings.Builder
 	if err := ceiling.WriteTable(&table, ceiling.Limit{Rate: float64(rate)}, got); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("one key, %d/s burst %d (the fixed window: %d per 1s), offered %d/s for %v:\n%s", rate, burst, rate, offered, dur, table.String())
+	t.Logf("one key, %d/s burst %d (the fixed window: %d per 1s), offered %d/s for %v (the table's rates over the driver's time):\n%s", rate, burst, rate, offered, dur, table.String())
 	worstShared, multiplied := 0.0, ""
 	for i, r := range rows {
-		if got[i].Nodes == 0 {
-			continue // its subtest failed and said why
+		d, n := deployed[i], r.nodes
+		v := r.judge(d)
+		if rounds[i] > 1 {
+			t.Logf("%s on %d nodes: driven %d times to have enough to judge", d.Name, n, rounds[i])
 		}
-		if !r.perNode && !r.atLeast {
-			worstShared = max(worstShared, math.Abs(got[i].Excess(ceiling.Limit{Rate: float64(rate)})))
-		} else if !r.atLeast {
-			multiplied = fmt.Sprintf("per-instance on %d nodes %.2fx", r.nodes, got[i].Times(ceiling.Limit{Rate: float64(rate)}))
-		}
-		if r.atLeast {
-			if int64(got[i].Result.Accepted) < rate*(int64(got[i].Result.Span/time.Second)-1) {
-				t.Errorf("%s on %d nodes: %d admitted in %v, fewer than %d in each whole window", got[i].Deployment.Name, r.nodes, got[i].Result.Accepted, got[i].Result.Span, rate)
+		if r.window {
+			t.Logf("%s on %d nodes: %d windows reached the limit; %d decisions could not be placed in a window", d.Name, n, v.windows, d.Log.Unplaced())
+			if !v.enough() {
+				t.Errorf("%s on %d nodes: no window reached the limit in %d drives: the machine starved them", d.Name, n, rounds[i])
+			}
+			if len(v.short) > 0 {
+				t.Errorf("%s on %d nodes: of %d windows that reached the limit, these admitted fewer than %d: %+v", d.Name, n, v.windows, rate, v.short)
 			}
 			continue
 		}
-		// Each bucket's rate beyond its burst, over the time it decided for.
-		lo, hi := beyondBurstRate(got[i].Result, rate, burst, r.perNode)
-		t.Logf("%s on %d nodes: each bucket %.3fx to %.3fx its rate beyond its burst", got[i].Deployment.Name, r.nodes, lo, hi)
+		all := v.bucket
+		lo, hi := all.Bounds(l)
+		t.Logf("%s on %d nodes (%s): each bucket %.5fx to %.5fx its rate, judged on %d admits over %v in %d stretches between denials; %v between denials too far apart to judge",
+			d.Name, n, d.Clock, lo, hi, all.Admitted, all.Judged(), all.Stretches, time.Duration(all.Skipped)*time.Microsecond)
+		if !v.enough() || hi-lo > tolerance {
+			t.Errorf("%s on %d nodes: %d admits judged, to ±%.3f%%, in %d drives; want at least %d, to ±%.2f%%: the machine starved the drive (%v of the buckets' time judged, %v left out)",
+				d.Name, n, all.Admitted, 50*(hi-lo), rounds[i], minJudged, 50*tolerance, all.Judged(), time.Duration(all.Skipped)*time.Microsecond)
+			continue
+		}
 		if hi < 1-tolerance || lo > 1+tolerance {
-			t.Errorf("%s on %d nodes: each bucket admitted %.3fx to %.3fx its rate beyond its burst (over the least and the most time it can have decided for), want 1 ± %.2f",
-				got[i].Deployment.Name, r.nodes, lo, hi, tolerance)
+			t.Errorf("%s on %d nodes: each bucket refilled at %.5fx to %.5fx its rate between its denials, want 1 ± %.2f", d.Name, n, lo, hi, tolerance)
+		}
+		if r.perNode {
+			multiplied = fmt.Sprintf("per-instance on %d nodes: %d buckets of %.3fx to %.3fx the limit each, %.2fx to %.2fx in all", n, n, lo, hi, float64(n)*lo, float64(n)*hi)
+		} else {
+			worstShared = max(worstShared, math.Abs(lo-1), math.Abs(hi-1))
 		}
 	}
 	t.Logf("measured: shared Lua within %.1f%% of the limit on %v nodes; %s", 100*worstShared, nodes, multiplied)
 }
 
-// tolerance is how far from its rate, as a share of it, a bucket beyond its
-// burst may land in a load test of one key.
+// row is one deployment on a number of nodes.
+type row struct {
+	deploy func(t *testing.T) ceiling.Deployment
+	nodes  int
+	// perNode is a bucket on each node (N of them) rather than one
+	// shared; window is the fixed window, judged window by window.
+	perNode, window bool
+	bucket, fixed   algos.Limit
+}
+
+// verdict is what a row's log says: its buckets judged as one, or its
+// windows that reached the limit and those of them short of it.
+type verdict struct {
+	window  bool
+	bucket  ceiling.BucketRate
+	windows int
+	short   []ceiling.WindowShortfall
+}
+
+// judge reads d's log as r's limiter.
+func (r row) judge(d ceiling.Deployment) verdict {
+	decided := d.Log.Decisions()
+	if r.window {
+		judged, short := ceiling.JudgeWindows(decided, r.fixed)
+		return verdict{window: true, windows: judged, short: short}
+	}
+	buckets := [][]ceiling.Decided{decided}
+	if r.perNode {
+		buckets = make([][]ceiling.Decided, r.nodes)
+		for _, x := range decided {
+			buckets[x.Node] = append(buckets[x.Node], x)
+		}
+	}
+	var all ceiling.BucketRate
+	for _, b := range buckets {
+		all = all.Add(ceiling.JudgeBucket(b, r.bucket))
+	}
+	return verdict{bucket: all}
+}
+
+// enough is whether the verdict has enough to judge the row by.
+func (v verdict) enough() bool {
+	if v.window {
+		return v.windows > 0
+	}
+	return v.bucket.Admitted >= minJudged
+}
+
+// tolerance is how far from its rate, as a share of it, a bucket may land
+// in a load test of one key.
 const tolerance = 0.02
 
-// beyondBurstRate bounds a token-bucket row's admits beyond its bursts, per
-// second it decided for, as a multiple of the rate: one bucket per node
-// when perNode is set, else one shared by the fleet. Each bucket decided
-// between its first and last decision, a time no shorter than
-// DecisionSpan.Shortest and no longer than Longest, so lo and hi bound the
-// true figure whatever the machine's stalls did to the answers. A fresh
-// bucket admits its burst and then, offered more than its rate, its rate.
-func beyondBurstRate(res ceiling.Result, rate, burst int64, perNode bool) (lo, hi float64) {
-	spans := res.Decided
-	if !perNode {
-		spans = []ceiling.DecisionSpan{fleetSpan(spans)}
-	}
-	var buckets int64
-	var shortest, longest time.Duration
-	for _, s := range spans {
-		if s.Decided > 0 {
-			buckets++
-			shortest += s.Shortest()
-			longest += s.Longest()
-		}
-	}
-	beyond := float64(int64(res.Accepted) - buckets*burst)
-	return beyond / (float64(rate) * longest.Seconds()), beyond / (float64(rate) * shortest.Seconds())
-}
-
-// fleetSpan is the span of one limiter shared by every node.
-func fleetSpan(spans []ceiling.DecisionSpan) ceiling.DecisionSpan {
-	var f ceiling.DecisionSpan
-	for _, s := range spans {
-		if s.Decided == 0 {
-			continue
-		}
-		if f.Decided == 0 {
-			f = s
-			continue
-		}
-		f.FirstSent, f.FirstAnswered = min(f.FirstSent, s.FirstSent), min(f.FirstAnswered, s.FirstAnswered)
-		f.LastSent, f.LastAnswered = max(f.LastSent, s.LastSent), max(f.LastAnswered, s.LastAnswered)
-		f.Decided += s.Decided
-	}
-	return f
-}
+// minJudged is the fewest admits a row's buckets must be judged on: a
+// quarter of a second of the rate. A bucket 2% off its rate is then half a
+// request off, which the denials' RetryAfter, to the µs of refill, resolve
+// some ten thousand times over.
+const minJudged = 25

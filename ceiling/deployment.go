@@ -1,8 +1,15 @@
 package ceiling
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/algos/lua"
@@ -14,10 +21,16 @@ import (
 // Deployment is a limiter as a fleet runs it: Node makes node i's
 // handler, the reference middleware in front of a handler that answers
 // 200. Quota is what X-RateLimit-Limit says: one fresh key's burst.
+//
+// Log, when set, gets every decision the nodes' limiters make, timed by
+// the clock the limiter decided by (Clock says which): a rate judged from
+// it is the limiter's own, whatever the machine did to the requests.
 type Deployment struct {
 	Name  string
 	Quota int64
 	Node  func(i int) (http.Handler, error)
+	Log   *Log
+	Clock string
 }
 
 // served is what every node serves behind its limiter.
@@ -35,7 +48,9 @@ func behind(lim httplimit.Limiter, quota int64) (http.Handler, error) {
 
 // SharedScript is algorithm a's Lua script on the store rdb, every node
 // sharing each key under prefix and deciding by the store's clock: the
-// correct deployment, whose fleet admits the limit however many nodes.
+// correct deployment, whose fleet admits the limit however many nodes. Its
+// Log has each decision at the Redis TIME the script decided at (what
+// httplimit.Script decides, with the time its reply carries).
 func SharedScript(rdb redis.Scripter, a algos.Algorithm, prefix string, l algos.Limit) (Deployment, error) {
 	script, err := lua.New(a.Name)
 	if err != nil {
@@ -45,52 +60,155 @@ func SharedScript(rdb redis.Scripter, a algos.Algorithm, prefix string, l algos.
 	if err != nil {
 		return Deployment{}, fmt.Errorf("ceiling: %w", err)
 	}
+	if err := l.Validate(); err != nil {
+		return Deployment{}, fmt.Errorf("ceiling: %w", err)
+	}
+	log := &Log{}
 	return Deployment{
 		Name:  "shared " + a.Name + " (Lua)",
 		Quota: quota,
-		Node: func(int) (http.Handler, error) {
-			lim, err := httplimit.Script(rdb, script, prefix, l)
-			if err != nil {
-				return nil, err
+		Log:   log,
+		Clock: "the store's TIME",
+		Node: func(i int) (http.Handler, error) {
+			if rdb == nil {
+				return nil, errors.New("ceiling: SharedScript needs a Redis client")
 			}
+			lim := httplimit.LimiterFunc(func(ctx context.Context, key string) (algos.Decision, error) {
+				reply, err := script.Call(ctx, rdb, prefix+key, l, -1)
+				if err == nil {
+					log.add(i, reply.RedisTime, reply.Decision)
+				}
+				return reply.Decision, err
+			})
 			return behind(lim, quota)
 		},
 	}, nil
 }
 
 // PerInstance is algorithm a held in each node's memory: every node
-// enforces the whole limit on its own share of the traffic.
+// enforces the whole limit on its own share of the traffic. Its Log has
+// each decision at the time the node's limiter was told (this machine's
+// clock, in µs of Unix time).
 func PerInstance(a algos.Algorithm, l algos.Limit) (Deployment, error) {
 	spec := limiter.FromAlgorithm(a)
 	quota, err := httplimit.QuotaOf(spec, l)
 	if err != nil {
 		return Deployment{}, fmt.Errorf("ceiling: %w", err)
 	}
+	log := &Log{}
 	return Deployment{
 		Name:  "per-instance " + a.Name,
 		Quota: quota,
-		Node: func(int) (http.Handler, error) {
-			lim, err := httplimit.Local(spec, l, nil)
+		Log:   log,
+		Clock: "each node's clock",
+		Node: func(i int) (http.Handler, error) {
+			// The local limiter reads its clock once per decision, under
+			// its lock; told holds that reading until the decision returns,
+			// under ours.
+			var (
+				mu   sync.Mutex
+				told int64
+			)
+			lim, err := httplimit.Local(spec, l, func() int64 { told = time.Now().UnixMicro(); return told })
 			if err != nil {
 				return nil, err
 			}
-			return behind(lim, quota)
+			return behind(httplimit.LimiterFunc(func(ctx context.Context, key string) (algos.Decision, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				d, err := lim.Allow(ctx, key)
+				if err == nil {
+					log.add(i, told, d)
+				}
+				return d, err
+			}), quota)
 		},
 	}, nil
 }
 
 // GetThenIncr is the racy fixed window (httplimit.GetThenIncr) on the
-// store rdb, shared by every node under prefix.
+// store rdb, shared by every node under prefix. Its Log has each decision
+// at the time, on this machine's clock, that the limiter counted it at:
+// the one instant between the call and its return that the window's end
+// less the decision's Reset can be (a call that took longer than a window,
+// which leaves two, is left out and counted in Log.Unplaced).
 func GetThenIncr(rdb redis.Cmdable, prefix string, l algos.Limit) Deployment {
+	log := &Log{}
 	return Deployment{
 		Name:  "shared GET-then-INCR",
 		Quota: l.Rate,
-		Node: func(int) (http.Handler, error) {
+		Log:   log,
+		Clock: "each node's clock",
+		Node: func(i int) (http.Handler, error) {
 			lim, err := httplimit.GetThenIncr(rdb, prefix, l)
 			if err != nil {
 				return nil, err
 			}
-			return behind(lim, l.Rate)
+			return behind(httplimit.LimiterFunc(func(ctx context.Context, key string) (algos.Decision, error) {
+				before := time.Now().UnixMicro()
+				d, err := lim.Allow(ctx, key)
+				after := time.Now().UnixMicro()
+				if err == nil {
+					// The window ends at now + Reset, a multiple of the
+					// window, and now lies in [before, after].
+					end := (before + d.Reset + l.Window - 1) / l.Window * l.Window
+					if now := end - d.Reset; d.Reset > 0 && now >= before && now <= after {
+						log.add(i, now, d)
+					} else {
+						log.unplaced.Add(1)
+					}
+				}
+				return d, err
+			}), l.Rate)
 		},
 	}
 }
+
+// Log is the decisions a Deployment's nodes made. It is safe for
+// concurrent use.
+type Log struct {
+	mu       sync.Mutex
+	all      []Decided
+	unplaced atomic.Int64
+}
+
+// Decided is one decision: the node that made it, the time it was made at
+// on the deployment's Clock (µs), whether it admitted, and its RetryAfter
+// (µs; what a denying token bucket says it holds).
+type Decided struct {
+	Node       int
+	At         int64
+	Allowed    bool
+	RetryAfter int64
+}
+
+func (g *Log) add(node int, at int64, d algos.Decision) {
+	g.mu.Lock()
+	g.all = append(g.all, Decided{Node: node, At: at, Allowed: d.Allowed, RetryAfter: d.RetryAfter})
+	g.mu.Unlock()
+}
+
+// Decisions returns every decision logged so far, by time; at the same µs,
+// admits before denials (one limiter cannot refill within a µs, so a
+// request it admits at the µs of a denial was decided before it).
+func (g *Log) Decisions() []Decided {
+	g.mu.Lock()
+	all := slices.Clone(g.all)
+	g.mu.Unlock()
+	slices.SortStableFunc(all, func(a, b Decided) int {
+		if c := cmp.Compare(a.At, b.At); c != 0 {
+			return c
+		}
+		switch {
+		case a.Allowed == b.Allowed:
+			return 0
+		case a.Allowed:
+			return -1
+		}
+		return 1
+	})
+	return all
+}
+
+// Unplaced is how many decisions could not be given a time.
+func (g *Log) Unplaced() int64 { return g.unplaced.Load() }

@@ -12,6 +12,11 @@
 // n concurrent requests of one instant, Saturate the closed-loop ceiling of
 // the whole path (middleware, go-redis, Redis); Deployment and its three
 // constructors are the limiters the table compares; WriteTable prints it.
+// Each deployment logs its decisions on the clock its limiter decided by
+// (Log), and JudgeBucket and JudgeWindows read a limiter's rate from that
+// log, so that a verdict is the limiter's own and not the machine's: a
+// stall that starves the drive leaves less of the run judged, never a
+// shortfall.
 //
 // # What it owns, and what it must not import
 //

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +25,19 @@ import (
 // decide faster than Redis runs the script alone: the path's closed-loop
 // ceiling is measured beside redis-benchmark's EVALSHA on the same script,
 // key and limit, against the same Redis, so the gap is the harness's cost.
+//
+// Two throughputs compare fairly only if the machine gave both the same.
+// The test holds the timing lock (no other live test of this repository
+// runs beside it), and takes the two in turns, three slices of each, and
+// compares the best slice of each: a machine busy with other work starves
+// one slice, seldom all three of one side (with both cores busy besides,
+// one run in six flipped when each side had a single second). Each slice
+// logs the CPU its side got (this process, redis-benchmark's), so that a
+// failure says how starved it was. A third of a second of each measures
+// the path's rate to a few % (some 1,000 requests); the path runs at about
+// half Redis's rate, a margin far wider.
 func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
+	redistest.LockTiming(t)
 	bench, err := exec.LookPath("redis-benchmark")
 	if err != nil {
 		msg := "redis-benchmark is not installed (Debian: apt-get install redis-tools)"
@@ -45,21 +59,12 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	workers, dur := uint64(32), 2*time.Second
+	workers, slices, slice := uint64(32), 3, time.Second/3
 	if *full {
-		dur = 10 * time.Second
+		slice = 10 * time.Second / 3
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(slices)*slice+60*time.Second)
 	defer cancel()
-	path, err := ceiling.Saturate(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Duration: dur}, workers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if path.Failed > 0 || path.Rejected > 0 {
-		t.Fatalf("the admit path answered %d failures and %d rejections of %d; the first failure: %s", path.Failed, path.Rejected, path.Sent, path.FirstFailure)
-	}
-	pathRate := float64(path.Sent) / path.Span.Seconds()
-
 	script, err := lua.New(algos.TokenBucket.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -71,28 +76,82 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * dur.Seconds())), "-c", strconv.FormatUint(workers, 10), "-q",
-		"EVALSHA", script.SHA(), "1", prefix + "redis-benchmark",
-		"-1", fmt.Sprint(l.Rate), fmt.Sprint(l.Window), fmt.Sprint(l.Burst), fmt.Sprint(l.Unit), fmt.Sprint(l.Refill)}
-	out, err := exec.CommandContext(ctx, bench, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+
+	var pathBest, benchBest float64
+	var best ceiling.Result
+	var lines strings.Builder
+	for i := range slices {
+		cpu := processCPU()
+		path, err := ceiling.Saturate(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Duration: slice}, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pathCPU := cpu()
+		if path.Failed > 0 || path.Rejected > 0 {
+			t.Fatalf("the admit path answered %d failures and %d rejections of %d; the first failure: %s", path.Failed, path.Rejected, path.Sent, path.FirstFailure)
+		}
+		pathRate := float64(path.Sent) / path.Span.Seconds()
+		if pathRate > pathBest {
+			pathBest, best = pathRate, path
+		}
+
+		args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * slice.Seconds())), "-c", strconv.FormatUint(workers, 10), "-q",
+			"EVALSHA", script.SHA(), "1", prefix + "redis-benchmark",
+			"-1", fmt.Sprint(l.Rate), fmt.Sprint(l.Window), fmt.Sprint(l.Burst), fmt.Sprint(l.Unit), fmt.Sprint(l.Refill)}
+		if srv.Password != "" {
+			// redis-benchmark 7 takes it only on its command line; the
+			// test server's is a fresh one, on loopback, for this run.
+			args = append([]string{"-a", srv.Password}, args...)
+		}
+		cmd := exec.CommandContext(ctx, bench, args...)
+		began := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-benchmark: %v\n%s", err, out)
+		}
+		benchCPU := share(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), time.Since(began))
+		m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
+		if m == nil {
+			t.Fatalf("redis-benchmark printed no rate:\n%s", out)
+		}
+		evalsha, err := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		benchBest = max(benchBest, evalsha)
+		fmt.Fprintf(&lines, "\n  slice %d: the path %6.0f req/s on %s of a CPU; redis-benchmark %6.0f req/s on %s of one", i+1, pathRate, pathCPU, evalsha, benchCPU)
 	}
-	m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
-	if m == nil {
-		t.Fatalf("redis-benchmark printed no rate:\n%s", out)
+	t.Logf("the path's ceiling, %d closed-loop clients, %d slices of %v of each in turn, one key, every request admitted:\n"+
+		"  HTTP + middleware + go-redis + Redis  %8.0f req/s at best  (p50 %.2fms, p99 %.2fms)\n"+
+		"  redis-benchmark EVALSHA, same script  %8.0f req/s at best  (-c %d)\n"+
+		"  the path is %.1f%% of what Redis alone does%s",
+		workers, slices, slice.Round(time.Millisecond), pathBest, best.P50.Seconds()*1000, best.P99.Seconds()*1000, benchBest, workers, 100*pathBest/benchBest, lines.String())
+	if pathBest >= benchBest {
+		t.Errorf("the path decided %.0f req/s at best, faster than Redis alone runs the script (%.0f at best): one of the two measures is wrong, or the machine starved one side in every slice:%s",
+			pathBest, benchBest, lines.String())
 	}
-	evalsha, err := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// processCPU starts a measure of the CPU this process gets, and returns
+// what ends it: the CPU time it used in between, as a share of one CPU.
+func processCPU() func() string {
+	used := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			return 0
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	t.Logf("the path's ceiling, %d closed-loop clients for %v, one key, every request admitted:\n"+
-		"  HTTP + middleware + go-redis + Redis  %8.0f req/s  (p50 %.2fms, p99 %.2fms)\n"+
-		"  redis-benchmark EVALSHA, same script  %8.0f req/s  (-c %d)\n"+
-		"  the path is %.1f%% of what Redis alone does", workers, dur, pathRate, path.P50.Seconds()*1000, path.P99.Seconds()*1000, evalsha, workers, 100*pathRate/evalsha)
-	if pathRate >= evalsha {
-		t.Errorf("the path decided %.0f req/s, faster than Redis alone runs the script (%.0f): one of the two measures is wrong", pathRate, evalsha)
+	start, began := used(), time.Now()
+	return func() string { return share(used()-start, time.Since(began)) }
+}
+
+// share is cpu as a percentage of wall.
+func share(cpu, wall time.Duration) string {
+	if wall <= 0 {
+		return "?"
 	}
+	return fmt.Sprintf("%.0f%%", 100*cpu.Seconds()/wall.Seconds())
 }
 
 // Fifty requests for a fresh key at the same instant, through HTTP, to a
@@ -105,14 +164,17 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 //
 // Badge: 50 at once against 10
 func TestFindingStampedeOfFiftyAgainstALimitOfTen(t *testing.T) {
+	redistest.LockTiming(t) // the race needs the fifty in flight at once
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	path, err := study.Delayed(ctx, srv.Addr, time.Millisecond, time.Millisecond)
+	path, err := study.Delayed(ctx, srv.Options(), time.Millisecond, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer path.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: path.Addr, PoolSize: 64, DisableIdentity: true})
+	opts := path.Options() // the proxy's address, the server's password
+	opts.PoolSize = 64
+	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	// A window of an hour, so that the fifty cannot straddle its edge
 	// unless a test starts within seconds of the hour: then it waits.

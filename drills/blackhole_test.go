@@ -103,6 +103,9 @@ var blackholeLimit = algos.MustLimit(20, algos.Second, 5)
 //
 // Badge: blackholed store
 func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
+	// Judged on latencies: it runs before the parallel drills start, and
+	// never beside another binary's timing-sensitive test.
+	redistest.LockTiming(t)
 	s := redistest.Start(t)
 	ctx := context.Background()
 
@@ -126,7 +129,7 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 	policies := []httplimit.Policy{httplimit.FailOpen, httplimit.FailClosed}
 	drills := make([]*blackholeDrill, len(policies))
 	for i, p := range policies {
-		drills[i] = newBlackholeDrill(t, proxy.Listen, s.Prefix(t), script, p, redis.Options{
+		drills[i] = newBlackholeDrill(t, proxy.Listen, s.Password, s.Prefix(t), script, p, redis.Options{
 			// The middleware's context bounds every socket read and write,
 			// the dial and the wait for a pooled connection; the timeouts
 			// here are only a backstop for a caller without a deadline.
@@ -154,7 +157,7 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 	}
 	// The control: the same middleware and timeout, on a client that does
 	// not pass the context's deadline to its sockets.
-	control := newBlackholeDrill(t, proxy.Listen, s.Prefix(t), script, httplimit.FailOpen, redis.Options{
+	control := newBlackholeDrill(t, proxy.Listen, s.Password, s.Prefix(t), script, httplimit.FailOpen, redis.Options{
 		ReadTimeout:  blackholeControlRead,
 		WriteTimeout: blackholeControlRead,
 		PoolSize:     1,
@@ -475,9 +478,9 @@ type blackholeDecision struct {
 	err   error
 }
 
-func newBlackholeDrill(t *testing.T, addr, prefix string, script *lua.Limiter, policy httplimit.Policy, opt redis.Options) *blackholeDrill {
+func newBlackholeDrill(t *testing.T, addr, password, prefix string, script *lua.Limiter, policy httplimit.Policy, opt redis.Options) *blackholeDrill {
 	t.Helper()
-	opt.Addr, opt.DisableIdentity = addr, true
+	opt.Addr, opt.Password, opt.DisableIdentity = addr, password, true
 	client := redis.NewClient(&opt)
 	t.Cleanup(func() { client.Close() })
 	lim, err := httplimit.Script(client, script, prefix, blackholeLimit)

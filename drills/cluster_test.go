@@ -46,6 +46,7 @@ const (
 //
 // Badge: cluster hash tags
 func TestFindingClusterNeedsHashTags(t *testing.T) {
+	t.Parallel() // its own containers, judged on counts, not on how fast the machine is
 	ct := redistest.StartWith(t, redistest.Options{
 		HostNetwork: true,
 		Args: []string{"--cluster-enabled", "yes", "--cluster-config-file", "/tmp/nodes.conf",
@@ -69,7 +70,7 @@ func TestFindingClusterNeedsHashTags(t *testing.T) {
 	}
 	ready := time.Since(start)
 
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{ct.Addr}, DisableIdentity: true, MaxRedirects: 1})
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{ct.Addr}, Password: ct.Password, DisableIdentity: true, MaxRedirects: 1})
 	t.Cleanup(func() { cc.Close() })
 	script := drillTokenBucket(t)
 	slot := func(key string) int64 {
@@ -149,12 +150,12 @@ func TestFindingClusterNeedsHashTags(t *testing.T) {
 	replayDiffer := 0
 	for _, d := range deployments {
 		c := replay.Case{Name: d.String(), Algorithm: algos.TokenBucket, Limit: limit, Deployment: d, Nodes: 2, Seed: 2, Requests: requests}
-		if _, err := replay.Play(ctx, ct.Addr, clusterUntagged+d.String()+":", c); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		if _, err := replay.PlayWith(ctx, ct.Options(), clusterUntagged+d.String()+":", c); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
 			t.Errorf("%s: the replay under an untagged prefix: %v; want CROSSSLOT", d, err)
 		} else {
 			rows = append(rows, fmt.Sprintf("replay %s under %q: %s", d, clusterUntagged, clusterShort(err)))
 		}
-		rec, err := replay.Play(ctx, ct.Addr, clusterTagged+d.String()+":", c)
+		rec, err := replay.PlayWith(ctx, ct.Options(), clusterTagged+d.String()+":", c)
 		if err != nil {
 			t.Fatalf("%s: the replay under %q: %v", d, clusterTagged, err)
 		}

@@ -114,6 +114,7 @@ func (p evictionPhase) String() string {
 //
 // Badge: evicted limiter keys
 func TestFindingEvictionHandsOutFreshBursts(t *testing.T) {
+	t.Parallel() // its own containers, judged on counts, not on how fast the machine is
 	ct := redistest.StartWith(t, redistest.Options{Args: []string{"--maxmemory", fmt.Sprint(evictionMaxMemory)}})
 	c := ct.Client(t)
 	script := drillTokenBucket(t)

@@ -92,6 +92,7 @@ type failoverCall struct {
 //
 // Badge: failover
 func TestFindingFailoverOvershootsByAtMostABurst(t *testing.T) {
+	t.Parallel() // its own containers, judged on counts, not on how fast the machine is
 	failoverDrill(t, 0)
 	if *drillsFull {
 		t.Run("replication cut 1s before the kill", func(t *testing.T) { failoverDrill(t, time.Second) })
@@ -126,15 +127,15 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 	}); err != nil {
 		t.Fatalf("the replica does not sync: %v", err)
 	}
-	conf := fmt.Sprintf("sentinel monitor m 127.0.0.1 %d 1\nsentinel down-after-milliseconds m %d\nsentinel failover-timeout m 10000\nsentinel parallel-syncs m 1\n",
-		primary.Port, failoverDownAfter)
+	conf := fmt.Sprintf("sentinel monitor m 127.0.0.1 %d 1\nsentinel auth-pass m %s\nsentinel down-after-milliseconds m %d\nsentinel failover-timeout m 10000\nsentinel parallel-syncs m 1\n",
+		primary.Port, primary.Password, failoverDownAfter)
 	sentinel := redistest.StartWith(t, redistest.Options{
 		HostNetwork: true,
 		Entrypoint:  []string{"redis-server", "/tmp/sentinel.conf", "--sentinel"},
 		Files:       map[string][]byte{"/tmp/sentinel.conf": []byte(conf)},
 		WaitLog:     "+monitor master",
 	})
-	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinel.Addr, DisableIdentity: true})
+	sc := redis.NewSentinelClient(sentinel.Options())
 	t.Cleanup(func() { sc.Close() })
 	if err := drillWait(ctx, 20*time.Second, 50*time.Millisecond, func(ctx context.Context) (bool, string) {
 		rs, err := sc.Replicas(ctx, "m").Result()
@@ -150,6 +151,9 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:    "m",
 		SentinelAddrs: []string{sentinel.Addr},
+		// The Sentinel, the primary and the replica all require the run's password.
+		SentinelPassword: sentinel.Password,
+		Password:         primary.Password,
 		// No retry: every failed call is counted once, as a caller sees it.
 		MaxRetries:      -1,
 		DialTimeout:     250 * time.Millisecond,

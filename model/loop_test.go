@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -117,4 +118,71 @@ func (early) Next(last *model.Reply) (int64, bool) {
 		return 10, true
 	}
 	return last.At - 1, true
+}
+
+// RunInto gives the Result Run gives, whatever the Result it reuses held
+// before: runs of every deployment, with and without closed-loop clients,
+// long and short, one after another into the same Result, each equal to
+// its own Run (outcomes, closed-loop requests, keys, admit times, errors).
+func TestRunIntoIsRun(t *testing.T) {
+	long, short := traffic(3, 4*algos.Second), traffic(4, algos.Second)
+	var reused model.Result
+	for _, reqs := range [][]model.Request{long, short, long} {
+		for _, loop := range []bool{true, false} {
+			for _, a := range []algos.Algorithm{algos.TokenBucket, algos.SlidingLog} {
+				for _, d := range model.Deployments() {
+					cfg := tableConfig(a, d, 5, reqs)
+					cfg.Skew = 50_000
+					if loop {
+						cfg.Loop = []model.LoopClient{{Key: 4, New: func() model.Client { return &retrier{end: 4 * algos.Second} }}}
+					}
+					want := mustRun(t, cfg)
+					if err := model.RunInto(cfg, &reused); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(reused.Outcomes, want.Outcomes) || !slices.Equal(reused.LoopRequests, want.LoopRequests) || !slices.Equal(reused.Order, want.Order) ||
+						digest(reused) != digest(want) || fmt.Sprint(reused.FirstError) != fmt.Sprint(want.FirstError) {
+						t.Fatalf("%s %s, %d requests, loop %t: RunInto differs from Run", a.Name, d, len(reqs), loop)
+					}
+				}
+			}
+		}
+	}
+	bad := tableConfig(algos.TokenBucket, model.StoreClock, 5, short)
+	bad.Nodes = 0
+	if err := model.RunInto(bad, &reused); err == nil || reused.Outcomes != nil || reused.Keys != nil {
+		t.Errorf("an invalid config: error %v, Result %+v, want an error and the zero Result", err, reused)
+	}
+}
+
+// Result.Order lists every request once, in the order decided: by decision
+// time, ties in request order, in every deployment but GET/SET, with
+// closed-loop clients, skewed clocks and restarts.
+func TestOrderIsTheDecisionOrder(t *testing.T) {
+	reqs := traffic(6, 3*algos.Second)
+	for _, a := range []algos.Algorithm{algos.TokenBucket, algos.FixedWindow} {
+		for _, d := range model.Deployments() {
+			cfg := tableConfig(a, d, 6, reqs)
+			cfg.Skew, cfg.WipeAt, cfg.RestartEvery = 50_000, algos.Second, algos.Second
+			cfg.Loop = []model.LoopClient{{Key: 4, New: func() model.Client { return &retrier{end: 3 * algos.Second} }}}
+			res := mustRun(t, cfg)
+			if len(res.Order) != len(res.Outcomes) {
+				t.Fatalf("%s %s: %d in Order, %d outcomes", a.Name, d, len(res.Order), len(res.Outcomes))
+			}
+			seen := make([]bool, len(res.Outcomes))
+			for k, i := range res.Order {
+				if seen[i] {
+					t.Fatalf("%s %s: request %d twice in Order", a.Name, d, i)
+				}
+				seen[i] = true
+				if d == model.GetSet || k == 0 {
+					continue
+				}
+				p := res.Order[k-1]
+				if o, q := res.Outcomes[i], res.Outcomes[p]; o.Decided < q.Decided || (o.Decided == q.Decided && i < p) {
+					t.Fatalf("%s %s: request %d (decided at %d) after request %d (decided at %d)", a.Name, d, i, o.Decided, p, q.Decided)
+				}
+			}
+		}
+	}
 }

@@ -706,3 +706,45 @@ func (c *countingLimiter) Allow(_ context.Context, key int, now int64) (algos.De
 }
 
 func (c *countingLimiter) Close() error { *c.closed++; return nil }
+
+// A run after another of the same traffic, seed and shape (which may
+// reuse the plan and the static requests' legs the first one made) gives
+// what a run with nothing to reuse gives, in every deployment; and a
+// Requests slice changed in place between two runs is planned afresh.
+func TestRunsReuseNothingVisible(t *testing.T) {
+	reqs := traffic(9, 3*algos.Second)
+	// fresh runs cfg after a run of another seed, with nothing to reuse.
+	fresh := func(cfg model.Config) string {
+		other := cfg
+		other.Seed++
+		mustRun(t, other)
+		return digest(mustRun(t, cfg))
+	}
+	for _, d := range model.Deployments() {
+		cfg := tableConfig(algos.GCRA, d, 9, reqs)
+		cfg.Skew = 50_000
+		want := fresh(cfg)
+		warm := tableConfig(algos.SlidingLog, d, 9, reqs)
+		warm.Skew = 50_000
+		for _, before := range []model.Deployment{model.StoreClock, model.GetSet, model.LocalSplit, d} {
+			warm.Deployment = before
+			if _, err := model.Run(warm); err != nil {
+				continue // a deployment that does not fit
+			}
+			if got := digest(mustRun(t, cfg)); got != want {
+				t.Errorf("%s after a %s run of the same traffic: a different result", d, before)
+			}
+		}
+		changed := slices.Clone(reqs)
+		cfg.Requests = changed
+		mustRun(t, cfg)
+		for i := range changed {
+			changed[i].Key = (changed[i].Key + 1) % 4
+			changed[i].Send += int64(i / 7) // still sorted
+		}
+		got := digest(mustRun(t, cfg))
+		if want := fresh(cfg); got != want {
+			t.Errorf("%s: requests changed in place between two runs gave a stale result", d)
+		}
+	}
+}

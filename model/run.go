@@ -46,9 +46,16 @@ type KeyResult struct {
 //
 // FirstError is the first error the limiter answered, in request order,
 // with the request it answered, or nil when it answered none.
+//
+// Order lists the indices of Outcomes in the order the run decided them:
+// the order the store ran its scripts, each node its decisions. In every
+// deployment but GetSet (whose nodes decide on their copies in the order
+// the GETs reached the store, each when its reply arrives) that is by
+// Outcome.Decided, ties in request order.
 type Result struct {
 	Outcomes     []Outcome
 	LoopRequests []Planned
+	Order        []int32
 	Keys         []KeyResult
 	FirstError   error
 
@@ -104,16 +111,40 @@ func (r Result) Violations() int {
 // Config always gives the same Result, for a limiter that is itself
 // deterministic.
 func Run(cfg Config) (Result, error) {
+	var res Result
+	err := run(cfg, &res, false)
+	return res, err
+}
+
+// RunInto is Run with its Result written into *res: the same Result, in
+// the memory *res holds from an earlier run (its outcomes, closed-loop
+// requests, keys and admit times), grown where this run needs more. A
+// program that plays many runs one after another and is done with each
+// Result before the next (a hunt's worker) keeps one Result and allocates
+// per run only what outgrows it. *res is overwritten whole, so nothing
+// taken from the earlier Result (a slice, AdmitTimes) may be used after;
+// the Violations and FirstError it pointed to are not reused. On an error
+// *res is the zero Result.
+func RunInto(cfg Config, res *Result) error {
+	err := run(cfg, res, true)
+	if err != nil {
+		*res = Result{}
+	}
+	return err
+}
+
+// run is Run into *res, reusing its memory when reuse is set.
+func run(cfg Config, res *Result, reuse bool) error {
 	keys, err := cfg.validate()
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	local, err := cfg.localLimit()
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	if cfg.Deployment.local() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
-		return Result{}, fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
+		return fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
 	}
 	n := len(cfg.Requests)
 	algo, pure := cfg.Limiter.Algorithm()
@@ -123,14 +154,29 @@ func Run(cfg Config) (Result, error) {
 		pure:   pure,
 		ctx:    context.Background(),
 		static: n,
-		res:    Result{Keys: make([]KeyResult, keys)},
+	}
+	if reuse {
+		r.res = Result{
+			Outcomes:     res.Outcomes[:0],
+			LoopRequests: res.LoopRequests[:0],
+			Order:        res.Order[:0],
+			Keys:         slices.Grow(res.Keys[:0], keys)[:keys],
+			admits:       res.admits[:0],
+			starts:       res.starts[:0],
+		}
+		clear(r.res.Keys)
+		r.reuse = true
+	} else {
+		r.res.Keys = make([]KeyResult, keys)
+		r.res.Order = make([]int32, 0, n)
 	}
 	s := scratchPool.Get().(*scratch)
 	defer r.giveBack(s)
 	r.borrow(s, n)
-	cfg.plan(r.plan)
+	s.planInto(&cfg, r.plan)
+	r.memo = &s.memo
 	if err := r.startLoop(); err != nil {
-		return Result{}, err
+		return err
 	}
 
 	switch d := cfg.Deployment; {
@@ -142,7 +188,7 @@ func Run(cfg Config) (Result, error) {
 		err = r.runLocal(local)
 	}
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	r.tally()
 
@@ -150,7 +196,8 @@ func Run(cfg Config) (Result, error) {
 	for k := range r.res.Keys {
 		r.res.Keys[k].Violation = promise.CheckAdmits(r.res.AdmitTimes(k))
 	}
-	return r.res, nil
+	*res = r.res
+	return nil
 }
 
 // tally places each key's admit times, sorted, in its own region of
@@ -159,24 +206,43 @@ func Run(cfg Config) (Result, error) {
 // decided.
 func (r *runner) tally() {
 	res := &r.res
-	if !r.outPooled {
+	switch {
+	case r.reuse: // res's own memory from an earlier run (run)
+		res.Outcomes = r.out
+		if len(r.plan) > r.static {
+			res.LoopRequests = append(res.LoopRequests, r.plan[r.static:]...)
+		}
+	case !r.outPooled:
 		res.Outcomes = r.out // allocated for the Result (borrow)
-	} else {
+	default:
 		res.Outcomes = slices.Clone(r.out)
 		if len(r.plan) > r.static {
 			res.LoopRequests = slices.Clone(r.plan[r.static:])
 		}
 	}
-	res.starts = make([]int, len(res.Keys))
+	nk := len(res.Keys)
+	if r.reuse {
+		res.starts = slices.Grow(res.starts, 2*nk)[:2*nk]
+	} else {
+		res.starts = make([]int, 2*nk)
+	}
+	// next (the second half) is where each key's next admit goes below;
+	// the Result keeps the first.
+	next := res.starts[nk : 2*nk]
+	res.starts = res.starts[:nk]
 	admitted := 0
 	for k := range res.Keys {
 		res.starts[k] = admitted
+		next[k] = admitted
 		admitted += res.Keys[k].Admitted
 	}
 	// A counting sort of the admits by key; within a key they are in the
 	// order they were decided, and sorted below when that is not time order.
-	res.admits = make([]int64, admitted)
-	next := slices.Clone(res.starts)
+	if r.reuse {
+		res.admits = slices.Grow(res.admits, admitted)[:admitted]
+	} else {
+		res.admits = make([]int64, admitted)
+	}
 	for _, a := range r.admitted {
 		res.admits[next[a.key]] = a.at
 		next[a.key]++
@@ -205,9 +271,17 @@ type runner struct {
 	// outPooled is true when out is scratch memory (closed-loop clients
 	// append to it), so that the Result gets a copy.
 	outPooled bool
+	// reuse is true when res holds the memory of an earlier Result
+	// (RunInto): out is its Outcomes, and the Result keeps its own.
+	reuse bool
 
 	slots []slot  // GetSet: the copies in flight
 	free  []int32 // GetSet: unused slots
+
+	static2  []packedEvent // the static requests' operations, sorted (runStore)
+	memo     *memo         // what plan and static2 hold from earlier runs
+	decideAt []int64       // GetSet: each static request's decision time
+	slotOf   []int32       // GetSet: each static request's slot, from its GET
 
 	replies     []heldReply // closed-loop answers on their way back
 	freeReplies []int32
@@ -229,9 +303,14 @@ type admit struct {
 // collect all of it again for every run. Nothing in it outlives the run
 // that borrowed it: tally copies what the Result keeps. Nothing a run
 // left in it reaches the next run's result: borrow empties every slice, and
-// the plan and the outcomes are overwritten whole.
+// the plan and the outcomes are overwritten whole, except where memo shows
+// that the next run would write them exactly as they are.
 type scratch struct {
 	plan        []Planned
+	static      []packedEvent
+	decideAt    []int64
+	slotOf      []int32
+	memo        memo
 	out         []Outcome
 	slots       []slot
 	free        []int32
@@ -243,14 +322,75 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// memo says what the plan and the static operations in a scratch were
+// made from, so that the next run of the same traffic, seed and shape (a
+// matrix's, a sweep's or a hunt's next limiter on the same seed) uses them
+// instead of drawing and sorting them again. Both depend on nothing else:
+// the plan on the requests, the seed, the nodes, their clocks and whether
+// the run is ideal; the static operations on the plan, the legs, the
+// jitter and whether the run is GET/SET. The requests are compared whole,
+// so a caller that reuses a Requests slice with other contents is
+// planned afresh.
+type memo struct {
+	requests []Request // a copy; nil: no plan remembered
+	plan     planShape
+	// static: what scratch.static (and decideAt) were made from, valid
+	// while the plan is the same one (staticPlan == planGen).
+	staticOK   bool
+	static     staticShape
+	planGen    uint64
+	staticPlan uint64
+}
+
+// planShape is what Config.plan reads besides the requests (with no clock
+// faults: a run with Clocks is never remembered).
+type planShape struct {
+	seed   uint64
+	nodes  int
+	skew   int64
+	pinned bool
+	ideal  bool
+}
+
+type staticShape struct {
+	legs   Legs
+	jitter int
+	getSet bool
+}
+
+func shapeOf(c *Config) planShape {
+	return planShape{seed: c.Seed, nodes: c.Nodes, skew: c.Skew, pinned: c.Pinned, ideal: c.Deployment == Ideal}
+}
+
+// planInto fills r.plan (the scratch's) for c, or leaves it as the last
+// run planned it when that run's plan is this one's.
+func (s *scratch) planInto(c *Config, plan []Planned) {
+	shape := shapeOf(c)
+	if c.Clocks.IsZero() && s.memo.requests != nil && s.memo.plan == shape && slices.Equal(s.memo.requests, c.Requests) {
+		return // plan already holds it: nothing since has written its first len(c.Requests)
+	}
+	c.plan(plan)
+	s.memo.planGen++
+	buf := s.memo.requests[:0]
+	s.memo.requests = nil
+	if c.Clocks.IsZero() {
+		s.memo.requests = append(buf, c.Requests...)
+		s.memo.plan = shape
+	}
+}
+
 // borrow makes r work in s, for n static requests.
 func (r *runner) borrow(s *scratch, n int) {
 	r.plan = slices.Grow(s.plan[:0], n)[:n]
-	r.outPooled = len(r.cfg.Loop) > 0
-	if r.outPooled {
+	r.outPooled = len(r.cfg.Loop) > 0 && !r.reuse
+	switch {
+	case r.reuse:
+		r.out = slices.Grow(r.res.Outcomes[:0], n)[:n]
+		clear(r.out)
+	case r.outPooled:
 		r.out = slices.Grow(s.out[:0], n)[:n]
 		clear(r.out)
-	} else {
+	default:
 		// The outcomes are exactly the static requests': allocate them for
 		// the Result at once, and copy nothing at the end.
 		r.out = make([]Outcome, n)
@@ -258,6 +398,7 @@ func (r *runner) borrow(s *scratch, n int) {
 	r.slots, r.free = s.slots[:0], s.free[:0]
 	r.replies, r.freeReplies = s.replies[:0], s.freeReplies[:0]
 	r.owner = s.owner[:0]
+	r.static2, r.decideAt, r.slotOf = s.static[:0], s.decideAt[:0], s.slotOf[:0]
 	// At most one admit per static request (and the closed-loop clients'
 	// beyond): sized once, so that a run on a fresh scratch (sync.Pool
 	// drops some under the race detector) allocates the same whatever n.
@@ -275,6 +416,7 @@ func (r *runner) giveBack(s *scratch) {
 	clear(r.replies) // they hold the limiter's errors
 	s.slots, s.free = r.slots[:0], r.free[:0]
 	s.replies, s.freeReplies = r.replies[:0], r.freeReplies[:0]
+	s.static, s.decideAt, s.slotOf = r.static2[:0], r.decideAt[:0], r.slotOf[:0]
 	scratchPool.Put(s)
 }
 
@@ -291,6 +433,7 @@ type slot struct {
 // ends.
 func (r *runner) record(i, key int, at int64, node int, admitted bool) {
 	r.out[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
+	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
 	if admitted {
@@ -376,6 +519,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 // fail records that the limiter answered request i (for key) with err.
 func (r *runner) fail(i, key int, at int64, node int, err error) {
 	r.out[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
+	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
 	k.Errors++
@@ -445,8 +589,16 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				}
 			}
 		}
-		dec, err := own.decide(i, p.Send, p.Clock, p.Send, p.Node)
-		if err := r.answer(i, p.Send, dec, err); err != nil {
+		var dec algos.Decision
+		var derr error        // the limiter's answer, handed to the client
+		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
+			own.store.SetClock(p.Send)
+			dec = own.store.Call(p.Key, p.Clock)
+			r.record(i, p.Key, p.Send, p.Node, dec.Allowed)
+		} else {
+			dec, derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node)
+		}
+		if err := r.answer(i, p.Send, dec, derr); err != nil {
 			return err
 		}
 	}
@@ -458,6 +610,15 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 // and every operation that no later request can precede (it reaches the
 // store no later than the next send) is run, in (time, request, GET before
 // SET) order.
+//
+// The static requests' operations are not pushed one by one: their legs
+// come from streams of their own, drawn in request order whatever the
+// closed-loop clients do, so they are drawn and sorted once, before the run
+// (staticEvents), and merged with the heap, which then holds only the
+// closed-loop clients' operations and answers. When every leg to the store
+// takes time, no operation of a request not yet sent can be due before the
+// next send, so the merge runs the operations in exactly the order the heap
+// alone would; with a leg of zero it might not, and the heap takes them all.
 func (r *runner) runStore() (err error) {
 	c := r.cfg
 	d, err := r.open(c.Limit) // for a pure algorithm, the Store replay.Replay drives too
@@ -479,12 +640,36 @@ func (r *runner) runStore() (err error) {
 	wipe := c.Deployment == StoreWiped
 	clocks := c.clockSet()
 	h := make(eventHeap, 0, 64)
+	static, sorted := r.staticEvents(out, back, set, &outs, &rest, getSet)
+	si := 0 // the next of static to run
+	if sorted {
+		// Sending a static request now does nothing but hold back the
+		// operations due after it: every operation due by a closed-loop
+		// send still runs before it, as it reached the store first. So the
+		// static requests count as sent, and only the closed-loop ones are
+		// sent in turn.
+		r.next = r.static
+	}
 	for {
 		// Run every operation (and reply) that no later send can precede,
 		// then send the next request.
 		next, more := r.peekSend()
-		if len(h) > 0 && (!more || h[0].t <= next) {
-			ev := h.pop()
+		var ev event
+		due, fromStatic := false, false
+		if si < len(static) {
+			if e := static[si].event(); !more || e.t <= next {
+				ev, due, fromStatic = e, true, true
+			}
+		}
+		if len(h) > 0 && (!more || h[0].t <= next) && (!due || h[0].before(ev)) {
+			ev, due, fromStatic = h[0], true, false
+		}
+		if due {
+			if fromStatic {
+				si++
+			} else {
+				h.pop()
+			}
 			j := ev.request()
 			if ev.ord&evReply != 0 {
 				if err := r.answer(j, ev.t, r.replies[ev.slot].d, r.replies[ev.slot].err); err != nil {
@@ -507,11 +692,23 @@ func (r *runner) runStore() (err error) {
 				if nodeClock {
 					told = q.Clock
 				}
-				dec, err := d.decide(j, storeNow, told, ev.t, q.Node)
+				var dec algos.Decision
+				var err error
+				if store != nil { // d.decide for a pure algorithm, written out: once per request
+					store.SetClock(storeNow)
+					dec = store.Call(q.Key, told)
+					r.record(j, q.Key, ev.t, q.Node, dec.Allowed)
+				} else {
+					dec, err = d.decide(j, storeNow, told, ev.t, q.Node)
+				}
 				if r.isLoop(j) {
 					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(dec, err)})
 				}
 			case ev.ord&evSet == 0: // GET: read a copy; the node decides on it when the reply arrives
+				if fromStatic {
+					ev.slot = r.alloc(r.decideAt[j])
+					r.slotOf[j] = ev.slot
+				}
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
@@ -521,6 +718,9 @@ func (r *runner) runStore() (err error) {
 					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(sl.d, nil)})
 				}
 			default: // SET: the node's copy overwrites the store
+				if fromStatic {
+					ev.slot = r.slotOf[j]
+				}
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
 				store.Set(q.Key, sl.st, sl.d)
@@ -547,6 +747,97 @@ func (r *runner) runStore() (err error) {
 			h.push(event{t: setAt, ord: ord | evSet, slot: s})
 		} else {
 			h.push(event{t: at, ord: ord})
+		}
+	}
+}
+
+// Packing a static operation: its time above the low ordBits bits, its
+// ord in them, so that sorting the packed integers sorts the operations
+// by (time, ord), the order the heap hands them out in.
+const (
+	ordBits   = 26 // ord is 4 × the request's index plus evSet: indices below 2^24
+	maxPacked = 1<<(63-ordBits) - 1
+)
+
+// packedEvent is a static request's operation (never an answer: only
+// closed-loop requests have those), packed.
+type packedEvent int64
+
+func (p packedEvent) event() event {
+	return event{t: int64(p) >> ordBits, ord: uint64(p) & (1<<ordBits - 1)}
+}
+
+// staticEvents draws every static request's legs, in request order from
+// outs and rest as the sends would, and returns its operations sorted by
+// (time, ord), with true, when they can be merged with the heap (see
+// runStore): every leg to the store takes time, and every time and index
+// packs. For GET/SET it keeps each request's decision time in r.decideAt.
+// Otherwise it draws nothing and returns false.
+func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet bool) ([]packedEvent, bool) {
+	n := r.static
+	if out.base <= 0 || n >= 1<<24 || n == 0 {
+		return nil, false
+	}
+	// The latest any operation can reach the store.
+	last := r.plan[n-1].Send + out.base + int64(out.span)
+	if getSet {
+		last += back.base + int64(back.span) + set.base + int64(set.span)
+	}
+	if last > maxPacked || r.plan[0].Send < 0 {
+		return nil, false
+	}
+	m := n
+	if getSet {
+		m = 2 * n
+		r.decideAt = slices.Grow(r.decideAt[:0], n)[:n]
+		r.slotOf = slices.Grow(r.slotOf[:0], n)[:n]
+	}
+	ev := slices.Grow(r.static2[:0], m)[:m]
+	r.static2 = ev
+	shape := staticShape{legs: r.cfg.legs(), jitter: r.cfg.Jitter, getSet: getSet}
+	if mm := r.memo; mm.staticOK && mm.staticPlan == mm.planGen && mm.requests != nil && mm.static == shape {
+		return ev, true // drawn and sorted for the same plan by an earlier run
+	}
+	r.memo.staticOK = false
+	defer func() {
+		r.memo.staticOK, r.memo.static, r.memo.staticPlan = r.memo.requests != nil, shape, r.memo.planGen
+	}()
+	for i := range n {
+		at := r.plan[i].Send + out.draw(outs)
+		ord := int64(i) << 2
+		if !getSet {
+			ev[i] = packedEvent(at<<ordBits | ord)
+			continue
+		}
+		decideAt := at + back.draw(rest)
+		setAt := decideAt + set.draw(rest)
+		r.decideAt[i] = decideAt
+		ev[2*i] = packedEvent(at<<ordBits | ord)
+		ev[2*i+1] = packedEvent(setAt<<ordBits | ord | evSet)
+	}
+	sortNearlySorted(ev)
+	return ev, true
+}
+
+// sortNearlySorted sorts a, whose elements are each near their place (a
+// send time plus a leg no longer than the jitter allows): by insertion,
+// which then moves each element only past the few it overtakes, while a
+// general sort would partition the whole slice again and again. Should
+// the elements stray far (long legs under heavy traffic), it hands the
+// rest of the work to slices.Sort.
+func sortNearlySorted(a []packedEvent) {
+	budget := 16 * len(a)
+	for i := 1; i < len(a); i++ {
+		x := a[i]
+		j := i
+		for j > 0 && a[j-1] > x {
+			a[j] = a[j-1]
+			j--
+		}
+		a[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.Sort(a)
+			return
 		}
 	}
 }

@@ -16,7 +16,7 @@ func BurstFromIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		now := rapid.OneOf(rapid.Int64Range(0, 3*l.Window), rapid.Int64Range(0, algos.MaxTime)).Draw(t, "now")
 		r := newRun(t, spec, l)
-		n := atOneInstant(t, spec.Promise(l))
+		n := c.instant(t, spec, l)
 		lim := r.open()
 		var calls []call
 		for i := int64(1); i <= n+1; i++ {

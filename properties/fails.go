@@ -32,8 +32,7 @@ func Fails(prop func(*rapid.T), checks int) (failed bool, report string) {
 // recorder is a rapid.TB that keeps what rapid says instead of failing a
 // test.
 type recorder struct {
-	name    string
-	created []string // folders that rapid's fail file created, deepest last
+	name string
 
 	mu     sync.Mutex
 	text   strings.Builder
@@ -50,13 +49,28 @@ func newRecorder() *recorder {
 // stop unwinds rapid.Check after it calls FailNow on the recorder.
 type stop struct{}
 
+// failDirs are the folders of rapid's fail files that the recorders running
+// now may create, shared so that recorders in parallel tests do not remove
+// a folder another one is writing in: the first to start notes which are
+// absent, and the last to end removes those (each only if empty).
+var failDirs struct {
+	sync.Mutex
+	running int
+	created []string // deepest last
+}
+
 func (r *recorder) check(prop func(*rapid.T)) {
-	dir := filepath.Join("testdata", "rapid", r.name)
-	for _, d := range []string{"testdata", filepath.Join("testdata", "rapid"), dir} {
-		if _, err := os.Stat(d); os.IsNotExist(err) {
-			r.created = append(r.created, d)
+	failDirs.Lock()
+	if failDirs.running == 0 {
+		failDirs.created = nil
+		for _, d := range []string{"testdata", filepath.Join("testdata", "rapid")} {
+			if _, err := os.Stat(d); os.IsNotExist(err) {
+				failDirs.created = append(failDirs.created, d)
+			}
 		}
 	}
+	failDirs.running++
+	failDirs.Unlock()
 	defer r.removeFailFile()
 	defer func() {
 		if p := recover(); p != nil {
@@ -78,8 +92,13 @@ func (r *recorder) removeFailFile() {
 	if m != nil && strings.Contains(m[1], r.name) {
 		os.Remove(m[1])
 	}
-	for i := len(r.created) - 1; i >= 0; i-- {
-		os.Remove(r.created[i]) // only if empty
+	os.Remove(filepath.Join("testdata", "rapid", r.name)) // only if empty
+	failDirs.Lock()
+	defer failDirs.Unlock()
+	if failDirs.running--; failDirs.running == 0 {
+		for i := len(failDirs.created) - 1; i >= 0; i-- {
+			os.Remove(failDirs.created[i]) // only if empty
+		}
 	}
 }
 

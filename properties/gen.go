@@ -8,15 +8,34 @@ import (
 // Hour is an hour in µs: the idle spells are at least this long.
 const Hour = 3600 * algos.Second
 
+// The generators whose ranges do not depend on the limit, made once: a
+// case draws dozens of values, and making a generator per draw was a fifth
+// of what the properties cost. A generator is immutable once made, so the
+// draws (and so every case a seed gives) are the same, and sharing them
+// between goroutines is safe. Only Draw them: SliceOf and String would name
+// them, and a named generator labels its draws, which steers how rapid
+// shrinks (golden/mutants.txt holds shrunk counterexamples).
+var (
+	smallRate     = rapid.Int64Range(1, 6)
+	smallWindow   = rapid.OneOf(rapid.Int64Range(1, 40), rapid.SampledFrom([]int64{1000, algos.Second}))
+	smallBurst    = rapid.Int64Range(1, 8)
+	arrivalCount  = rapid.IntRange(0, 64)
+	gapKind       = rapid.IntRange(0, 15)
+	someIntervals = rapid.Int64Range(1, 3)
+	idleSpell     = rapid.Int64Range(0, 24*Hour)
+	stepKind      = rapid.IntRange(0, 5)
+	nudges        = rapid.Int64Range(-1, 1)
+)
+
 // SmallLimits draws limits small enough that every edge gets hit: 1 to 6
 // requests per 1 to 40 µs (now and then per 1 ms or 1 s), bursts of 1 to 8.
 // Rates above the window give emission intervals below 1 µs, and most pairs
 // give fractional ones.
 func SmallLimits() *rapid.Generator[algos.Limit] {
 	return rapid.Custom(func(t *rapid.T) algos.Limit {
-		rate := rapid.Int64Range(1, 6).Draw(t, "rate")
-		window := rapid.OneOf(rapid.Int64Range(1, 40), rapid.SampledFrom([]int64{1000, algos.Second})).Draw(t, "window")
-		burst := rapid.Int64Range(1, 8).Draw(t, "burst")
+		rate := smallRate.Draw(t, "rate")
+		window := smallWindow.Draw(t, "window")
+		burst := smallBurst.Draw(t, "burst")
 		return algos.MustLimit(rate, window, burst)
 	})
 }
@@ -31,7 +50,7 @@ func SmallLimits() *rapid.Generator[algos.Limit] {
 func Arrivals(l algos.Limit) *rapid.Generator[[]int64] {
 	return rapid.Custom(func(t *rapid.T) []int64 {
 		now := rapid.OneOf(rapid.Int64Range(0, 3*l.Window), rapid.Int64Range(0, algos.MaxTime/2)).Draw(t, "start")
-		n := rapid.IntRange(0, 64).Draw(t, "n")
+		n := arrivalCount.Draw(t, "n")
 		times := make([]int64, 0, n)
 		for range n {
 			now = min(algos.MaxTime, now+gap(t, l, now))
@@ -45,7 +64,7 @@ func Arrivals(l algos.Limit) *rapid.Generator[[]int64] {
 func gap(t *rapid.T, l algos.Limit, now int64) int64 {
 	w := l.Window
 	var g int64
-	switch rapid.IntRange(0, 15).Draw(t, "kind") {
+	switch gapKind.Draw(t, "kind") {
 	case 0, 1, 2, 3, 4, 5:
 		g = 0
 	case 6:
@@ -57,9 +76,9 @@ func gap(t *rapid.T, l algos.Limit, now int64) int64 {
 	case 11:
 		g = nextEdge(now, w) - now + nudge(t)
 	case 12, 13, 14:
-		g = rapid.Int64Range(1, 3).Draw(t, "intervals")*interval(l) + nudge(t)
+		g = someIntervals.Draw(t, "intervals")*interval(l) + nudge(t)
 	default:
-		g = Hour + rapid.Int64Range(0, 24*Hour).Draw(t, "idle")
+		g = Hour + idleSpell.Draw(t, "idle")
 	}
 	return max(0, g)
 }
@@ -71,7 +90,7 @@ func gap(t *rapid.T, l algos.Limit, now int64) int64 {
 func stepBack(t *rapid.T, l algos.Limit, now int64) int64 {
 	w := l.Window
 	var s int64
-	switch rapid.IntRange(0, 5).Draw(t, "step kind") {
+	switch stepKind.Draw(t, "step kind") {
 	case 0:
 		s = 1
 	case 1:
@@ -79,7 +98,7 @@ func stepBack(t *rapid.T, l algos.Limit, now int64) int64 {
 	case 2:
 		s = now - algos.FloorDiv(now, w)*w + nudge(t)
 	case 3:
-		s = rapid.Int64Range(1, 3).Draw(t, "intervals")*interval(l) + nudge(t)
+		s = someIntervals.Draw(t, "intervals")*interval(l) + nudge(t)
 	case 4:
 		s = rapid.Int64Range(1, 3*w).Draw(t, "step")
 	default:
@@ -88,7 +107,7 @@ func stepBack(t *rapid.T, l algos.Limit, now int64) int64 {
 	return min(now, max(1, s))
 }
 
-func nudge(t *rapid.T) int64 { return rapid.Int64Range(-1, 1).Draw(t, "nudge") }
+func nudge(t *rapid.T) int64 { return nudges.Draw(t, "nudge") }
 
 // interval is W/L rounded up: the emission interval in whole µs.
 func interval(l algos.Limit) int64 { return (l.Window + l.Rate - 1) / l.Rate }

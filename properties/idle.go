@@ -31,7 +31,7 @@ func RefillCappedAfterIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 			rapid.Int64Range(0, max(0, algos.MaxTime-last-least)),
 		).Draw(t, "idle beyond the least")
 		at := last + least + extra
-		n := atOneInstant(t, spec.Promise(l))
+		n := c.instant(t, spec, l)
 		d := r.allow(lim, 0, at, calls)
 		calls = append(calls, call{at, d})
 		if !d.Allowed || d.Remaining != n-1 {

@@ -56,6 +56,7 @@ func (b *bucket) Decide(now int64) algos.Decision {
 // the whole contract, no double refill included: the properties need no
 // algos.Algorithm. (300 cases a property: the six cover the default counts.)
 func TestPerKeyLimiterKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	spec := limiter.Spec{
 		Name:       "per-key-bucket",
 		Clock:      limiter.CallerClock,
@@ -111,6 +112,7 @@ func (s *storeBuckets) Close() error {
 // and the properties call each of its limiters in order of time and close
 // every one they open.
 func TestStoreClockLimiterKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	var opened, closed atomic.Int64
 	spec := limiter.Spec{
 		Name:    "store-clock-bucket",

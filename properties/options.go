@@ -13,10 +13,11 @@ type config struct {
 	maxWait        func(algos.Limit) int64
 	checks         int
 	noDoubleRefill bool
+	instants       *instants
 }
 
 func configure(opts []Option) config {
-	c := config{limits: SmallLimits(), maxWait: DefaultMaxWait}
+	c := config{limits: SmallLimits(), maxWait: DefaultMaxWait, instants: &instants{}}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -22,8 +22,10 @@ var noDoubleRefill = map[string]bool{
 // All six keep the whole contract (and the three that claim it, no double
 // refill after a step back).
 func TestSixKeepTheContract(t *testing.T) {
+	t.Parallel()
 	for _, algo := range algos.All() {
 		t.Run(algo.Name, func(t *testing.T) {
+			t.Parallel()
 			var opts []properties.Option
 			if noDoubleRefill[algo.Name] {
 				opts = append(opts, properties.WithNoDoubleRefill())
@@ -77,6 +79,7 @@ func TestFailsLeavesNoFailFile(t *testing.T) {
 
 // Limits can be fixed, and a user's algorithm goes through the same Check.
 func TestCheckWithOneLimit(t *testing.T) {
+	t.Parallel()
 	properties.Check(t, limiter.FromAlgorithm(algos.SlidingCounter), properties.WithLimit(algos.MustLimit(100, algos.Second, 100)), properties.WithChecks(100))
 }
 
@@ -99,6 +102,7 @@ func alignedOwn(l algos.Limit) algos.Promise {
 // and breaks the anchored window's promise, which it does not make (a window
 // anchored at an admit mid-window spans an aligned edge, where it admits 2L).
 func TestOwnPromiseIsJudgedLikeTheBuiltIns(t *testing.T) {
+	t.Parallel()
 	own := algos.FixedWindow
 	own.Name, own.Promise = "fixed-window-own-promise", alignedOwn
 	properties.Check(t, limiter.FromAlgorithm(own))
@@ -116,5 +120,6 @@ func TestOwnPromiseIsJudgedLikeTheBuiltIns(t *testing.T) {
 // first) keeps the contract under its own promise, the anchored window,
 // key expiry included.
 func TestFirstHitWindowKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	properties.Check(t, limiter.FromAlgorithm(algos.FirstHitWindow))
 }

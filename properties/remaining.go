@@ -15,7 +15,7 @@ func RemainingNeverNegative(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		r := newRun(t, spec, l)
-		times := withFlood(Arrivals(l).Draw(t, "arrivals"), atOneInstant(t, spec.Promise(l))+1)
+		times := withFlood(Arrivals(l).Draw(t, "arrivals"), c.instant(t, spec, l)+1)
 		calls := r.replay(r.open(), 0, times, nil)
 		for i, c := range calls {
 			if msg := badDecision(c.d); msg != "" {
@@ -55,7 +55,7 @@ func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		times := Arrivals(l).Draw(t, "arrivals")
 		r := newRun(t, spec, l)
-		n := atOneInstant(t, spec.Promise(l))
+		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
 		// A branch after each decision, up to the first that claims too much.
 		var bs []branch
@@ -89,7 +89,7 @@ func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		times := Arrivals(l).Draw(t, "arrivals")
 		r := newRun(t, spec, l)
-		n := atOneInstant(t, spec.Promise(l))
+		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
 		var bs []branch
 		for i, c := range h.calls {

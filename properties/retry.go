@@ -17,7 +17,7 @@ func RetryAfterHonest(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	return func(t *rapid.T) {
 		l := c.limits.Draw(t, "limit")
 		r := newRun(t, spec, l)
-		times := withFlood(Arrivals(l).Draw(t, "arrivals"), atOneInstant(t, spec.Promise(l))+1)
+		times := withFlood(Arrivals(l).Draw(t, "arrivals"), c.instant(t, spec, l)+1)
 		h := r.replayHistory(times)
 		// After each denial, up to the first without a retry-after: a retry
 		// at the deadline (to be admitted) and, if ExactRetry, one 1µs
@@ -78,7 +78,7 @@ func RetryLoopNeverExtends(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		if len(times) > 0 {
 			now = times[len(times)-1]
 		}
-		n := atOneInstant(t, spec.Promise(l))
+		n := c.instant(t, spec, l)
 		d := r.allow(lim, 0, now, calls)
 		calls = append(calls, call{now, d})
 		for i := int64(0); d.Allowed; i++ {

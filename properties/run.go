@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -220,14 +221,54 @@ func (r run) branches(h history, bs []branch) []int64 {
 	return got
 }
 
+// instants remembers atOneInstant for each limit a property has drawn: a
+// case asks it once, and searching the promise's checker for it every time
+// was a tenth of what the properties cost. The limits drawn are few (a few
+// thousand at most from SmallLimits), and spec.Promise is a function of the
+// limit, so the answer for a limit never changes. It is safe for use by
+// concurrent cases.
+type instants struct {
+	mu   sync.Mutex
+	seen map[algos.Limit]int64
+}
+
+// instant is atOneInstant for spec.Promise(l), searched once per limit.
+func (c config) instant(t *rapid.T, spec limiter.Spec, l algos.Limit) int64 {
+	m := c.instants
+	m.mu.Lock()
+	n, ok := m.seen[l]
+	m.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = atOneInstant(t, spec.Promise(l), l.Burst, l.Rate)
+	m.mu.Lock()
+	if m.seen == nil {
+		m.seen = map[algos.Limit]int64{}
+	}
+	m.seen[l] = n
+	m.mu.Unlock()
+	return n
+}
+
 // atOneInstant is the most admits the promise allows at one instant: Burst
 // for the bucket promise, Rate for the window promises, found by asking the
-// promise's own checker, so it holds for any Promise a user builds.
-func atOneInstant(t *rapid.T, p algos.Promise) int64 {
+// promise's own checker, so it holds for any Promise a user builds. The
+// checker allows n admits at one instant for every n up to the answer and
+// for none above it, so the answer is the one n it allows with n+1 denied:
+// each guess (Burst and Rate, the answers of the built-in promises) is
+// tried that way first, in two calls of the checker, and the search over
+// all n is made only when no guess is it.
+func atOneInstant(t *rapid.T, p algos.Promise, guesses ...int64) int64 {
 	const most = 1 << 20
 	ok := func(n int64) bool {
 		times := make([]int64, n)
 		return p.CheckAdmits(times) == nil
+	}
+	for _, g := range guesses {
+		if g >= 1 && g <= most && ok(g) && !ok(g+1) {
+			return g
+		}
 	}
 	hi := int64(1)
 	for ok(hi) {

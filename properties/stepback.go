@@ -37,7 +37,7 @@ func drawEpisode(t *rapid.T, spec limiter.Spec, c config) episode {
 	l := c.limits.Draw(t, "limit")
 	times := Arrivals(l).Draw(t, "arrivals")
 	r := newRun(t, spec, l)
-	e := episode{r: r, times: times, instant: atOneInstant(t, spec.Promise(l))}
+	e := episode{r: r, times: times, instant: c.instant(t, spec, l)}
 	e.lim = r.open()
 	e.calls = r.replay(e.lim, 0, times, nil)
 	if len(times) > 0 {

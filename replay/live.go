@@ -156,14 +156,21 @@ type LiveRecording struct {
 	Order string
 }
 
-// PlayLive plays lv against the Redis at addr, in real time, with every key
-// under prefix, and returns what each node's limiter decided. Each node is
-// a goroutine with its own connection and its own limiter (lv.Subject's
-// Connect), sending its requests of the plan at their planned times, or as
-// soon as its previous call has returned. A limiter's error is recorded,
-// never taken for a denial. It gives up 30 s after the traffic's last
-// planned send; the limiters are closed (limiter.Close) before it returns.
-func PlayLive(ctx context.Context, addr, prefix string, lv Live) (rec *LiveRecording, err error) {
+// PlayLive is PlayLiveWith for the Redis at addr, which needs no password.
+func PlayLive(ctx context.Context, addr, prefix string, lv Live) (*LiveRecording, error) {
+	return PlayLiveWith(ctx, &redis.Options{Addr: addr}, prefix, lv)
+}
+
+// PlayLiveWith plays lv against the Redis that store reaches (its Addr,
+// and its Username and Password, TLSConfig and Dialer when set), in real
+// time, with every key under prefix, and returns what each node's limiter
+// decided. Each node is a goroutine with its own connection, made from a
+// copy of store, and its own limiter (lv.Subject's Connect), sending its
+// requests of the plan at their planned times, or as soon as its previous
+// call has returned. A limiter's error is recorded, never taken for a
+// denial. It gives up 30 s after the traffic's last planned send; the
+// limiters are closed (limiter.Close) before it returns.
+func PlayLiveWith(ctx context.Context, store *redis.Options, prefix string, lv Live) (rec *LiveRecording, err error) {
 	if err := lv.check(); err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}
@@ -175,7 +182,7 @@ func PlayLive(ctx context.Context, addr, prefix string, lv Live) (rec *LiveRecor
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
-	clients, err := connectNodes(ctx, addr, lv.Nodes)
+	clients, err := connectNodes(ctx, store, lv.Nodes)
 	defer closeAll(clients)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
@@ -217,7 +224,7 @@ func PlayLive(ctx context.Context, addr, prefix string, lv Live) (rec *LiveRecor
 	}
 	// A store that refuses MONITOR (an ACL, a managed service) is still
 	// played: its calls are then ordered by estimate, and Order says why.
-	mon, monErr := startMonitor(ctx, addr, nodeAddrs, clients[0])
+	mon, monErr := startMonitor(ctx, store, nodeAddrs, clients[0])
 	for _, c := range counters {
 		c.commands.Store(0)
 		c.dials.Store(0)
@@ -299,13 +306,19 @@ func connect(s Subject, n Node) (lim limiter.Limiter, err error) {
 	return lim, err
 }
 
-// connectNodes opens one connection per node, each connected before the
-// clock starts so that no first call dials. It returns the clients it made
-// even with an error, for the caller to close.
-func connectNodes(ctx context.Context, addr string, nodes int) ([]*redis.Client, error) {
+// connectNodes opens one connection per node to the Redis store reaches,
+// each connected before the clock starts so that no first call dials. It
+// returns the clients it made even with an error, for the caller to close.
+func connectNodes(ctx context.Context, store *redis.Options, nodes int) ([]*redis.Client, error) {
+	if store == nil {
+		return nil, errors.New("no Redis: nil options")
+	}
 	clients := make([]*redis.Client, 0, nodes)
 	for range nodes {
-		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxIdleConns: 1, DisableIdentity: true, MaxRetries: -1})
+		o := *store
+		o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 1, 0
+		o.DisableIdentity, o.MaxRetries = true, -1
+		c := redis.NewClient(&o)
 		clients = append(clients, c)
 		if err := c.Ping(ctx).Err(); err != nil {
 			return clients, err
@@ -466,6 +479,35 @@ func (rec *LiveRecording) Simulate() (Tally, error) {
 	return run(cfg)
 }
 
+// SimulateAsSent runs the model on the calls as the nodes made them: each
+// request sent when its node called the limiter (Call.Sent), by that node,
+// told what its clock read then, and reaching the store the mean of Reached
+// less Sent later (MeanSentOut). It is Simulate on the traffic the machine
+// really played: a node the machine held back, or that was still busy
+// with its previous call, sends late in both, so the two differ only by
+// how the calls' round trips clump, however busy the machine was.
+func (rec *LiveRecording) SimulateAsSent() (Tally, error) {
+	cfg := rec.Case.config()
+	sent := make([]model.Request, len(rec.Calls))
+	for i, c := range rec.Calls {
+		sent[i] = model.Request{Key: c.Key, Send: c.Sent, Node: c.Node}
+	}
+	slices.SortStableFunc(sent, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	cfg.Requests, cfg.Pinned = sent, true
+	cfg.Legs = model.Legs{Out: rec.MeanSentOut()}
+	return run(cfg)
+}
+
+// MeanSentOut is the mean time, in µs, from a call to the limiter (Sent) to
+// its reaching the store (Reached).
+func (rec *LiveRecording) MeanSentOut() int64 {
+	var out int64
+	for _, c := range rec.Calls {
+		out += c.Reached() - c.Sent
+	}
+	return max(1, out/int64(len(rec.Calls)))
+}
+
 // Ideal is the same traffic on the subject's twin, on one node with a true
 // clock and no latency.
 func (rec *LiveRecording) Ideal() (Tally, error) { return ideal(rec.Case.config()) }
@@ -506,9 +548,10 @@ func (s *scriptNode) Allow(ctx context.Context, key int, now int64) (algos.Decis
 	return reply.Decision, err
 }
 
-// Report writes the recording beside its replay and the model's two
-// predictions, one line each: the calls, the admits, the peak (the most
-// admits of a key in any window, as a multiple of the rate) and the errors.
+// Report writes the recording beside its replay and the model's three
+// predictions (Simulate, SimulateAsSent and Ideal), one line each: the
+// calls, the admits, the peak (the most admits of a key in any window, as
+// a multiple of the rate) and the errors.
 func (rec *LiveRecording) Report(w io.Writer) error {
 	lv := rec.Case
 	replayed, differ, err := rec.Replay()
@@ -516,6 +559,10 @@ func (rec *LiveRecording) Report(w io.Writer) error {
 		return err
 	}
 	sim, err := rec.Simulate()
+	if err != nil {
+		return err
+	}
+	asSent, err := rec.SimulateAsSent()
 	if err != nil {
 		return err
 	}
@@ -538,6 +585,7 @@ func (rec *LiveRecording) Report(w io.Writer) error {
 	row("live fleet", rec.Live(), "")
 	row("twin on the recorded calls", replayed, fmt.Sprintf("%d of %d decided otherwise", differ, n-rec.errors()))
 	row(fmt.Sprintf("model, %s out (the mean)", algos.FormatMicros(rec.MeanOut())), sim, "")
+	row(fmt.Sprintf("model as sent, %s out", algos.FormatMicros(rec.MeanSentOut())), asSent, "")
 	row("model, ideal (1 node, no latency)", ideal, "")
 	_, err = io.WriteString(w, b.String())
 	return err

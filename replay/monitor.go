@@ -2,9 +2,12 @@ package replay
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -49,13 +52,13 @@ type monitor struct {
 	done  chan error // receives once: nil when mark was seen
 }
 
-// startMonitor opens a MONITOR connection to addr, keeping the lines of the
-// connections whose addresses (CLIENT INFO's addr) are given. It first runs
-// a script calling TIME through probe, to learn on which side of a script's
-// line Redis shows the script's own commands.
-func startMonitor(ctx context.Context, addr string, nodeAddrs []string, probe *redis.Client) (*monitor, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// startMonitor opens a MONITOR connection to the Redis store reaches
+// (authenticated as store says), keeping the lines of the connections whose
+// addresses (CLIENT INFO's addr) are given. It first runs a script calling
+// TIME through probe, to learn on which side of a script's line Redis
+// shows the script's own commands.
+func startMonitor(ctx context.Context, store *redis.Options, nodeAddrs []string, probe *redis.Client) (*monitor, error) {
+	conn, err := dialStore(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("MONITOR: %w", err)
 	}
@@ -68,18 +71,22 @@ func startMonitor(ctx context.Context, addr string, nodeAddrs []string, probe *r
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(deadline)
 	}
-	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
+	var auth []string
+	switch {
+	case store.Username != "":
+		auth = []string{"AUTH", store.Username, store.Password}
+	case store.Password != "":
+		auth = []string{"AUTH", store.Password}
+	}
+	if auth != nil {
+		if err := roundTrip(conn, rd, auth...); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("MONITOR: AUTH: %w", err)
+		}
+	}
+	if err := roundTrip(conn, rd, "MONITOR"); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("MONITOR: %w", err)
-	}
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("MONITOR: %w", err)
-	}
-	if reply := strings.TrimSpace(line); reply != "+OK" {
-		conn.Close()
-		return nil, fmt.Errorf("MONITOR: the store answered %s", strings.TrimPrefix(reply, "-"))
 	}
 	if err := m.learnOrder(ctx, rd, probe); err != nil {
 		conn.Close()
@@ -87,6 +94,46 @@ func startMonitor(ctx context.Context, addr string, nodeAddrs []string, probe *r
 	}
 	go m.read(rd)
 	return m, nil
+}
+
+// dialStore opens a raw connection to the Redis store reaches: through its
+// Dialer when it has one, else over its Network (default tcp), in TLS when
+// it has a TLSConfig.
+func dialStore(ctx context.Context, store *redis.Options) (net.Conn, error) {
+	if store.Dialer != nil {
+		return store.Dialer(ctx, cmp.Or(store.Network, "tcp"), store.Addr)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, cmp.Or(store.Network, "tcp"), store.Addr)
+	if err != nil || store.TLSConfig == nil {
+		return conn, err
+	}
+	tc := tls.Client(conn, store.TLSConfig)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// roundTrip sends one command and reads its reply, which must be +OK.
+func roundTrip(conn net.Conn, rd *bufio.Reader, args ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		return err
+	}
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if reply := strings.TrimSpace(line); reply != "+OK" {
+		return fmt.Errorf("the store answered %s", strings.TrimPrefix(reply, "-"))
+	}
+	return nil
 }
 
 // learnOrder runs a script that calls TIME and reads MONITOR until it has

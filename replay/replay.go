@@ -69,10 +69,17 @@ type Recording struct {
 	Played      []Played // parallel to Case.Requests
 }
 
-// Play runs c against the Redis at addr in real time, with keys under
+// Play is PlayWith for the Redis at addr, which needs no password.
+func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) {
+	return PlayWith(ctx, &redis.Options{Addr: addr}, prefix, c)
+}
+
+// PlayWith runs c against the Redis that store reaches (its Addr, and its
+// Username and Password, TLSConfig and Dialer when set; each node gets a
+// connection of its own made from a copy) in real time, with keys under
 // prefix, and returns what happened. It takes as long as the traffic lasts
 // (plus the start delay) and gives up after that plus 30 s.
-func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) {
+func PlayWith(ctx context.Context, store *redis.Options, prefix string, c Case) (*Recording, error) {
 	switch c.Deployment {
 	case model.NodeClock, model.StoreClock, model.GetSet:
 	default:
@@ -93,7 +100,7 @@ func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) 
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
-	clients, err := connectNodes(ctx, addr, c.Nodes)
+	clients, err := connectNodes(ctx, store, c.Nodes)
 	defer closeAll(clients)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -114,6 +115,8 @@ func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
 // Played live for one second against a real Redis, every decision Redis
 // made is reproduced by the model's store, for an atomic script and for
 // the GET/SET client; and only the GET/SET client has legs back and to SET.
+// The two play at once, on keys of their own: the sequence key orders each
+// exactly, however the machine delays the nodes.
 func TestPlayThenReplayReproducesEveryDecision(t *testing.T) {
 	t.Parallel() // it mostly waits for real time; the sequence key is exact under load
 	s := redistest.Start(t)
@@ -122,24 +125,31 @@ func TestPlayThenReplayReproducesEveryDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prefix := s.Prefix(t)
+	var wg sync.WaitGroup
 	for i, d := range []model.Deployment{model.StoreClock, model.GetSet} {
-		c := replay.Case{Name: d.String(), Algorithm: algos.TokenBucket, Limit: limit, Deployment: d, Nodes: 2, Seed: 2, Requests: requests}
-		rec, err := replay.Play(context.Background(), s.Addr, s.Prefix(t)+"replay:"+string(rune('a'+i))+":", c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, differ, err := rec.Replay()
-		if err != nil {
-			t.Fatal(err)
-		}
-		redis := rec.Redis()
-		if differ != 0 || got != redis {
-			t.Errorf("%s: the replay %+v differs from Redis %+v in %d decisions", d, got, redis, differ)
-		}
-		legs := rec.MeanDelays()
-		if back := legs.Back > 0 && legs.Set > 0; back != (d == model.GetSet) || legs.Out < 1 {
-			t.Errorf("%s: mean legs %+v µs, want a leg out, and legs back and to the SET only for GET/SET", d, legs)
-		}
-		t.Logf("%s: %d requests, Redis admitted %d (peak %.2fx), the replay the same; mean legs %+v µs", d, len(requests), redis.Admitted, redis.Peak, legs)
+		wg.Go(func() {
+			c := replay.Case{Name: d.String(), Algorithm: algos.TokenBucket, Limit: limit, Deployment: d, Nodes: 2, Seed: 2, Requests: requests}
+			rec, err := replay.PlayWith(context.Background(), s.Options(), prefix+"replay:"+string(rune('a'+i))+":", c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got, differ, err := rec.Replay()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			redis := rec.Redis()
+			if differ != 0 || got != redis {
+				t.Errorf("%s: the replay %+v differs from Redis %+v in %d decisions", d, got, redis, differ)
+			}
+			legs := rec.MeanDelays()
+			if back := legs.Back > 0 && legs.Set > 0; back != (d == model.GetSet) || legs.Out < 1 {
+				t.Errorf("%s: mean legs %+v µs, want a leg out, and legs back and to the SET only for GET/SET", d, legs)
+			}
+			t.Logf("%s: %d requests, Redis admitted %d (peak %.2fx), the replay the same; mean legs %+v µs", d, len(requests), redis.Admitted, redis.Peak, legs)
+		})
 	}
+	wg.Wait()
 }

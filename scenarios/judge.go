@@ -114,9 +114,12 @@ func judgeable(cfg model.Config) bool {
 // closed-loop ones in the order sent) with the instance that decided it and
 // the time that instance was told: the store's clock when it decided, or
 // the sending node's clock when it sent (model.Offset from the true time).
-func requestsOf(cfg model.Config, res model.Result) []judged {
-	all := make([]judged, len(res.Outcomes))
+// The slice is sc's, valid until sc is given back.
+func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged {
+	all := slices.Grow(sc.all[:0], len(res.Outcomes))[:len(res.Outcomes)]
+	sc.all = all
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
+	nodes := int32(cfg.Nodes)
 	fixed := len(cfg.Requests)
 	offsets := make([]int64, max(1, cfg.Nodes))
 	for n := range offsets {
@@ -128,7 +131,7 @@ func requestsOf(cfg model.Config, res model.Result) []judged {
 		if i < fixed {
 			key, send = cfg.Requests[i].Key, cfg.Requests[i].Send
 		} else {
-			p := res.LoopRequests[i-fixed]
+			p := &res.LoopRequests[i-fixed]
 			key, send = p.Key, p.Send
 		}
 		r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed}
@@ -142,7 +145,7 @@ func requestsOf(cfg model.Config, res model.Result) []judged {
 		}
 		r.instance = r.key
 		if local {
-			r.instance = r.key*int32(cfg.Nodes) + r.node
+			r.instance = r.key*nodes + r.node
 		}
 		all[i] = r
 	}
@@ -151,34 +154,92 @@ func requestsOf(cfg model.Config, res model.Result) []judged {
 
 // byInstance groups the requests' indices by instance, each group in the
 // order the instance decided them (by decision time, then request order).
-func byInstance(all []judged) [][]int32 {
+// The groups are sc's, valid until sc is given back.
+func (sc *judgeScratch) byInstance(all []judged) [][]int32 {
 	n := int32(0)
 	for _, r := range all {
 		n = max(n, r.instance+1)
 	}
-	sizes := make([]int, n)
+	// A counting sort by instance, in request order within each.
+	starts := slices.Grow(sc.starts[:0], int(n)+1)[:n+1]
+	clear(starts)
 	for _, r := range all {
-		sizes[r.instance]++
+		starts[r.instance+1]++
 	}
-	groups := make([][]int32, n)
-	for k := range groups {
-		groups[k] = make([]int32, 0, sizes[k])
+	for k := int32(1); k <= n; k++ {
+		starts[k] += starts[k-1]
 	}
+	order := slices.Grow(sc.order[:0], len(all))[:len(all)]
+	next := starts[:n] // advanced past each placed index, then restored below
 	for i, r := range all {
-		groups[r.instance] = append(groups[r.instance], int32(i))
+		order[next[r.instance]] = int32(i)
+		next[r.instance]++
 	}
+	groups := slices.Grow(sc.groups[:0], int(n))[:n]
+	from := int32(0)
+	for k := range groups {
+		groups[k] = order[from:next[k]:next[k]]
+		from = next[k]
+	}
+	sc.starts, sc.order, sc.groups = starts, order, groups
 	for _, g := range groups {
-		sortByDecision(all, g)
+		sc.sortByDecision(all, g)
 	}
 	return groups
 }
 
+// sentBy lists, for each closed-loop client's key of the run, the
+// client's requests in the order it sent them (request order), in one pass
+// over the closed-loop requests. The lists are sc's, valid until the next
+// call.
+func (sc *judgeScratch) sentBy(v *runView) *[NumClients][]judged {
+	for k := range sc.mine {
+		sc.mine[k] = sc.mine[k][:0]
+	}
+	var loopKey [NumClients]bool
+	for _, lc := range v.cfg.Loop {
+		if lc.Key >= 0 && lc.Key < NumClients {
+			loopKey[lc.Key] = true
+		}
+	}
+	fixed := len(v.cfg.Requests)
+	var loops [NumClients]int
+	for _, q := range v.res.LoopRequests {
+		if q.Key >= 0 && q.Key < NumClients {
+			loops[q.Key]++
+		}
+	}
+	for k := range loopKey {
+		if loopKey[k] && k < len(v.res.Keys) && v.res.Keys[k].Requests > loops[k] {
+			// Fixed requests on the client's key too; they come first in
+			// request order (a hunt's traffic has none: this pass is rare).
+			for i, q := range v.cfg.Requests {
+				if q.Key == k {
+					sc.mine[k] = append(sc.mine[k], v.at(int32(i)))
+				}
+			}
+		}
+	}
+	for i, q := range v.res.LoopRequests {
+		if q.Key >= 0 && q.Key < NumClients && loopKey[q.Key] {
+			sc.mine[q.Key] = append(sc.mine[q.Key], v.at(int32(fixed+i)))
+		}
+	}
+	return &sc.mine
+}
+
 // sortByDecision orders g by decision time, ties in request order. Both fit
 // one int64 for any run a hunt makes, and sorting plain integers is what
-// keeps the judge a small part of a hunt's time.
-func sortByDecision(all []judged, g []int32) {
+// keeps the judge a small part of a hunt's time. Most groups come already
+// in that order or nearly (the store decides in the order requests arrive,
+// a node in the order they are sent), which a check sees in one pass.
+func (sc *judgeScratch) sortByDecision(all []judged, g []int32) {
 	const idxBits = 24
-	keys := make([]int64, len(g))
+	if slices.IsSortedFunc(g, func(a, b int32) int { return cmp.Compare(all[a].decided, all[b].decided) }) {
+		return // and ties are in request order already: g is
+	}
+	keys := slices.Grow(sc.keys[:0], len(g))[:len(g)]
+	sc.keys = keys
 	for j, i := range g {
 		d := all[i].decided
 		if d < 0 || d >= 1<<(62-idxBits) || len(all) >= 1<<idxBits {
@@ -191,6 +252,175 @@ func sortByDecision(all []judged, g []int32) {
 	for j, k := range keys {
 		g[j] = int32(k & (1<<idxBits - 1))
 	}
+}
+
+// runView reads the requests of one run as the judge sees them, without
+// laying them all out: the judge of a hunt reads each request once or
+// twice, in the order the run decided them, and a copy of every request
+// would cost as much as the reading.
+type runView struct {
+	cfg     *model.Config
+	res     *model.Result
+	offsets []int64 // each node's clock offset
+	local   bool
+	nodes   int32
+}
+
+func newRunView(cfg *model.Config, res *model.Result, offsets []int64) runView {
+	for n := range offsets {
+		offsets[n] = model.Offset(n, cfg.Nodes, cfg.Skew)
+	}
+	return runView{cfg: cfg, res: res, offsets: offsets, nodes: int32(cfg.Nodes),
+		local: cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull}
+}
+
+// at is request i, as requestsOf lays it out.
+func (v *runView) at(i int32) judged {
+	var key int
+	var send int64
+	if fixed := int32(len(v.cfg.Requests)); i < fixed {
+		key, send = v.cfg.Requests[i].Key, v.cfg.Requests[i].Send
+	} else {
+		p := &v.res.LoopRequests[i-fixed]
+		key, send = p.Key, p.Send
+	}
+	o := &v.res.Outcomes[i]
+	r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed}
+	switch v.cfg.Deployment {
+	case model.StoreClock:
+		r.told = o.Decided
+	case model.Ideal:
+		r.told = send
+	default: // node clock, local: the node's clock when it sent
+		r.told = send + v.offsets[o.Node]
+	}
+	r.instance = r.key
+	if v.local {
+		r.instance = r.key*v.nodes + r.node
+	}
+	return r
+}
+
+// instanceState is one instance as honestyInOrder follows it.
+type instanceState struct {
+	env            *algos.Envelope // nil until its first request
+	before         int64           // the time it was last told
+	lastDecided    int64
+	lastIndex      int32
+	admits         int
+	started, ended bool // ended: told a time before one it was told earlier
+	// candidate: its first refusal that the promise allowed, as a
+	// position in Order (-1 for none), and the admits before it.
+	candidate        int
+	candidateAdmits  int
+	candidateRequest judged
+}
+
+// honestyInOrder is honesty, judged in one pass over the run's decisions
+// in the order the model made them (Result.Order), which for a judgeable
+// deployment is each instance's order: by decision time, ties in request
+// order, byInstance's. It checks that as it goes, and returns false,
+// having found nothing, when an instance's decisions come in any other
+// order: the caller then lays the requests out and sorts them (honesty).
+// The finding kept for a client is the one honesty keeps: its instances'
+// first, taken in instance order.
+func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]*finding) bool {
+	if spec.Conservative {
+		return true
+	}
+	l := instanceLimit(cfg)
+	promise := spec.Promise(l)
+	if _, ok := promise.Envelope(); !ok {
+		return true
+	}
+	n := len(v.res.Keys)
+	if v.local {
+		n *= cfg.Nodes
+	}
+	states := slices.Grow(sc.states[:0], n)[:n]
+	sc.states = states
+	clear(states)
+	// v.at, written out: the loop runs once per request of every judged run.
+	fixed := int32(len(v.cfg.Requests))
+	storeClock, ideal := cfg.Deployment == model.StoreClock, cfg.Deployment == model.Ideal
+	for pos, i := range v.res.Order {
+		var key int
+		var send int64
+		if i < fixed {
+			q := &v.cfg.Requests[i]
+			key, send = q.Key, q.Send
+		} else {
+			q := &v.res.LoopRequests[i-fixed]
+			key, send = q.Key, q.Send
+		}
+		o := &v.res.Outcomes[i]
+		r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed, instance: int32(key)}
+		switch {
+		case storeClock:
+			r.told = o.Decided
+		case ideal:
+			r.told = send
+		default:
+			r.told = send + v.offsets[o.Node]
+		}
+		if v.local {
+			r.instance = r.key*v.nodes + r.node
+		}
+		st := &states[r.instance]
+		first := !st.started
+		if first {
+			st.env, _ = promise.Envelope()
+			st.started, st.candidate = true, -1
+		} else if r.decided < st.lastDecided || (r.decided == st.lastDecided && i < st.lastIndex) {
+			return false
+		}
+		st.lastDecided, st.lastIndex = r.decided, i
+		if st.ended {
+			continue
+		}
+		if !first && r.told < st.before {
+			st.ended = true // past here the promise says nothing of what it owes
+			continue
+		}
+		st.before = r.told
+		switch {
+		case r.failed:
+		case r.admitted:
+			st.env.Admit(r.told)
+			st.admits++
+		case r.key < NumClients && st.candidate < 0 && st.env.Allows(r.told):
+			st.candidate, st.candidateAdmits, st.candidateRequest = pos, st.admits, r
+		}
+	}
+	for inst := range states {
+		st := &states[inst]
+		if st.candidate < 0 {
+			continue
+		}
+		r := st.candidateRequest
+		if out[r.key] != nil {
+			continue
+		}
+		where := "the store"
+		if v.local {
+			where = fmt.Sprintf("node %d", r.node)
+		}
+		f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+			"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
+			where, algos.FormatTime(r.told), st.candidateAdmits, promise.Text)}}
+		// The refusal and the requests its instance decided just before.
+		trace := []judged{r}
+		for pos := st.candidate - 1; pos >= 0 && len(trace) < traceLength; pos-- {
+			if p := v.at(v.res.Order[pos]); p.instance == r.instance {
+				trace = append(trace, p)
+			}
+		}
+		for k := len(trace) - 1; k >= 0; k-- {
+			f.trace = append(f.trace, traceLine(trace[k], outcome(trace[k])))
+		}
+		out[r.key] = f
+	}
+	return true
 }
 
 // instanceLimit is the limit one instance enforces.
@@ -259,57 +489,54 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 // came at or after the Retry-After, and if it came before and was denied,
 // it is not told to wait past the deadline it came early for. The
 // retry-after client tests the first; the drain-idle and reset-burst
-// clients, which come back early, the second. replies are the answers the
-// client was handed, in the order it sent the requests (the last may have
+// clients, which come back early, the second. mine are the client's
+// requests, in the order it sent them; retryAfter are the Retry-Afters of
+// the answers it was handed, in the same order (the last request may have
 // none).
-func retries(all []judged, key int, replies []model.Reply, out *[NumClients]*finding) {
+func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]*finding) {
 	if key >= NumClients || out[key] != nil {
 		return
 	}
-	var mine []int
-	for i := range all {
-		if int(all[i].key) == key && len(mine) < len(replies) {
-			mine = append(mine, i)
-		}
-	}
+	mine = mine[:min(len(mine), len(retryAfter))]
 	for k := 1; k < len(mine); k++ {
-		d, r := all[mine[k-1]], all[mine[k]]
-		dd, rd := replies[k-1].Decision, replies[k].Decision
+		d, r := mine[k-1], mine[k]
+		dRetry, rRetry := retryAfter[k-1], retryAfter[k]
 		if d.failed || d.admitted || r.failed || r.instance != d.instance || r.told < d.told {
 			continue
 		}
-		deadline := d.told + dd.RetryAfter
+		deadline := d.told + dRetry
 		trace := func() []string {
 			return []string{
-				traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dd.RetryAfter))),
-				traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rd.RetryAfter))),
+				traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
+				traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
 			}
 		}
 		switch {
 		case r.told >= deadline && !r.admitted:
 			out[key] = &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 				"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
-				algos.FormatTime(d.told), algos.FormatMicros(dd.RetryAfter), algos.FormatTime(r.told),
-				algos.FormatMicros(r.told-d.told), algos.FormatMicros(rd.RetryAfter))}, trace()}
+				algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
+				algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace()}
 			return
-		case r.told < deadline && !r.admitted && r.told+rd.RetryAfter > deadline:
+		case r.told < deadline && !r.admitted && r.told+rRetry > deadline:
 			out[key] = &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 				"denied at %s until %s, retried early at %s and told to wait until %s",
-				algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rd.RetryAfter))}, trace()}
+				algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace()}
 			return
 		}
 	}
 }
 
-// recorder keeps the answers one closed-loop client was given, in order.
+// recorder keeps the Retry-After of every answer one closed-loop client
+// was given, in order.
 type recorder struct {
 	model.Client
-	replies *[]model.Reply
+	retryAfter *[]int64
 }
 
-func (r recorder) Next(last *model.Reply) (int64, bool) {
+func (r *recorder) Next(last *model.Reply) (int64, bool) {
 	if last != nil {
-		*r.replies = append(*r.replies, *last)
+		*r.retryAfter = append(*r.retryAfter, last.Decision.RetryAfter)
 	}
 	return r.Client.Next(last)
 }

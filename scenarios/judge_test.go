@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
@@ -61,8 +63,9 @@ func judgedRun(told []int64, admitted []bool) []judged {
 	return all
 }
 
-func deny(retry int64) model.Reply { return model.Reply{Decision: algos.Decision{RetryAfter: retry}} }
-func admit() model.Reply           { return model.Reply{Decision: algos.Decision{Allowed: true}} }
+// deny is the Retry-After of a denial; admit, of an admit.
+func deny(retry int64) int64 { return retry }
+func admit() int64           { return 0 }
 
 // A retry at its Retry-After that is denied, and an early retry told to
 // wait past the deadline it came early for, are each a breach; a denied
@@ -73,15 +76,15 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 		name     string
 		told     []int64
 		admitted []bool
-		replies  []model.Reply
+		replies  []int64
 		want     Breach
 	}{
-		{"retried at the Retry-After, admitted", []int64{0, 100}, []bool{false, true}, []model.Reply{deny(100), admit()}, 0},
-		{"retried at the Retry-After, denied", []int64{0, 100}, []bool{false, false}, []model.Reply{deny(100), deny(5)}, RetryDenied},
-		{"retried after it, denied", []int64{0, 150}, []bool{false, false}, []model.Reply{deny(100), deny(5)}, RetryDenied},
-		{"Retry-After 0 on a denial, retried at once, denied", []int64{0, 0}, []bool{false, false}, []model.Reply{deny(0), deny(0)}, RetryDenied},
-		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []model.Reply{deny(100), deny(60)}, 0},
-		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []model.Reply{deny(100), deny(61)}, RetryExtended},
+		{"retried at the Retry-After, admitted", []int64{0, 100}, []bool{false, true}, []int64{deny(100), admit()}, 0},
+		{"retried at the Retry-After, denied", []int64{0, 100}, []bool{false, false}, []int64{deny(100), deny(5)}, RetryDenied},
+		{"retried after it, denied", []int64{0, 150}, []bool{false, false}, []int64{deny(100), deny(5)}, RetryDenied},
+		{"Retry-After 0 on a denial, retried at once, denied", []int64{0, 0}, []bool{false, false}, []int64{deny(0), deny(0)}, RetryDenied},
+		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(60)}, 0},
+		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, RetryExtended},
 	} {
 		var found [NumClients]*finding
 		retries(judgedRun(tc.told, tc.admitted), int(RetryAfter), tc.replies, &found)
@@ -98,7 +101,7 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 	all := judgedRun([]int64{0, 100}, []bool{false, false})
 	all[1].instance++
 	var found [NumClients]*finding
-	if retries(all, int(RetryAfter), []model.Reply{deny(100), deny(5)}, &found); found[RetryAfter] != nil {
+	if retries(all, int(RetryAfter), []int64{deny(100), deny(5)}, &found); found[RetryAfter] != nil {
 		t.Errorf("a retry on another instance was judged: %v", found[RetryAfter].v.Reason)
 	}
 }
@@ -114,7 +117,7 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	run := func(spec limiter.Spec, told []int64, admitted []bool) *finding {
 		all := judgedRun(told, admitted)
 		var found [NumClients]*finding
-		honesty(spec, cfg, all, byInstance(all), &found)
+		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
 		return found[RetryAfter]
 	}
 	if f := run(spec, []int64{0, 0, 0}, []bool{true, true, false}); f != nil {
@@ -132,4 +135,68 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	if f := run(spec, []int64{10, 5}, []bool{true, false}); f != nil {
 		t.Errorf("a refusal told a time before the last was judged: %q", f.v.Reason)
 	}
+}
+
+// The judge reads a run in the order the model decided it
+// (honestyInOrder) and finds what laying the requests out and sorting
+// them per instance finds (honesty): the same breach, reason and trace
+// for every client, on runs of planted bugs that turn honest requests away
+// behind a store and on nodes (where the first node's finding is kept),
+// on correct ones with a skew, and on a conservative limiter. A run whose
+// decisions come out of order is left to honesty.
+func TestHonestyInOrderIsHonesty(t *testing.T) {
+	o := HuntOptions()
+	o.Seeds = []uint64{1, 2, 3}
+	traffic, err := o.traffic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, a := range []algos.Algorithm{planted.TokenBucketBurstOneShort, planted.FixedWindowShifted, algos.TokenBucket, algos.SlidingLog, algos.SlidingCounter} {
+		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.LocalFull, model.NodeClock, model.Ideal} {
+			for s, seed := range o.Seeds {
+				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, traffic[s])
+				res, err := model.Run(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := new(judgeScratch)
+				v := newRunView(&cfg, &res, make([]int64, cfg.Nodes))
+				var got, want [NumClients]*finding
+				if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
+					t.Fatalf("%s %s seed %d: the model's order was refused", a.Name, d, seed)
+				}
+				all := sc.requestsOf(cfg, &res)
+				honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &want)
+				for c := range got {
+					if describe(got[c]) != describe(want[c]) {
+						t.Errorf("%s %s seed %d, client %d: in order %s, sorted %s", a.Name, d, seed, c, describe(got[c]), describe(want[c]))
+					}
+					if got[c] != nil {
+						found++
+					}
+				}
+			}
+		}
+	}
+	if found < 10 {
+		t.Errorf("only %d findings to compare", found)
+	}
+	// Out of order: the second decision of an instance decided before the first.
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(2, algos.Second, 2),
+		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 5}}}
+	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
+	v := newRunView(&cfg, &res, make([]int64, 1))
+	var got [NumClients]*finding
+	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
+		t.Error("decisions out of order were judged in that order")
+	}
+}
+
+// describe is everything a finding says.
+func describe(f *finding) string {
+	if f == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%v %+v\n%s", f.breach, *f.v, strings.Join(f.trace, "\n"))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -33,20 +34,28 @@ type ClientRun struct {
 // of the contract (judge.go) and keeps each client's first breach.
 func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
 	var out [NumClients]ClientRun
-	var replies [NumClients][]model.Reply
+	sc := judgeScratchPool.Get().(*judgeScratch)
+	defer sc.giveBack()
 	if judge {
-		cfg.Loop = recordReplies(cfg.Loop, &replies)
+		cfg.Loop = sc.record(cfg.Loop)
 	}
-	res, err := model.Run(cfg)
-	if err != nil {
+	res := &sc.res
+	if err := model.RunInto(cfg, res); err != nil {
 		return jobRun{}, err
 	}
 	var found [NumClients]*finding
 	if judge && judgeable(cfg) {
-		all := requestsOf(cfg, res)
-		honesty(cfg.Limiter, cfg, all, byInstance(all), &found)
+		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
+		sc.offsets = v.offsets
+		if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &found) {
+			all := sc.requestsOf(cfg, res)
+			honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &found)
+		}
+		mine := sc.sentBy(&v)
 		for _, lc := range cfg.Loop {
-			retries(all, lc.Key, replies[lc.Key], &found)
+			if lc.Key >= 0 && lc.Key < NumClients {
+				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &found)
+			}
 		}
 	}
 	w := cfg.Limit.Window
@@ -64,16 +73,49 @@ func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
 	return jobRun{clients: out, firstError: res.FirstError, found: found}, nil
 }
 
-// recordReplies is loop with each client wrapped to keep, in into[its
-// key], every answer it is handed.
-func recordReplies(loop []model.LoopClient, into *[NumClients][]model.Reply) []model.LoopClient {
+// judgeScratch is the memory one run works in and drops when it ends: the
+// model's Result (model.RunInto), and for a judged run the Retry-After of
+// every answer each closed-loop client was handed, the requests as the
+// judge sees them, and their grouping. A hunt plays thousands of runs of
+// some 20,000 requests each; taking this from a pool instead of allocating
+// it anew for every run is most of what keeps the garbage collector out of
+// a hunt's time. Nothing in it outlives the run: a ClientRun keeps only
+// numbers and the Violation the model allocated, and findings format their
+// own strings.
+type judgeScratch struct {
+	res        model.Result
+	retryAfter [NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent
+	all        []judged
+	keys       []int64   // sort keys (byInstance)
+	order      []int32   // request indices grouped by instance (byInstance)
+	groups     [][]int32 // each instance's part of order
+	starts     []int32
+	offsets    []int64              // each node's clock offset (runView)
+	states     []instanceState      // honestyInOrder
+	mine       [NumClients][]judged // each closed-loop client's requests, in the order sent (sentBy)
+}
+
+var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}
+
+func (sc *judgeScratch) giveBack() {
+	for k := range sc.retryAfter {
+		sc.retryAfter[k] = sc.retryAfter[k][:0]
+	}
+	judgeScratchPool.Put(sc)
+}
+
+// record is loop with each client wrapped to keep, in sc.retryAfter[its
+// key], the Retry-After of every answer it is handed (all the judge reads
+// of an answer: retries).
+func (sc *judgeScratch) record(loop []model.LoopClient) []model.LoopClient {
 	out := slices.Clone(loop)
 	for i, lc := range out {
 		if lc.Key < 0 || lc.Key >= NumClients {
 			continue
 		}
-		inner, dst := lc.New, &into[lc.Key]
-		out[i].New = func() model.Client { return recorder{Client: inner(), replies: dst} }
+		inner, dst := lc.New, &sc.retryAfter[lc.Key]
+		*dst = (*dst)[:0]
+		out[i].New = func() model.Client { return &recorder{Client: inner(), retryAfter: dst} }
 	}
 	return out
 }
@@ -118,9 +160,9 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := len(o.Seeds)
-	runs := make([]jobRun, len(jobs)*ns)
-	err = o.parallel(len(runs), func(i int) error {
+	ns, nj := len(o.Seeds), len(jobs)
+	runs := make([]jobRun, nj*ns)
+	play := func(i int) error {
 		j, s := jobs[i/ns], i%ns
 		var na *model.NotApplicableError
 		if err := model.Applies(j.spec, j.col.Deployment); errors.As(err, &na) {
@@ -137,8 +179,18 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 		}
 		runs[i] = run
 		return nil
+	}
+	// Played seed by seed, every job in turn, so that a worker's runs of a
+	// seed follow each other and the model, which remembers the last plan
+	// and legs it drew, draws a seed's once for most of its jobs; kept, and
+	// the first error taken, by run index.
+	errs := make([]error, len(runs))
+	o.parallel(len(runs), func(t int) error {
+		i := (t%nj)*ns + t/nj
+		errs[i] = play(i)
+		return nil
 	})
-	if err != nil {
+	if err := firstError(errs); err != nil {
 		return nil, err
 	}
 	return runs, nil

@@ -1,11 +1,9 @@
 package scenarios
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -186,11 +184,7 @@ func (o Options) traffic() ([][]model.Request, error) {
 		}
 		edge, err := EdgeTraffic(o.Seeds[i], o.Limit, o.Duration)
 		// Ties in key order, as Traffic's own.
-		all := append(requests, edge...)
-		slices.SortStableFunc(all, func(a, b model.Request) int {
-			return cmp.Or(cmp.Compare(a.Send, b.Send), cmp.Compare(a.Key, b.Key))
-		})
-		out[i] = all
+		out[i] = mergeBySendThenKey(requests, edge)
 		return err
 	})
 	return out, err

@@ -109,22 +109,69 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, e
 	if limit.Rate > limit.Window/5 {
 		return nil, fmt.Errorf("scenarios: a flood at 5× %v would send more than one request per µs", limit)
 	}
-	var all []model.Request
-	all = flood(all, Flood, newRand(seed, purposeFlood), limit, duration, duration, duration)
-	all = boundary(all, newRand(seed, purposeBoundary), limit, duration)
-	all = flood(all, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window)
-	all = honest(all, newRand(seed, purposeHonest), limit, duration)
-	all = firstHit(all, newRand(seed, purposeFirstHit), limit, duration)
-	slices.SortStableFunc(all, func(a, b model.Request) int {
-		if a.Send != b.Send {
-			if a.Send < b.Send {
-				return -1
-			}
-			return 1
-		}
-		return a.Key - b.Key
-	})
+	// Each client's requests come out sorted by time; merged in key order,
+	// ties in key order, they are the stable sort of all of them by (time,
+	// key), in one pass.
+	parts := [][]model.Request{
+		flood(nil, Flood, newRand(seed, purposeFlood), limit, duration, duration, duration),
+		boundary(nil, newRand(seed, purposeBoundary), limit, duration),
+		flood(nil, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window),
+		honest(nil, newRand(seed, purposeHonest), limit, duration),
+		firstHit(nil, newRand(seed, purposeFirstHit), limit, duration),
+	}
+	all := mergeBySendThenKey(parts...)
 	return all, nil
+}
+
+// mergeBySendThenKey returns the requests of parts, each sorted by (Send,
+// Key), as one slice sorted by (Send, Key), equal ones in the order of
+// parts and then of each part: what a stable sort of their concatenation
+// by (Send, Key) gives. A part out of order is sorted with the rest, as
+// such a sort would.
+func mergeBySendThenKey(parts ...[]model.Request) []model.Request {
+	less := func(a, b model.Request) bool { return a.Send < b.Send || (a.Send == b.Send && a.Key < b.Key) }
+	n := 0
+	sorted := true
+	for _, p := range parts {
+		n += len(p)
+		sorted = sorted && slices.IsSortedFunc(p, cmpSendThenKey)
+	}
+	out := make([]model.Request, 0, n)
+	if !sorted {
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		slices.SortStableFunc(out, cmpSendThenKey)
+		return out
+	}
+	// Merge pairwise, left into right: on a tie the earlier part goes first.
+	var buf []model.Request
+	for _, p := range parts {
+		buf = slices.Grow(buf[:0], len(out)+len(p))
+		i, j := 0, 0
+		for i < len(out) && j < len(p) {
+			if less(p[j], out[i]) {
+				buf = append(buf, p[j])
+				j++
+			} else {
+				buf = append(buf, out[i])
+				i++
+			}
+		}
+		buf = append(append(buf, out[i:]...), p[j:]...)
+		out, buf = buf, out
+	}
+	return out
+}
+
+func cmpSendThenKey(a, b model.Request) int {
+	if a.Send != b.Send {
+		if a.Send < b.Send {
+			return -1
+		}
+		return 1
+	}
+	return a.Key - b.Key
 }
 
 func newRand(seed, purpose uint64) *model.Stream { s := model.NewStream(seed, purpose); return &s }

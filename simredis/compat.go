@@ -6,14 +6,17 @@ import (
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 )
 
-// compatLua is the Lua 5.1 compatibility prelude (see wrapScript).
+// compatLua is the Lua 5.1 compatibility prelude, run once in each Lua
+// state (see lua.go).
 //
 //go:embed compat.lua
 var compatLua string
@@ -30,97 +33,40 @@ var compatLine = func() string {
 	return strings.Join(parts, " ")
 }()
 
-// wrapMark starts every wrapped script, so that a wrapped script handed back
-// to the command table is not wrapped twice.
-const wrapMark = "local __simredis_wrapped = 1 "
-
-const wrapEnd = "\nend local __simredis_ok, __simredis_res = xpcall(__simredis_main, __simredis_handler) " +
-	"if __simredis_ok then return __simredis_res end return redis.error_reply(__simredis_res)"
-
-// wrapScript returns the script miniredis runs for src: the compatibility
-// prelude and src (printed again by fixAssignments when it has a multiple
-// assignment), wrapped in a function called through xpcall, so that an
-// error it raises becomes the error reply Redis 7 gives ("<error> script:
-// <SHA-1 of src>, on @user_script:<line>."), all on src's own lines (the
-// prelude and the head of the function are on line 1, before src's line
-// 1). A script that starts with "#!" (a shebang, which Redis reads as
-// script flags), or that gopher-lua cannot parse, is left as it is.
-//
-// What the prelude changes, inside the script only (miniredis runs every
-// script in a fresh Lua state): tostring, string.format and table.concat
-// write numbers as Lua 5.1 does in Redis ("%.14g": 1700000000123456 is
-// "1.7000000001235e+15", 1/0 is "inf"); string.format also gives %g its
-// default precision of 6, %q Lua's quoting, %x of a negative number its
-// 64-bit two's complement, and a missing argument an error; tonumber reads
-// every decimal string strtod reads (gopher-lua's returns nil for "1e+08",
-// which miniredis writes for a score of 100 s in µs); redis.call raises a
-// failed command's error as Redis does, without a position, and with
-// Redis's words for a wrong number of arguments and an unknown command.
-func wrapScript(src string) string {
-	if strings.HasPrefix(src, "#!") || strings.HasPrefix(src, wrapMark) {
-		return src
-	}
-	body, err := fixAssignments(src)
-	if err != nil {
-		return src // miniredis's own compile error, about the script as sent
-	}
-	prelude := strings.NewReplacer("__SHA__", sha1Hex(src), "__LINES__", strconv.Itoa(strings.Count(src, "\n")+1)).Replace(compatLine)
-	return wrapMark + prelude +
-		" local __simredis_main = function() " + body + wrapEnd
-}
-
 func sha1Hex(s string) string {
 	h := sha1.Sum([]byte(s))
 	return hex.EncodeToString(h[:])
 }
 
-// scriptShim is the command hook that puts wrapScript between the clients
-// and miniredis's script commands: EVAL runs the wrapped script, SCRIPT LOAD
-// loads it and answers the SHA-1 of the script as sent, EVALSHA and SCRIPT
-// EXISTS take that SHA-1 for the wrapped script's. Every other command goes
-// to miniredis untouched.
+// scriptShim is the command hook that answers the script commands (EVAL,
+// EVALSHA, their _RO forms, SCRIPT LOAD, EXISTS and FLUSH) in place of
+// miniredis, with compiled scripts and pooled Lua states (lua.go), and
+// fixes TTL and EXPIRETIME. A script runs under miniredis's lock, so that
+// no other command interleaves it, as in Redis. What it leaves to
+// miniredis, for miniredis's own reply: a command with the wrong number of
+// arguments, a script that does not compile, and any script command from
+// inside a script (refused). In a MULTI a script command is queued as a
+// miniredis EVAL of trampolineSrc, which runs it at EXEC. Every other
+// command goes to miniredis untouched.
 type scriptShim struct {
+	m   *miniredis.Miniredis
 	srv *server.Server
 	mu  sync.Mutex
 	// multi holds the clients between MULTI and EXEC or DISCARD, whose
-	// TTL and EXPIRETIME are queued, so that the hook cannot round them.
+	// commands are queued, so that the hook neither rounds a TTL nor runs
+	// a script then.
 	multi map[*server.Peer]bool
-	// wrapped maps the SHA-1 of each script seen as sent to the SHA-1 of
-	// its wrapped form, the one miniredis caches. An entry outlives SCRIPT
-	// FLUSH harmlessly: miniredis no longer has the wrapped script either.
-	wrapped map[string]string
-	// sources maps the same SHA-1 to the wrapped script itself.
-	sources map[string]string
+	// loaded are the scripts this server knows (EVAL or SCRIPT LOAD since
+	// the last flush), by the SHA-1 of the script as sent.
+	loaded map[string]*compiled
 }
 
-func newScriptShim(srv *server.Server) *scriptShim {
-	return &scriptShim{srv: srv, wrapped: map[string]string{}, sources: map[string]string{}, multi: map[*server.Peer]bool{}}
-}
-
-// remember returns the wrapped form of src, and maps src's SHA-1 to it.
-// Each script is wrapped (parsed, and printed again if it must be) once.
-func (sh *scriptShim) remember(src string) string {
-	sha := sha1Hex(src)
-	sh.mu.Lock()
-	w, ok := sh.sources[sha]
-	sh.mu.Unlock()
-	if !ok {
-		w = wrapScript(src)
-	}
-	sh.mu.Lock()
-	sh.sources[sha] = w
-	sh.wrapped[sha] = sha1Hex(w)
-	sh.mu.Unlock()
-	return w
-}
-
-func (sh *scriptShim) lookup(sha string) string {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if w, ok := sh.wrapped[strings.ToLower(sha)]; ok {
-		return w
-	}
-	return sha
+func newScriptShim(m *miniredis.Miniredis) *scriptShim {
+	sh := &scriptShim{m: m, srv: m.Server(), loaded: map[string]*compiled{}, multi: map[*server.Peer]bool{}}
+	must(sh.srv.Register(captureCmd, capture))
+	must(sh.srv.Register(execCmd, sh.execQueued))
+	nestedCtx(sh.srv, 0) // learns miniredis's context type before any client
+	return sh
 }
 
 // hook is the server's pre-hook: it runs before every command, from a
@@ -145,10 +91,7 @@ func (sh *scriptShim) hook(c *server.Peer, cmd string, args ...string) bool {
 	case "TTL", "EXPIRETIME":
 		// miniredis truncates a TTL to the second, and EXPIRETIME too;
 		// Redis rounds both, (ms+500)/1000. Ask for the ms and round.
-		sh.mu.Lock()
-		queued := sh.multi[c]
-		sh.mu.Unlock()
-		if len(args) != 1 || queued {
+		if len(args) != 1 || sh.queued(c) {
 			return false
 		}
 		ms := map[string]string{"TTL": "PTTL", "EXPIRETIME": "PEXPIRETIME"}[cmd]
@@ -163,61 +106,143 @@ func (sh *scriptShim) hook(c *server.Peer, cmd string, args ...string) bool {
 		}
 		c.WriteInt(int(n))
 		return true
-	case "EVAL", "EVAL_RO":
-		if len(args) == 0 || strings.HasPrefix(args[0], wrapMark) {
+	case "EVAL", "EVAL_RO", "EVALSHA", "EVALSHA_RO", "SCRIPT":
+		if !sh.ours(cmd, args) {
 			return false
 		}
-		w := sh.remember(args[0])
-		if w == args[0] {
+		db, isNested := ctxOf(c)
+		if isNested {
+			return false // miniredis refuses it, in Redis's words
+		}
+		if sh.queued(c) {
+			sh.srv.Dispatch(c, append([]string{"EVAL", trampolineSrc, "0", cmd}, args...))
+			return true
+		}
+		ctx := nestedCtx(sh.srv, db)
+		sh.m.Lock()
+		defer sh.m.Unlock()
+		return sh.exec(c, ctx, cmd, args)
+	}
+	return false
+}
+
+func (sh *scriptShim) queued(c *server.Peer) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.multi[c]
+}
+
+// ours reports whether the hook answers a script command: one with the
+// arguments it needs, whose script (for EVAL and SCRIPT LOAD) compiles.
+func (sh *scriptShim) ours(cmd string, args []string) bool {
+	if cmd != "SCRIPT" {
+		if len(args) < 2 || args[0] == captureSrc || args[0] == trampolineSrc {
 			return false
 		}
-		sh.srv.Dispatch(c, append([]string{cmd, w}, args[1:]...))
+		if cmd == "EVAL" || cmd == "EVAL_RO" {
+			_, err := compile(args[0])
+			return err == nil
+		}
 		return true
-	case "EVALSHA", "EVALSHA_RO":
-		if len(args) == 0 {
+	}
+	if len(args) == 0 {
+		return false
+	}
+	switch strings.ToUpper(args[0]) {
+	case "LOAD":
+		if len(args) != 2 {
 			return false
 		}
-		w := sh.lookup(args[0])
-		if w == args[0] {
-			return false
-		}
-		sh.srv.Dispatch(c, append([]string{cmd, w}, args[1:]...))
-		return true
-	case "SCRIPT":
-		if len(args) == 0 {
-			return false
-		}
+		_, err := compile(args[1])
+		return err == nil
+	case "EXISTS":
+		return len(args) > 1
+	case "FLUSH":
+		return len(args) == 1 || len(args) == 2 && (strings.EqualFold(args[1], "SYNC") || strings.EqualFold(args[1], "ASYNC"))
+	}
+	return false
+}
+
+// execQueued is execCmd, which trampolineSrc calls at EXEC with a script
+// command queued in a MULTI: it runs under miniredis's lock already, on a
+// script's connection.
+func (sh *scriptShim) execQueued(c *server.Peer, _ string, args []string) {
+	if _, isNested := ctxOf(c); !isNested || len(args) == 0 {
+		c.WriteError(fmt.Sprintf("ERR unknown command '%s'", execCmd))
+		return
+	}
+	sh.exec(c, c.Ctx, strings.ToUpper(args[0]), args[1:])
+}
+
+// exec answers a script command that ours accepted, on c, the script's
+// commands running with context ctx. The caller holds miniredis's lock.
+func (sh *scriptShim) exec(c *server.Peer, ctx any, cmd string, args []string) bool {
+	if cmd == "SCRIPT" {
 		switch strings.ToUpper(args[0]) {
 		case "LOAD":
-			if len(args) != 2 || strings.HasPrefix(args[1], wrapMark) {
-				return false
+			s, err := compile(args[1])
+			if err != nil { // only from a trampoline
+				c.WriteError(fmt.Sprintf("ERR Error compiling script (new function): %v", err))
+				return true
 			}
-			w := sh.remember(args[1])
-			// Load the wrapped script on a side peer, and answer the
-			// SHA-1 of the script as sent when miniredis answers that of
-			// the wrapped one; anything else (an error, QUEUED) as is.
-			wsha := sha1Hex(w)
-			if reply := sh.side(c, "SCRIPT", "LOAD", w); reply == bulk(wsha) {
-				c.WriteBulk(sha1Hex(args[1]))
-			} else {
-				c.WriteRaw(reply)
-			}
-			return true
+			sh.mu.Lock()
+			sh.loaded[s.sha] = s
+			sh.mu.Unlock()
+			c.WriteBulk(s.sha)
 		case "EXISTS":
-			out, changed := []string{"SCRIPT", args[0]}, false
+			sh.mu.Lock()
+			c.WriteLen(len(args) - 1)
 			for _, sha := range args[1:] {
-				w := sh.lookup(sha)
-				changed = changed || w != sha
-				out = append(out, w)
+				if sh.loaded[strings.ToLower(sha)] != nil {
+					c.WriteInt(1)
+				} else {
+					c.WriteInt(0)
+				}
 			}
-			if !changed {
-				return false
-			}
-			sh.srv.Dispatch(c, out)
+			sh.mu.Unlock()
+		case "FLUSH":
+			sh.flush()
+			c.WriteOK()
+		}
+		return true
+	}
+	numkeys, err := strconv.Atoi(args[1])
+	switch {
+	case err != nil:
+		c.WriteError("ERR value is not an integer or out of range")
+		return true
+	case numkeys > len(args)-2:
+		c.WriteError("ERR Number of keys can't be greater than number of args")
+		return true
+	case numkeys < 0:
+		c.WriteError("ERR Number of keys can't be negative")
+		return true
+	}
+	var s *compiled
+	if cmd == "EVAL" || cmd == "EVAL_RO" {
+		if s, err = compile(args[0]); err != nil { // only from a trampoline
+			c.WriteError(fmt.Sprintf("ERR Error compiling script (new function): %v", err))
+			return true
+		}
+		sh.mu.Lock()
+		sh.loaded[s.sha] = s
+		sh.mu.Unlock()
+	} else {
+		sh.mu.Lock()
+		s = sh.loaded[strings.ToLower(args[0])]
+		sh.mu.Unlock()
+		if s == nil {
+			c.WriteError("NOSCRIPT No matching script. Please use EVAL.")
 			return true
 		}
 	}
-	return false
+	st := statePool.Get().(*luaState)
+	if st.exec(c, sh.srv, ctx, s, strings.HasSuffix(cmd, "_RO"), args[2:2+numkeys], args[2+numkeys:]) {
+		statePool.Put(st)
+	} else {
+		st.l.Close()
+	}
+	return true
 }
 
 // side runs a command for c on a side connection that shares c's state
@@ -232,14 +257,9 @@ func (sh *scriptShim) side(c *server.Peer, args ...string) string {
 	return buf.String()
 }
 
-func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
-
-// flush empties miniredis's script cache, as SCRIPT FLUSH does.
+// flush forgets every script, as SCRIPT FLUSH does.
 func (sh *scriptShim) flush() {
-	var buf bytes.Buffer
-	bw := bufio.NewWriter(&buf)
-	sh.srv.Dispatch(server.NewPeer(bw), []string{"SCRIPT", "FLUSH"})
 	sh.mu.Lock()
-	sh.wrapped = map[string]string{}
+	sh.loaded = map[string]*compiled{}
 	sh.mu.Unlock()
 }

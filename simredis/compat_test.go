@@ -128,3 +128,30 @@ func TestSimredisTransactionsAndScripts(t *testing.T) {
 		t.Fatalf("EVALSHA after FLUSH: %v", err)
 	}
 }
+
+// TestSimredisScriptsShareNothing: Lua states are reused from script to
+// script, and what a script changes in one (a library table by rawset or
+// table.insert, a function's env, a metatable, a module loaded) is never
+// seen by the next: each later script finds the libraries as they were.
+func TestSimredisScriptsShareNothing(t *testing.T) {
+	_, c := start(t)
+	ctx := context.Background()
+	check := "return {rawget(string, 'x') == nil and 1 or 0, math[1] == nil and 1 or 0, tostring(1e15), string.format('%.0f', 2^53), type(redis.call)}"
+	const want = "[1 1 1e+15 9007199254740992 function]"
+	for i, src := range []string{
+		"rawset(string, 'x', 1) return 1",
+		"table.insert(math, 1) return 1",
+		"setfenv(tostring, {}) return 1",
+		"setfenv(0, {}) return 1",
+		"pcall(setmetatable, string, {}) return 1",
+		"pcall(require, 'nosuchmodule') return 1",
+		"string.format = nil return 1",
+	} {
+		c.Eval(ctx, src, nil)
+		for range 3 { // the pool hands out several states
+			if got, err := c.Eval(ctx, check, nil).Result(); fmt.Sprint(got) != want || err != nil {
+				t.Fatalf("after script %d (%s): %v %v, want %s", i, src, got, err, want)
+			}
+		}
+	}
+}

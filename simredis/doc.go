@@ -11,16 +11,18 @@
 // StepBack says it aloud; Wipe is a restart without persistence (no keys, no
 // scripts). Lua scripts run on gopher-lua, through a hook that makes them
 // behave as Redis's Lua 5.1 where gopher-lua does not and a script can tell
-// (number formatting, tonumber, multiple assignment, errors; see
-// wrapScript and fixAssignments). What is left different is listed, each
+// (number formatting, tonumber, multiple assignment, errors; see compat.lua
+// and fixAssignments): each script compiled once, run on a pooled Lua state
+// whose tables are read-only to scripts, as in Redis 7 (lua.go). Dial
+// connects a client in process, without TCP. What is left different is listed, each
 // with a reproduction, in probes_test.go, and the module's scripts are held
 // call for call to a real Redis 7 in redis7_test.go.
 //
 // # What it owns, and what it must not import
 //
 // The server and its clock (server.go), the command hook and the Lua
-// compatibility prelude (compat.go, compat.lua), the multiple-assignment
-// rewrite (luafix.go). Its non-test code imports nothing of this module;
+// compatibility prelude (compat.go, compat.lua), the script engine
+// (lua.go), the multiple-assignment rewrite (luafix.go). Its non-test code imports nothing of this module;
 // its tests import algos, algos/lua and internal/redistest, to hold it to a
 // real Redis 7 with the module's own scripts.
 package simredis

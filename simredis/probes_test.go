@@ -63,6 +63,7 @@ var probes = []probe{
 	{same, "wrong arguments, unknown command, bad expiry, command not allowed, bad argument type", [][]any{eval("return redis.call('GET', KEYS[1], 'x')"), eval("return redis.call('NOPE')"), eval("return redis.call('SET', KEYS[1], 'v', 'PX', 0)"), eval("return redis.call('EVAL', 'return 1', 0)"), eval("return redis.call('SET', KEYS[1], {})")}},
 	{same, "error() with a string, a number, a level, a table with err; error_reply; status_reply", [][]any{eval("error('boom')"), eval("local function f()\n error('deep')\nend\nf()"), eval("error(42)"), eval("error('x', 0)"), eval("error({err='WRONGTYPE mine'})"), eval("return redis.error_reply('MYERR custom')"), eval("return redis.status_reply('FINE')")}},
 	{same, "a global: reading one that does not exist, creating one", [][]any{eval("return undefinedvar"), eval("\nx = 1")}},
+	{same, "writing a library table or a global (an existing one too): Redis 7's read-only tables", [][]any{eval("string.format = nil return 1"), eval("redis.call = nil return 1"), eval("\ntostring = nil return 1"), eval("_G.tostring = 1 return 1"), eval("KEYS = 1 return 1"), eval("getmetatable('').__index = {} return 1")}},
 	{same, "EVALSHA of an unknown script", [][]any{{"EVALSHA", "0123456789012345678901234567890123456789", 0}}},
 	{same, "SCRIPT LOAD answers the SHA-1 of the script as sent; EVALSHA and SCRIPT EXISTS take it", [][]any{{"SCRIPT", "LOAD", "return {KEYS[1], tostring(2^53)}"}, {"EVALSHA", "1a0a1a8cd0cd1ad7fd7ed0d3a8ddbda4e6d32e40", 1, "{k}"}, {"SCRIPT", "EXISTS", "1a0a1a8cd0cd1ad7fd7ed0d3a8ddbda4e6d32e40", "0123456789012345678901234567890123456789"}}},
 	// What simredis leaves as it is.
@@ -74,6 +75,8 @@ var probes = []probe{
 	luaProbe(differs, "#t of a table with holes: the border each Lua finds", "local t = {} t[1] = 1 t[3] = 3 return #t"),
 	luaProbe(differs, "libraries miniredis lacks: bit, struct, cmsgpack", "return type(bit)"),
 	luaProbe(differs, "globals Redis removes and miniredis keeps: os, print, setfenv, getfenv, require, loadstring, newproxy", "return type(os)"),
+	luaProbe(differs, "rawset and table.insert on a library table: Redis refuses them; simredis lets them through and drops that Lua state after the script (TestSimredisScriptsShareNothing)", "rawset(string, 'x', 1) table.insert(math, 1) return 1"),
+	luaProbe(differs, "pairs and rawget over a library table: simredis shows each through an empty read-only facade, so they find nothing", "local n = 0 for _ in pairs(string) do n = n + 1 end return {n, rawget(string, 'format') ~= nil}"),
 	luaProbe(differs, "the words of Lua's own runtime errors", "local a = nil return a.b"),
 	luaProbe(differs, "an error caught by pcall carries gopher-lua's position (':1:', not 'user_script:1:')", "local ok, e = pcall(function() error('x') end) return e"),
 	luaProbe(differs, "a compile error's words", "return 1 +"),

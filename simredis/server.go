@@ -1,9 +1,11 @@
 package simredis
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"sync"
 	"time"
 
@@ -55,13 +57,29 @@ func Start() (*Server, error) {
 		return nil, fmt.Errorf("simredis: %w", err)
 	}
 	s := &Server{m: m}
-	s.scripts = newScriptShim(m.Server())
+	s.scripts = newScriptShim(m)
 	m.Server().SetPreHook(s.scripts.hook)
 	return s, nil
 }
 
 // Addr is the server's host:port on 127.0.0.1, for any Redis client.
 func (s *Server) Addr() string { return s.m.Addr() }
+
+// Dial connects to the server in process, over a net.Pipe and not TCP: a
+// connection as good as one to Addr, without the system calls. Its
+// signature is go-redis's Options.Dialer (network and addr are ignored),
+// so that a client built with it never touches the network. It fails with
+// ErrClosed after Close, which closes the connections it made.
+func (s *Server) Dial(_ context.Context, _, _ string) (net.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	client, server := net.Pipe()
+	s.m.Server().ServeConn(server)
+	return client, nil
+}
 
 // Close stops the server and closes its connections. It may be called more
 // than once; the clock methods fail with ErrClosed after it.

@@ -48,7 +48,8 @@ func (r EdgeResult) OnPlan() bool { return r.Lag <= EdgeMaxLag }
 const EdgeMaxLag = 40 * algos.Second / 1000
 
 // RunEdge runs plan against every script at once, each on its own key
-// (key + ":" + algorithm) with workers connections straight to redisAddr:
+// (key + ":" + algorithm) with workers connections straight to the Redis of
+// opt (its Addr, logging in with its credentials):
 // the flood starts Lead before the next aligned window edge that leaves
 // time to set up, and ends one window after that edge. The send times are Redis
 // TIME, mapped to this machine's monotonic clock by one TIME read (good to a
@@ -56,14 +57,14 @@ const EdgeMaxLag = 40 * algos.Second / 1000
 // sent late (its worker was still waiting for the previous reply) is sent at
 // once; Lag says how late the latest was. It returns one result a script,
 // in order.
-func RunEdge(ctx context.Context, redisAddr string, scripts []Script, plan EdgePlan, workers int, key string) ([]EdgeResult, error) {
+func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan EdgePlan, workers int, key string) ([]EdgeResult, error) {
 	if err := plan.validate(); err != nil {
 		return nil, err
 	}
 	if workers < 1 {
 		return nil, fmt.Errorf("study: an edge trial needs a worker, got %d", workers)
 	}
-	clients, err := dialWorkers(ctx, redisAddr, len(scripts), workers)
+	clients, err := dialWorkers(ctx, opt, len(scripts), workers)
 	if err != nil {
 		return nil, err
 	}

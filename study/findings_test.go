@@ -1,47 +1,83 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/internal/redistest"
 )
 
 // Each TestFinding runs its own small trials against a real Redis and
 // asserts the number the report states. The tolerances are what the trials
 // measured over many runs on a 2-core machine, stated beside each.
+//
+// Two kinds of findings share the binary. Those whose claims rest on real
+// time (rounds kept in step by a delay, a flood kept to its plan, rates in
+// decisions per second) are sequential tests that take
+// redistest.LockTiming: Go runs them one at a time before any parallel test
+// of the binary, so none of its heavy trials runs beside them, and the lock
+// keeps the other binaries' timing tests off. The rest hold whatever the
+// scheduling (atomicity, never over-admitting, replay equality) or measure
+// what they need in their own trials, and run in parallel (TestMain sets
+// how many at once).
 
 // With every worker released at once on loopback, check-then-act lets more
 // than L through at every concurrency above one: some GETs always read a
 // count that other workers are about to INCR. With one worker it is exact.
 //
+// It never admits fewer than L (it refuses only on reading L), so "more than
+// L on average" at a concurrency is "more than L in some trial": each c runs
+// ctaMinReps trials (for the mean the log states), and more, up to
+// ctaMaxReps, only while none has over-admitted. At c = 2 about 60% of the
+// trials over-admit (by one, the most two workers can), so 24 trials that
+// all come out exact would happen once in 10^9 runs; from c = 8 up every
+// trial over-admits. -study.full runs all 24 at every c.
+//
 // Badge: check-then-act
 func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, 2*time.Minute)
 	f := l.fleet(l.path([2]int{}), 64)
 	cta := CheckThenAct{}
-	const reps = 24 // at c=2 about 40% of the trials over-admit, by one
-	if s := l.point(f, cta, 1, ConcurrencyOffered, 100, Adversarial, 3).Summarize(); s.OverMax != 0 || s.OverMin != 0 {
+	minReps, maxReps := ctaMinReps, ctaMaxReps
+	if *full {
+		minReps = maxReps
+	}
+	// One worker cannot race itself: one trial shows it exact.
+	if s := l.point(f, cta, 1, ConcurrencyOffered, 100, Adversarial, 1).Summarize(); s.OverMax != 0 || s.OverMin != 0 {
 		t.Errorf("one worker: over-admitted %+d..%+d, want exactly 0", s.OverMin, s.OverMax)
 	}
+	overAdmitted := func(pt GridPoint) bool { return pt.Summarize().OverMax > 0 }
 	for _, c := range WorkerCounts[1:] {
-		s := l.point(f, cta, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps).Summarize()
-		t.Logf("c=%2d: over-admitted in %2d of %d trials, mean %+.1f (%s of L), max %+d", c, s.OverAdmittingTrials, reps, s.OverMean, pct(s.OverMean/100), s.OverMax)
+		pt, err := l.pointUntil(f, cta, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, minReps, maxReps, overAdmitted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := pt.Summarize()
+		t.Logf("c=%2d: over-admitted in %2d of %d trials, mean %+.1f (%s of L), max %+d", c, s.OverAdmittingTrials, s.Trials, s.OverMean, pct(s.OverMean/100), s.OverMax)
 		if c == WorkerCounts[len(WorkerCounts)-1] {
-			t.Logf("measured: %+.1f%% over L on average with %d workers, %+d at worst", s.OverMean, c, s.OverMax)
+			t.Logf("measured: %+.1f%% over L on average with %d workers (%d trials), %+d at worst", s.OverMean, c, s.Trials, s.OverMax)
 		}
 		if s.OverMean <= 0 {
-			t.Errorf("c=%d: mean over-admission %+.2f over %d trials, want > 0", c, s.OverMean, reps)
+			t.Errorf("c=%d: mean over-admission %+.2f over %d trials, want > 0", c, s.OverMean, s.Trials)
 		}
 		if s.OverMin < 0 {
 			t.Errorf("c=%d: admitted fewer than L (%+d): check-then-act cannot refuse below the limit", c, s.OverMin)
 		}
 	}
 }
+
+// The trials of the check-then-act finding at each concurrency: at least
+// ctaMinReps, and up to ctaMaxReps while none over-admits.
+const ctaMinReps, ctaMaxReps = 3, 24
 
 // Under a 6.5 ms round trip check-then-act follows the lockstep model
 // c·⌈L/c⌉ − L exactly, for a limit that c divides (100: no over-admission at
@@ -58,43 +94,75 @@ func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 // lockstepTries times, and the finding fails if no trial ran in step. The
 // count of an in-step trial must equal the model exactly.
 //
+// The twelve cells run in four lanes at once, each lane on its own keys and
+// connections through the one delayed path: c = 2 at L = 100, c = 2 at
+// L = 101, c = 4 at both, and c ≥ 8 at both one after another, some 50
+// rounds each. A round takes two round trips of 6.5 ms and little CPU, and
+// whether each cell's rounds stayed in step is measured in it. (The lanes
+// share connections because the proxy opens them one at a time.)
+//
 // Badge: lockstep model
 func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
+	redistest.LockTiming(t) // the rounds must stay in step
 	l := newLab(t, 5*time.Minute)
 	p := l.path(DelayLegs[len(DelayLegs)-1])
-	f := l.fleet(p, 64)
 	const lockstepTries = 20 // a trial at c = 64 is three rounds, some 50 ms
-	matched, points, reruns := 0, 0, 0
-	defer func() {
-		t.Logf("measured: %d of %d cells exactly c·ceil(L/c) - L at RTT %s (%d trials rerun for a round out of step)",
-			matched, points, fmtDur(p.RTT), reruns)
-	}()
+	type cell struct {
+		limit, c, model int
+		tried           []string
+		inStep          *TrialResult
+	}
+	var cells []*cell
+	lanes := map[int][]*cell{} // by the lane's lowest c
 	for _, limit := range LockstepLimits {
 		for _, c := range WorkerCounts[1:] { // one worker is exact everywhere (see above)
-			points++
-			model := LockstepOver(c, limit)
-			var tried []string
-			var inStep *TrialResult
-			for range lockstepTries {
+			cl := &cell{limit: limit, c: c, model: LockstepOver(c, limit)}
+			cells = append(cells, cl)
+			lane := min(c, 8)
+			if c == 2 {
+				lane = 2 * limit // c = 2 alone: 51 or 52 rounds
+			}
+			lanes[lane] = append(lanes[lane], cl)
+		}
+	}
+	var jobs []func() error
+	for _, lane := range lanes {
+		f := l.fleet(p, slices.MaxFunc(lane, func(a, b *cell) int { return cmp.Compare(a.c, b.c) }).c)
+		jobs = append(jobs, func() error {
+			for _, cl := range lane {
 				// ⌈L/c⌉+1 requests each: enough for the last round to read L.
-				r := l.point(f, CheckThenAct{}, c, ceilDiv(limit, c)+1, limit, Rounds, 1).Results[0]
-				tried = append(tried, fmt.Sprintf("%+d (%d of %d rounds out of step)", r.Over, r.RoundsOutOfStep, r.Rounds))
-				if r.RoundsOutOfStep == 0 {
-					inStep = &r
-					break
+				pt, err := l.pointUntil(f, CheckThenAct{}, cl.c, ceilDiv(cl.limit, cl.c)+1, cl.limit, Rounds, 1, lockstepTries,
+					func(pt GridPoint) bool { return pt.Results[len(pt.Results)-1].RoundsOutOfStep == 0 })
+				for _, r := range pt.Results {
+					cl.tried = append(cl.tried, fmt.Sprintf("%+d (%d of %d rounds out of step)", r.Over, r.RoundsOutOfStep, r.Rounds))
+					if r.RoundsOutOfStep == 0 {
+						cl.inStep = &r
+					}
 				}
-				reruns++
+				if err != nil {
+					return err
+				}
 			}
-			t.Logf("RTT %s, L=%d, c=%2d: model %+3d, trials %s", fmtDur(p.RTT), limit, c, model, strings.Join(tried, ", "))
-			switch {
-			case inStep == nil:
-				t.Errorf("L=%d c=%d: no trial of %d ran in step (%s): the machine delayed some GET by more than a round trip every time",
-					limit, c, lockstepTries, strings.Join(tried, ", "))
-			case inStep.Over != model:
-				t.Errorf("L=%d c=%d: an in-step trial over-admitted %+d, the lockstep model says %+d", limit, c, inStep.Over, model)
-			default:
-				matched++
-			}
+			return nil
+		})
+	}
+	matched, reruns := 0, 0
+	defer func() {
+		t.Logf("measured: %d of %d cells exactly c·ceil(L/c) - L at RTT %s (%d trials rerun for a round out of step)",
+			matched, len(cells), fmtDur(p.RTT), reruns)
+	}()
+	l.concurrently(jobs...)
+	for _, cl := range cells {
+		t.Logf("RTT %s, L=%d, c=%2d: model %+3d, trials %s", fmtDur(p.RTT), cl.limit, cl.c, cl.model, strings.Join(cl.tried, ", "))
+		reruns += len(cl.tried) - 1
+		switch {
+		case cl.inStep == nil:
+			t.Errorf("L=%d c=%d: no trial of %d ran in step (%s): the machine delayed some GET by more than a round trip every time",
+				cl.limit, cl.c, lockstepTries, strings.Join(cl.tried, ", "))
+		case cl.inStep.Over != cl.model:
+			t.Errorf("L=%d c=%d: an in-step trial over-admitted %+d, the lockstep model says %+d", cl.limit, cl.c, cl.inStep.Over, cl.model)
+		default:
+			matched++
 		}
 	}
 }
@@ -103,58 +171,123 @@ func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 // command: every trial admits exactly L and refuses nothing within it, at
 // every concurrency and release, on loopback and under delay.
 //
+// The trials use L = atomicLimit = 20 (offering 2L, as the sweep does at
+// L = 100): what could break atomicity is the race for the last places
+// under the limit, which every trial runs once whatever L is, with every
+// worker in flight (at c = 64 all 64 requests race for the 20 places).
+// TestStudy checks the same in every trial of its grid at L = 100. It holds
+// however the trials are scheduled, so the five strategies' loopback trials
+// run at once, each strategy on its own connections and keys, beside the
+// delayed trials, which share one set of connections (the proxy opens them
+// one at a time).
+//
 // Badge: atomic strategies
 func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, 3*time.Minute)
-	loop := l.fleet(l.path([2]int{}), 64)
-	slow := l.fleet(l.path(DelayLegs[len(DelayLegs)-1]), 64)
-	trials := 0
+	loop, slow := l.path([2]int{}), l.path(DelayLegs[len(DelayLegs)-1])
+	var points []GridPoint
+	var mu sync.Mutex
+	check := func(f *Fleet, s Strategy, c int, rel Release) error {
+		pt, err := l.pointUntil(f, s, c, ceilDiv(2*atomicLimit, c), atomicLimit, rel, 1, 1, nil)
+		mu.Lock()
+		points = append(points, pt)
+		mu.Unlock()
+		return err
+	}
+	var atomic []Strategy
 	for _, s := range mustStrategies(t) {
-		if s.Kind() != Atomic {
-			continue
+		if s.Kind() == Atomic {
+			atomic = append(atomic, s)
 		}
-		check := func(f *Fleet, c int, rel Release) {
-			pt := l.point(f, s, c, ceilDiv(ConcurrencyOffered, c), 100, rel, 1)
-			for _, r := range pt.Results {
-				trials++
-				if r.Admitted != 100 || r.RefusedWithin != 0 {
-					t.Errorf("%s, c=%d, %s, %s: admitted %d and refused %d within the limit, want exactly 100 and 0",
-						s.Name(), c, rel, f.Path.Name, r.Admitted, r.RefusedWithin)
+	}
+	var jobs []func() error
+	for _, s := range atomic {
+		f := l.fleet(loop, 64)
+		jobs = append(jobs, func() error {
+			for _, c := range WorkerCounts {
+				for _, rel := range []Release{Adversarial, Random} {
+					if err := check(f, s, c, rel); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	slowF := l.fleet(slow, 64)
+	jobs = append(jobs, func() error {
+		for _, s := range atomic {
+			for _, c := range []int{16, 64} {
+				if err := check(slowF, s, c, Adversarial); err != nil {
+					return err
 				}
 			}
 		}
-		for _, c := range WorkerCounts {
-			check(loop, c, Adversarial)
-			check(loop, c, Random)
+		return nil
+	})
+	l.concurrently(jobs...)
+	trials := 0
+	for _, pt := range points {
+		for _, r := range pt.Results {
+			trials++
+			if r.Admitted != atomicLimit || r.RefusedWithin != 0 {
+				t.Errorf("%s, c=%d, %s, %s: admitted %d and refused %d within the limit, want exactly %d and 0",
+					pt.Strategy, pt.Workers, pt.Release, pt.Path, r.Admitted, r.RefusedWithin, atomicLimit)
+			}
 		}
-		check(slow, 16, Adversarial)
-		check(slow, 64, Adversarial)
 	}
-	t.Logf("%d trials, every one admitted exactly L = 100", trials)
+	t.Logf("%d trials, every one admitted exactly L = %d", trials, atomicLimit)
 	t.Logf("measured: %d trials, each admitted exactly L", trials)
 }
+
+// atomicLimit is L of the atomic strategies' finding.
+const atomicLimit = 20
 
 // WATCH/MULTI never lets more than L through, but under contention its
 // retries run out while the count is still below L, and it refuses requests
 // the limit had room for: more with a budget of 3 retries than of 10.
 //
+// By default it runs c = 16 alone, where every run has measured some 130
+// refusals within the limit with 3 retries and 45 with 10 (against a claim
+// of "some, and more with 3": a margin of about three times); -study.full
+// adds c = 4 (3 to 6 with 10 retries) and c = 64, the costliest. The trials
+// run at once, each on its own key and connections, through the same
+// delayed path: the contention is between one trial's workers on its key,
+// which the path's round trip, not the machine's speed, keeps overlapping.
+//
 // Badge: WATCH/MULTI
 func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, 3*time.Minute)
 	p := l.path(DelayLegs[0])
-	f := l.fleet(p, 64)
-	within := map[int]int{}
-	for _, budget := range []int{3, 10} {
-		w := Watch{Budget: budget}
-		for _, c := range []int{4, 16, 64} {
-			s := l.point(f, w, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, 1).Summarize()
-			t.Logf("RTT %s, %s, c=%2d: admitted %3d, refused %3d within the limit (%s of the requests within it), %.1f attempts a request",
-				fmtDur(p.RTT), w.Name(), c, s.AdmittedMax, s.WithinMax, pct(s.WithinShare), s.Attempts)
-			if s.OverMax > 0 {
-				t.Errorf("%s c=%d: over-admitted by %d", w.Name(), c, s.OverMax)
-			}
-			within[budget] += s.WithinMax
+	workers := []int{16}
+	if *full {
+		workers = []int{4, 16, 64}
+	}
+	budgets := []int{3, 10}
+	points := make([]GridPoint, len(budgets)*len(workers))
+	var jobs []func() error
+	for i, budget := range budgets {
+		for j, c := range workers {
+			f := l.fleet(p, c)
+			jobs = append(jobs, func() (err error) {
+				points[i*len(workers)+j], err = l.pointUntil(f, Watch{Budget: budget}, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, 1, 1, nil)
+				return err
+			})
 		}
+	}
+	l.concurrently(jobs...)
+	within := map[int]int{}
+	for i, pt := range points {
+		budget := budgets[i/len(workers)]
+		s := pt.Summarize()
+		t.Logf("RTT %s, %s, c=%2d: admitted %3d, refused %3d within the limit (%s of the requests within it), %.1f attempts a request",
+			fmtDur(p.RTT), pt.Strategy, pt.Workers, s.AdmittedMax, s.WithinMax, pct(s.WithinShare), s.Attempts)
+		if s.OverMax > 0 {
+			t.Errorf("%s c=%d: over-admitted by %d", pt.Strategy, pt.Workers, s.OverMax)
+		}
+		within[budget] += s.WithinMax
 	}
 	t.Logf("measured: refused within the limit: %d with 3 retries, %d with 10", within[3], within[10])
 	if within[3] == 0 || within[10] == 0 {
@@ -175,21 +308,29 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 // and the ratio swings between runs (1.2× to 24× measured); the report
 // prints it.
 //
+// By default one trial of each, against WATCH/MULTI with 3 retries only: it
+// retries least, so it is the fastest WATCH/MULTI and the ratio the bound
+// must hold for (a single trial has measured 8× or more, four times the
+// bound; with 10 retries, 17× or more). -study.full runs three of each,
+// with both budgets, on every delayed path.
+//
 // Badge: Lua vs WATCH/MULTI
 func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.T) {
+	redistest.LockTiming(t) // the rates are decisions per second of real time
 	l := newLab(t, 3*time.Minute)
-	const c, reps = 64, 3
+	const c = 64
+	reps := 1
 	lua := mustStrategy(t, "lua-fixed-window")
-	paths := DelayLegs[:1]
+	paths, watches := DelayLegs[:1], []Watch{{Budget: 3}}
 	if *full {
-		paths = DelayLegs
+		paths, watches, reps = DelayLegs, []Watch{{Budget: 3}, {Budget: 10}}, 3
 	}
 	lowest := math.Inf(1)
 	defer func() { t.Logf("measured: Lua at least %.1fx as fast as WATCH/MULTI with %d workers", lowest, c) }()
 	for _, legs := range paths {
 		f := l.fleet(l.path(legs), c)
 		script := l.point(f, lua, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
-		for _, w := range []Watch{{Budget: 3}, {Budget: 10}} {
+		for _, w := range watches {
 			watch := l.point(f, w, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
 			ratio := ContentionRatio(script, watch)
 			t.Logf("RTT %s, c=%d: %s %.0f req/s, %s %.0f req/s: %.1fx", fmtDur(f.Path.RTT), c,
@@ -212,15 +353,19 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 // each script decides exactly as its Go twin replayed at the Redis TIMEs it
 // decided at, in Redis's order (0 differences in every trial). What depends
 // on the plan being kept: the counts above hold for a flood that arrives on
-// time, so they are judged on a trial in which every request was decided
-// within EdgeMaxLag of its planned time. A trial a busy machine delayed
-// past that did not run the plan; it is reported and run again, up to
-// edgeTries times, and the finding fails if none ran on plan.
+// time, so each script's count is judged on a trial in which every one of
+// its requests was decided within EdgeMaxLag of its planned time (the token
+// bucket's count moves with a request 50 ms late). A trial a busy machine
+// delayed past that did not run the plan; it is reported, and the scripts
+// it bent are run again, up to edgeTries times. A script that never ran on
+// plan has its count not judged: the test says how late its requests were
+// and is skipped (after failing on any difference or count it did judge),
+// since what it would measure is the machine, not the limiter.
 //
 // Badge: window edge, live
 func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
+	redistest.LockTiming(t) // the flood must keep its plan
 	l := newLab(t, time.Minute)
-	scripts := mustScripts(t)
 	const edgeTries = 5
 	lead := EdgeLeads[1]
 	plan := EdgePlanFor(lead)
@@ -237,39 +382,51 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 		algos.SlidingCounter.Name: fmt.Sprintf("more than L = %d", L),
 		algos.SlidingLog.Name:     fmt.Sprintf("exactly L = %d", L),
 	}
-	var onPlan []EdgeResult
-	var lags []string
-	for try := 1; try <= edgeTries && onPlan == nil; try++ {
-		rs, err := RunEdge(l.ctx, l.redis.Addr, scripts, plan, EdgeWorkers, l.prefix+"edge")
+	onPlan := map[string]EdgeResult{}
+	lags := map[string][]string{}
+	pending := mustScripts(t)
+	for try := 1; try <= edgeTries && len(pending) > 0; try++ {
+		rs, err := RunEdge(l.ctx, l.opt, pending, plan, EdgeWorkers, l.prefix+"edge")
 		if err != nil {
 			t.Fatal(err)
 		}
-		kept := true
-		for _, r := range rs {
+		var line []string
+		var bent []Script
+		for i, r := range rs {
 			if r.Differences != 0 {
 				t.Errorf("%s: %d decisions differ from the Go twin replayed at the same Redis TIMEs: the script is not the algorithm", r.Algorithm, r.Differences)
 			}
-			kept = kept && r.OnPlan()
-			lags = append(lags, fmt.Sprintf("%s %s", r.Algorithm, algos.FormatMicros(r.Lag)))
+			lags[r.Algorithm] = append(lags[r.Algorithm], algos.FormatMicros(r.Lag))
+			line = append(line, fmt.Sprintf("%s %s", r.Algorithm, algos.FormatMicros(r.Lag)))
+			if r.OnPlan() {
+				onPlan[r.Algorithm] = r
+			} else {
+				bent = append(bent, pending[i])
+			}
 		}
-		t.Logf("trial %d: latest decision after its plan: %s", try, strings.Join(lags[len(lags)-len(rs):], ", "))
-		if kept {
-			onPlan = rs
-		}
-	}
-	if onPlan == nil {
-		t.Fatalf("no trial of %d kept the plan within %s (latest decisions: %s): the machine was too busy to run it",
-			edgeTries, algos.FormatMicros(EdgeMaxLag), strings.Join(lags, ", "))
+		t.Logf("trial %d: latest decision after its plan: %s", try, strings.Join(line, ", "))
+		pending = bent
 	}
 	var headline []string
 	defer func() { t.Logf("measured: %s", strings.Join(headline, ", ")) }()
-	for _, r := range onPlan {
+	var unjudged []string
+	for _, name := range LuaAlgorithms {
+		r, ok := onPlan[name]
+		if !ok {
+			unjudged = append(unjudged, fmt.Sprintf("%s, claimed %s (latest decisions %s after the plan)",
+				name, says[name], strings.Join(lags[name], ", ")))
+			continue
+		}
 		t.Logf("%-16s most in any %s: %3d (%.2fx L), replayed %3d, model on the plan %3d", r.Algorithm, algos.FormatMicros(EdgeLimit.Window),
 			r.Most, float64(r.Most)/float64(L), r.Replayed, r.Model)
 		headline = append(headline, fmt.Sprintf("%s %.2fx", r.Algorithm, float64(r.Most)/float64(L)))
 		if !want[r.Algorithm](r.Most) {
 			t.Errorf("%s: %d admits in one window of %s (model on the plan %d), want %s", r.Algorithm, r.Most, algos.FormatMicros(EdgeLimit.Window), r.Model, says[r.Algorithm])
 		}
+	}
+	if len(unjudged) > 0 {
+		t.Skipf("the machine was too busy to keep the plan within %s in %d trials, so these counts were not judged: %s",
+			algos.FormatMicros(EdgeMaxLag), edgeTries, strings.Join(unjudged, "; "))
 	}
 }
 
@@ -289,6 +446,7 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 //
 // Badge: caller clocks, clamped
 func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysExact(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, 2*time.Minute)
 	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), algos.TokenBucket)
 	if callerClock.Share() < 1.10 {
@@ -312,6 +470,7 @@ func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysEx
 //
 // Badge: caller clocks, unclamped
 func TestFindingCallerClockWithoutClampStarvesAtTwoSecondSkew(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, 2*time.Minute)
 	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), planted.TokenBucketNegativeRefill)
 	if callerClock.Share() >= 0.5 {
@@ -320,25 +479,34 @@ func TestFindingCallerClockWithoutClampStarvesAtTwoSecondSkew(t *testing.T) {
 	t.Logf("measured: %s of the rate on callers' clocks spread over ±1s, %s on Redis's", pct(callerClock.Share()), pct(redisClock.Share()))
 }
 
-// skewTrial runs plan once on bucket a (RunSkew with that bucket alone) and
-// checks what no scheduling can change: on both clocks the script decides
-// exactly as the Go bucket replayed at the times it decided at, and on
-// Redis's clock it admits no more than the bucket promise allows over the
-// trial's actual span, and at least 90% of what the limit allows over the
-// plan (a busy machine that holds requests back costs the bucket the
-// tokens it could not store, a few percent; the model, on time, says 99%).
-// How far the counts sit from the model on the planned times is logged: it
-// measures the machine, not the limiter.
+// skewTrial runs plan on every one of SkewBuckets at once (or finds the
+// trial the other caller-clock finding is running or has run, see
+// sharedSkewTrial), takes bucket a's results, and checks what no scheduling
+// can change: on both clocks the script decides exactly as the Go bucket
+// replayed at the times it decided at, and on Redis's clock it admits no
+// more than the bucket promise allows over the trial's actual span. It also
+// checks that on Redis's clock the bucket admits at least 90% of what the
+// limit allows over the plan (the model, on time, says 99%), but only when
+// the machine kept the plan: a request held back longer than the bucket
+// takes to fill lets the bucket sit full and lose refill it never had a
+// request to give, which measures the machine, not the limiter; the test
+// then says how late it was. How far the counts sit from the model on the
+// planned times is logged.
 func (l *lab) skewTrial(plan SkewPlan, a algos.Algorithm) (redisClock, callerClock SkewResult) {
 	t := l.t
 	t.Helper()
-	script, err := NewScript(a.Name)
+	all, err := l.sharedSkewTrial(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := RunSkew(l.ctx, l.redis.Addr, plan, []Script{script}, l.prefix+"skew")
-	if err != nil {
-		t.Fatal(err)
+	var rs []SkewResult
+	for _, r := range all {
+		if r.Bucket == a.Name {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%s is not one of the SkewBuckets", a.Name)
 	}
 	for _, r := range rs {
 		t.Logf("%s, %s clock, offsets ±%s: sent %d, admitted %d of %d allowed (%s), replayed %d, model on the plan %d",
@@ -349,9 +517,78 @@ func (l *lab) skewTrial(plan SkewPlan, a algos.Algorithm) (redisClock, callerClo
 		}
 	}
 	redisClock, callerClock = rs[0], rs[1]
-	if promised := redisClock.Promised(plan.Limit); int64(redisClock.Admitted) > promised || redisClock.Share() < 0.9 {
-		t.Errorf("%s, Redis clock: admitted %d, want at most the %d its promise allows over the trial's %s and at least 90%% of the %d allowed",
-			a.Name, redisClock.Admitted, promised, algos.FormatMicros(redisClock.Span), redisClock.Allowed)
+	if promised := redisClock.Promised(plan.Limit); int64(redisClock.Admitted) > promised {
+		t.Errorf("%s, Redis clock: admitted %d, want at most the %d its promise allows over the trial's %s",
+			a.Name, redisClock.Admitted, promised, algos.FormatMicros(redisClock.Span))
+	}
+	// The floor needs the requests on time: near empty at 1.2x its rate, the
+	// bucket loses refill only when it sits full, which a hold-up longer
+	// than it takes to fill (B·W/L, 100 ms) allows.
+	fill := plan.Limit.Burst * plan.Limit.Window / plan.Limit.Rate
+	switch {
+	case redisClock.Lag > fill:
+		t.Logf("%s, Redis clock: the 90%% floor is not judged: a request was decided %s after its plan, longer than the %s the bucket takes to fill",
+			a.Name, algos.FormatMicros(redisClock.Lag), algos.FormatMicros(fill))
+	case redisClock.Share() < 0.9:
+		t.Errorf("%s, Redis clock: admitted %d, want at least 90%% of the %d allowed (every request decided within %s of its plan)",
+			a.Name, redisClock.Admitted, redisClock.Allowed, algos.FormatMicros(redisClock.Lag))
 	}
 	return redisClock, callerClock
+}
+
+// skewShared is the caller-clock trial the two caller-clock findings share:
+// their plan is the same, and RunSkew runs both buckets at once on their own
+// keys and connections (as the full sweep does), so one 3 s trial serves
+// both.
+var skewShared struct {
+	mu  sync.Mutex
+	cur *skewRun
+}
+
+// skewRun is one shared caller-clock trial: done closes once rs and err
+// are set; read names the tests that have taken its results.
+type skewRun struct {
+	plan SkewPlan
+	done chan struct{}
+	rs   []SkewResult
+	err  error
+	read map[string]bool
+}
+
+// sharedSkewTrial returns the results of a trial of plan on every one of
+// SkewBuckets: the current shared trial's, running or done, unless this
+// test has read it already (a second -count, or a test run alone), in which
+// case it runs a fresh one for itself and whichever finding asks next.
+func (l *lab) sharedSkewTrial(plan SkewPlan) ([]SkewResult, error) {
+	name := l.t.Name()
+	skewShared.mu.Lock()
+	r := skewShared.cur
+	mine := r == nil || r.plan != plan || r.read[name]
+	if mine {
+		r = &skewRun{plan: plan, done: make(chan struct{}), read: map[string]bool{}}
+		skewShared.cur = r
+	}
+	r.read[name] = true
+	skewShared.mu.Unlock()
+	if mine {
+		func() {
+			defer close(r.done)
+			var buckets []Script
+			for _, a := range SkewBuckets {
+				s, err := NewScript(a.Name)
+				if err != nil {
+					r.err = err
+					return
+				}
+				buckets = append(buckets, s)
+			}
+			r.rs, r.err = RunSkew(l.ctx, l.opt, plan, buckets, l.prefix+"skew")
+		}()
+	}
+	select {
+	case <-r.done:
+		return r.rs, r.err
+	case <-l.ctx.Done():
+		return nil, l.ctx.Err()
+	}
 }

@@ -2,13 +2,16 @@ package study
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/overshoot-go/overshoot/internal/golden" // every test package takes -update
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // full turns on the full sweep in TestStudy (`make study`); the default run
@@ -20,6 +23,7 @@ type lab struct {
 	t      *testing.T
 	ctx    context.Context
 	redis  redistest.Server
+	opt    *redis.Options // the Redis's address and credentials
 	prefix string
 }
 
@@ -30,7 +34,7 @@ func newLab(t *testing.T, budget time.Duration) *lab {
 	srv := redistest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	t.Cleanup(cancel)
-	return &lab{t: t, ctx: ctx, redis: srv, prefix: srv.Prefix(t)}
+	return &lab{t: t, ctx: ctx, redis: srv, opt: srv.Options(), prefix: srv.Prefix(t)}
 }
 
 // path is the loopback path for legs {0, 0}, else a proxy with those
@@ -40,9 +44,9 @@ func (l *lab) path(legs [2]int) *Path {
 	var p *Path
 	var err error
 	if legs == [2]int{} {
-		p, err = Direct(l.ctx, l.redis.Addr)
+		p, err = Direct(l.ctx, l.opt)
 	} else {
-		p, err = Delayed(l.ctx, l.redis.Addr, time.Duration(legs[0])*time.Millisecond, time.Duration(legs[1])*time.Millisecond)
+		p, err = Delayed(l.ctx, l.opt, time.Duration(legs[0])*time.Millisecond, time.Duration(legs[1])*time.Millisecond)
 	}
 	if err != nil {
 		l.t.Fatal(err)
@@ -63,33 +67,58 @@ func (l *lab) fleet(p *Path, n int) *Fleet {
 	return f
 }
 
-// run runs one trial, failing the test on an error.
-func (l *lab) run(f *Fleet, tr Trial) TrialResult {
+// point runs reps trials of one strategy, c workers sending per requests
+// each under a limit of limit, and returns them as a GridPoint. It fails
+// the test on an error, so it runs on the test's goroutine; concurrent
+// trials use pointUntil.
+func (l *lab) point(f *Fleet, s Strategy, c, per, limit int, rel Release, reps int) GridPoint {
 	l.t.Helper()
-	r, err := f.Run(l.ctx, tr, l.prefix+"trial")
+	pt, err := l.pointUntil(f, s, c, per, limit, rel, reps, reps, nil)
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	return r
+	return pt
 }
 
-// point runs reps trials of one strategy, c workers sending per requests
-// each under a limit of limit, and returns them as a GridPoint.
-func (l *lab) point(f *Fleet, s Strategy, c, per, limit int, rel Release, reps int) GridPoint {
-	l.t.Helper()
-	lim := ConcurrencyLimit
-	if limit != int(lim.Rate) {
-		var err error
-		if lim, err = ConcurrencyLimitFor(limit); err != nil {
-			l.t.Fatal(err)
-		}
+// pointUntil is point with a stopping rule: it runs at least minReps trials
+// and at most maxReps, and stops after minReps once enough (when not nil)
+// says the trials so far settle what the caller asks. Each run has its own
+// key, so that pointUntil may run on several goroutines at once, each with
+// its own fleet.
+func (l *lab) pointUntil(f *Fleet, s Strategy, c, per, limit int, rel Release, minReps, maxReps int, enough func(GridPoint) bool) (GridPoint, error) {
+	lim, err := ConcurrencyLimitFor(limit)
+	if err != nil {
+		return GridPoint{}, err
 	}
 	pt := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Release: rel, Limit: limit}
-	for rep := range reps {
-		pt.Results = append(pt.Results, l.run(f, Trial{Strategy: s, Workers: c, PerWorker: per, Limit: lim,
-			Release: rel, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}))
+	key := fmt.Sprintf("%strial:%s:%d:%s:%s:%d", l.prefix, s.Name(), c, f.Path.Name, rel, limit)
+	for rep := range maxReps {
+		if rep >= minReps && enough != nil && enough(pt) {
+			break
+		}
+		r, err := f.Run(l.ctx, Trial{Strategy: s, Workers: c, PerWorker: per, Limit: lim,
+			Release: rel, Spread: Spread(f.Path, per), Seed: uint64(rep + 1)}, key)
+		if err != nil {
+			return GridPoint{}, err
+		}
+		pt.Results = append(pt.Results, r)
 	}
-	return pt
+	return pt, nil
+}
+
+// concurrently runs every job at once and waits for all of them, failing
+// the test with their errors. Jobs must not call t.Fatal (they may log).
+func (l *lab) concurrently(jobs ...func() error) {
+	l.t.Helper()
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		wg.Go(func() { errs[i] = job() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 func mustStrategy(t *testing.T, name string) Strategy {

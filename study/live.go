@@ -16,14 +16,15 @@ import (
 // connections, the clock that times their plans, and the replay of every
 // decision a script took through its Go twin.
 
-// dialWorkers opens groups × per worker clients straight to addr and PINGs
-// each in turn, so that no dial is timed. On an error it closes every client
-// it opened; otherwise the caller closes them with closeWorkers.
-func dialWorkers(ctx context.Context, addr string, groups, per int) ([][]*redis.Client, error) {
+// dialWorkers opens groups × per worker clients straight to the Redis of
+// opt and PINGs each in turn, so that no dial is timed. On an error it
+// closes every client it opened; otherwise the caller closes them with
+// closeWorkers.
+func dialWorkers(ctx context.Context, opt *redis.Options, groups, per int) ([][]*redis.Client, error) {
 	clients := make([][]*redis.Client, groups)
 	for g := range clients {
 		for range per {
-			c := newWorkerClient(addr)
+			c := newWorkerClient(opt, opt.Addr)
 			clients[g] = append(clients[g], c)
 			if err := c.Ping(ctx).Err(); err != nil {
 				closeWorkers(clients)
@@ -92,14 +93,26 @@ func (s clockSync) now() int64 {
 	return s.redis + time.Since(s.at).Microseconds()
 }
 
-// syncClock reads Redis TIME once and places it at the middle of the round
-// trip that read it.
+// syncSamples is how many TIME reads syncClock takes the best of.
+const syncSamples = 8
+
+// syncClock reads Redis TIME syncSamples times and keeps the read with the
+// shortest round trip, placed at that round trip's middle: the mapping is
+// then off by at most half the shortest round trip, where a single read
+// that a busy machine held for 100 ms would put every planned send of a
+// trial up to 50 ms late.
 func syncClock(ctx context.Context, c *redis.Client) (clockSync, error) {
-	t0 := time.Now()
-	t, err := c.Time(ctx).Result()
-	if err != nil {
-		return clockSync{}, fmt.Errorf("study: TIME: %w", err)
+	var best clockSync
+	bestRTT := time.Duration(-1)
+	for range syncSamples {
+		t0 := time.Now()
+		t, err := c.Time(ctx).Result()
+		if err != nil {
+			return clockSync{}, fmt.Errorf("study: TIME: %w", err)
+		}
+		if rtt := time.Since(t0); bestRTT < 0 || rtt < bestRTT {
+			best, bestRTT = clockSync{redis: t.UnixMicro(), at: t0.Add(rtt / 2)}, rtt
+		}
 	}
-	rtt := time.Since(t0)
-	return clockSync{redis: t.UnixMicro(), at: t0.Add(rtt / 2)}, nil
+	return best, nil
 }

@@ -27,16 +27,44 @@ type Path struct {
 	// median of RTTSamples), which is what the report shows.
 	RTT time.Duration
 
-	proxy *toxiproxy.Proxy
+	upstream *redis.Options // the Redis behind the path: its credentials
+	proxy    *toxiproxy.Proxy
+}
+
+// Options are go-redis options that reach Redis through the path: Addr is
+// the path's, and the credentials (Username, Password, DB) are those the
+// path was made with. The caller may change the pool settings.
+func (p *Path) Options() *redis.Options { return workerOptions(p.upstream, p.Addr) }
+
+// Upstream is how Delayed is told which Redis to front: its address, for
+// a Redis without a password, or its go-redis options, whose Addr is the
+// Redis and whose credentials the path's connections log in with.
+type Upstream interface {
+	string | *redis.Options
+}
+
+// upstreamOptions is u as go-redis options (a copy; never nil).
+func upstreamOptions[U Upstream](u U) *redis.Options {
+	switch v := any(u).(type) {
+	case string:
+		return &redis.Options{Addr: v}
+	case *redis.Options:
+		if v != nil {
+			c := *v
+			return &c
+		}
+	}
+	return &redis.Options{}
 }
 
 // RTTSamples is how many PINGs a Path's RTT is the median of.
 const RTTSamples = 50
 
-// Direct is the path straight to Redis on loopback, with its RTT measured.
-func Direct(ctx context.Context, redisAddr string) (*Path, error) {
-	p := &Path{Name: "loopback", Addr: redisAddr}
-	rtt, err := MeasureRTT(ctx, p.Addr, RTTSamples)
+// Direct is the path straight to the Redis of opt (its Addr on loopback,
+// logging in with its credentials), with its RTT measured.
+func Direct(ctx context.Context, opt *redis.Options) (*Path, error) {
+	p := &Path{Name: "loopback", Addr: opt.Addr, upstream: upstreamOptions(opt)}
+	rtt, err := MeasureRTT(ctx, p.Options(), RTTSamples)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +72,15 @@ func Direct(ctx context.Context, redisAddr string) (*Path, error) {
 	return p, nil
 }
 
-// Delayed starts a proxy on a free 127.0.0.1 port in front of redisAddr,
-// with a latency toxic of up on the upstream leg and down on the downstream
-// leg (whole milliseconds: the toxic's unit), and measures the RTT through
-// it. Close stops the proxy and drops its connections.
-func Delayed(ctx context.Context, redisAddr string, up, down time.Duration) (*Path, error) {
+// Delayed starts a proxy on a free 127.0.0.1 port in front of the Redis at
+// upstream (an address, or go-redis options carrying its password), with a
+// latency toxic of up on the upstream leg and down on the downstream leg
+// (whole milliseconds: the toxic's unit), and measures the RTT through it.
+// Path.Options reaches Redis through it with upstream's credentials. Close
+// stops the proxy and drops its connections.
+func Delayed[U Upstream](ctx context.Context, upstream U, up, down time.Duration) (*Path, error) {
+	opt := upstreamOptions(upstream)
+	redisAddr := opt.Addr
 	if !strings.HasPrefix(redisAddr, "127.0.0.1:") && !strings.HasPrefix(redisAddr, "localhost:") && !strings.HasPrefix(redisAddr, "[::1]:") {
 		// The study sends load in bulk; it stays on this machine.
 		return nil, fmt.Errorf("study: the proxy only fronts a loopback Redis, not %s", redisAddr)
@@ -64,7 +96,7 @@ func Delayed(ctx context.Context, redisAddr string, up, down time.Duration) (*Pa
 	if err := proxy.Start(); err != nil {
 		return nil, fmt.Errorf("study: starting toxiproxy: %w", err)
 	}
-	p := &Path{Name: rttName(up + down), Addr: proxy.Listen, Up: up, Down: down, proxy: proxy}
+	p := &Path{Name: rttName(up + down), Addr: proxy.Listen, Up: up, Down: down, upstream: opt, proxy: proxy}
 	for _, leg := range []struct {
 		stream string
 		d      time.Duration
@@ -79,7 +111,7 @@ func Delayed(ctx context.Context, redisAddr string, up, down time.Duration) (*Pa
 			return nil, fmt.Errorf("study: adding the %s latency toxic: %w", leg.stream, err)
 		}
 	}
-	rtt, err := MeasureRTT(ctx, p.Addr, RTTSamples)
+	rtt, err := MeasureRTT(ctx, p.Options(), RTTSamples)
 	if err != nil {
 		proxy.Stop()
 		return nil, err
@@ -96,9 +128,11 @@ func (p *Path) Close() {
 }
 
 // MeasureRTT is the median of n PING round trips on one fresh connection to
-// addr (the connection is opened, and warmed by one PING, first).
-func MeasureRTT(ctx context.Context, addr string, n int) (time.Duration, error) {
-	c := newWorkerClient(addr)
+// the Redis of opt (its Addr, logging in with its credentials; the
+// connection is opened, and warmed by one PING, first).
+func MeasureRTT(ctx context.Context, opt *redis.Options, n int) (time.Duration, error) {
+	addr := opt.Addr
+	c := newWorkerClient(opt, addr)
 	defer c.Close()
 	if err := c.Ping(ctx).Err(); err != nil {
 		return 0, fmt.Errorf("study: PING %s: %w", addr, err)
@@ -122,12 +156,25 @@ func rttName(d time.Duration) string {
 	return fmt.Sprintf("+%vms", d.Milliseconds())
 }
 
-// newWorkerClient is one worker's client: a pool of exactly one connection,
-// no retries (a retried INCR could count twice), and timeouts long enough
-// for the slowest path.
-func newWorkerClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+// newWorkerClient is one worker's client to addr, logging in with base's
+// credentials (see workerOptions).
+func newWorkerClient(base *redis.Options, addr string) *redis.Client {
+	return redis.NewClient(workerOptions(base, addr))
+}
+
+// workerOptions are one worker's client options: addr, the credentials
+// (Username, Password, DB) of base, a pool of exactly one connection, no
+// retries (a retried INCR could count twice), and timeouts long enough for
+// the slowest path.
+func workerOptions(base *redis.Options, addr string) *redis.Options {
+	if base == nil {
+		base = &redis.Options{}
+	}
+	return &redis.Options{
 		Addr:            addr,
+		Username:        base.Username,
+		Password:        base.Password,
+		DB:              base.DB,
 		PoolSize:        1,
 		MinIdleConns:    0,
 		MaxRetries:      -1,
@@ -136,5 +183,5 @@ func newWorkerClient(addr string) *redis.Client {
 		ReadTimeout:     10 * time.Second,
 		WriteTimeout:    10 * time.Second,
 		PoolTimeout:     30 * time.Second,
-	})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/redis/go-redis/v9"
 )
 
 // SkewResult is what one token bucket admitted in a caller-clock trial.
@@ -36,6 +37,10 @@ type SkewResult struct {
 	// Span is from the first decision to the last, in the clock that
 	// decided (µs): the bucket promise allows at most B + L·Span/W admits.
 	Span int64
+	// Lag is the latest any request was decided after its planned time, µs,
+	// in the clock that decided (Redis TIME, or the caller's clock, whose
+	// plan is shifted by its offset): how far a busy machine bent the plan.
+	Lag int64
 }
 
 // Promised is the most the bucket promise allows over the trial's actual
@@ -49,14 +54,15 @@ func (r SkewResult) Promised(l algos.Limit) int64 {
 func (r SkewResult) Share() float64 { return float64(r.Admitted) / float64(r.Allowed) }
 
 // RunSkew runs plan against every bucket twice, all at once, each on its
-// own key and its own worker connections straight to redisAddr: once with
+// own key and its own worker connections straight to the Redis of opt (its
+// Addr, logging in with its credentials): once with
 // the script reading Redis TIME, and once with every request carrying its
 // worker's clock, which is true time plus the worker's offset. True time is
 // one Redis TIME read at the start plus this machine's monotonic time since,
 // so the only difference between a bucket's two keys is the offsets, and
 // between the buckets their arithmetic. It returns, for each bucket in
 // order, the Redis-clock result and then the caller-clock one.
-func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
+func RunSkew(ctx context.Context, opt *redis.Options, plan SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
 	if err := plan.validate(); err != nil {
 		return nil, err
 	}
@@ -79,7 +85,7 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond,
 			Sent: n, Allowed: plan.Allowed(), Model: modelAdmitted}
 	}
-	admin := newWorkerClient(redisAddr)
+	admin := newWorkerClient(opt, opt.Addr)
 	defer admin.Close()
 	var keys []string
 	for _, b := range buckets {
@@ -96,7 +102,7 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		return nil, err
 	}
 	defer admin.Del(context.WithoutCancel(ctx), stored...)
-	clients, err := dialWorkers(ctx, redisAddr, trials, plan.Workers)
+	clients, err := dialWorkers(ctx, opt, trials, plan.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +114,7 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 		return nil, err
 	}
 	start := sync0.redis + 20*algos.Second/1000 // time to spare before the first send
-	decided := make([][][]liveDecision, trials) // [trial][worker]; planned is unused
+	decided := make([][][]liveDecision, trials) // [trial][worker]
 	errs := make([]error, trials*plan.Workers)
 	var wg sync.WaitGroup
 	for k := range clients {
@@ -118,12 +124,14 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 			wg.Go(func() {
 				target := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
-					time.Sleep(time.Until(sync0.local(start + s.Send)))
+					planned := start + s.Send
+					time.Sleep(time.Until(sync0.local(planned)))
 					var ans Answer
 					var err error
 					at := int64(-1)
 					if callerClock {
 						at = sync0.now() + plan.Offset(w)
+						planned += plan.Offset(w) // in the clock at is read on
 						ans, err = bucket.AllowAt(ctx, target, at)
 					} else {
 						ans, err = bucket.Allow(ctx, target)
@@ -133,7 +141,7 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					decided[k][w] = append(decided[k][w], liveDecision{at: at, seq: ans.Seq, allowed: ans.Allowed})
+					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ans.Seq, allowed: ans.Allowed})
 				}
 			})
 		}
@@ -154,6 +162,7 @@ func RunSkew(ctx context.Context, redisAddr string, plan SkewPlan, buckets []Scr
 				first, last = d.at, d.at
 			}
 			first, last = min(first, d.at), max(last, d.at)
+			res[k].Lag = max(res[k].Lag, d.at-d.planned)
 			if d.allowed {
 				res[k].Admitted++
 			}

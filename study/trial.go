@@ -111,7 +111,7 @@ func NewFleet(ctx context.Context, p *Path, n int) (*Fleet, error) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		c := newWorkerClient(p.Addr)
+		c := newWorkerClient(p.upstream, p.Addr)
 		f.clients = append(f.clients, c)
 		wg.Go(func() { errs[i] = c.Ping(ctx).Err() })
 	}

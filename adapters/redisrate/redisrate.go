@@ -121,7 +121,7 @@ func newSim(l algos.Limit) (limiter.Limiter, error) {
 		return nil, fmt.Errorf("redisrate: %w", err)
 	}
 	rdb := redis.NewClient(&redis.Options{
-		Addr:            srv.Addr(),
+		Dialer:          srv.Dial, // in process, no TCP
 		PoolSize:        1,
 		MaxIdleConns:    1,
 		MaxRetries:      -1, // a script is never sent twice

@@ -12,11 +12,15 @@ import (
 // x/time/rate keeps the whole contract on one node, step-back properties
 // included (a request told an earlier time refills nothing, and a denied
 // one changes nothing), at the limits the properties draw.
-func TestKeepsTheContract(t *testing.T) { properties.Check(t, xtimerate.Spec()) }
+func TestKeepsTheContract(t *testing.T) {
+	t.Parallel()
+	properties.Check(t, xtimerate.Spec())
+}
 
 // Behind a store with clocks in agreement, the mutants' hunt (200 seeds of
 // 12 s, the eight clients) finds no broken promise and no error.
 func TestHuntBehindAStoreIsClean(t *testing.T) {
+	t.Parallel()
 	o := scenarios.HuntOptions()
 	if testing.Short() {
 		o.Seeds = o.Seeds[:20]

@@ -49,6 +49,13 @@ type DiffOptions struct {
 	// TTL sets it), even when that is longer than MaxTTL. Zero means
 	// DefaultMaxTTL; a negative MaxTTL is an error.
 	MaxTTL time.Duration
+	// StopAfter, when positive, ends the comparison once the report holds
+	// that many differences, at the end of the pipeline that found them,
+	// instead of running every call: a report with a difference is not OK
+	// whatever follows, and what follows the first difference can be its
+	// echoes. The report then has Stopped set and fewer Calls than Planned.
+	// Zero runs every call; a negative StopAfter is an error.
+	StopAfter int
 }
 
 // The expiry Differential reads: TTLDifference.Got is one of these when the
@@ -90,6 +97,19 @@ type DiffReport struct {
 	TTLChecks      int
 	TTLDifferences int
 	FirstTTL       []TTLDifference
+
+	// Expired counts the calls that found the key gone, as the store said
+	// it was: absent after the call before, or with an expiry the store's
+	// clock had reached (the told times stand still while Redis's clock
+	// runs on, so a machine that pauses the comparison long enough lets a
+	// key expire between two calls). The script decided them on an absent
+	// key, and so did the twin. The expiry was itself held to the TTL check
+	// of the call before, so following it forgives no early one.
+	Expired int
+
+	// Stopped is set when the comparison ended early, as DiffOptions.StopAfter
+	// asked, with Calls of the Planned run.
+	Stopped bool
 }
 
 // OK reports whether the script and its twin agreed on everything: every
@@ -108,8 +128,12 @@ func (r DiffReport) Summary() string {
 	if r.Calls != r.Planned {
 		calls = fmt.Sprintf("%d of %d calls", r.Calls, r.Planned)
 	}
-	return fmt.Sprintf("%s (%d admitted), %d differences, %d errors, %d of %d TTLs within bound",
+	line := fmt.Sprintf("%s (%d admitted), %d differences, %d errors, %d of %d TTLs within bound",
 		calls, r.Admitted, r.Differences, r.Errors, r.TTLChecks-r.TTLDifferences, r.TTLChecks)
+	if r.Expired > 0 {
+		line += fmt.Sprintf(", %d found the key expired by the store's clock", r.Expired)
+	}
+	return line
 }
 
 // String is the summary, headed by the algorithm, key and limit, followed by
@@ -133,6 +157,8 @@ func (r DiffReport) String() string {
 	switch {
 	case r.Planned == 0:
 		b.WriteString("\nnothing was compared: no calls")
+	case r.Stopped:
+		fmt.Fprintf(&b, "\nthe comparison stopped after %d of %d calls, at the difference it was asked to stop after", r.Calls, r.Planned)
 	case r.Calls != r.Planned && r.Errors == 0:
 		fmt.Fprintf(&b, "\nthe comparison stopped after %d of %d calls", r.Calls, r.Planned)
 	case r.TTLChecks != r.Calls && r.Errors == 0:
@@ -343,9 +369,16 @@ func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, 
 // taken at its word.
 //
 // The told times run ahead of Redis's clock, so a key set to expire on one
-// call is judged as if each later call had set it again; and a key set to
-// expire within a few ms of idle may really expire while the calls run,
-// which then shows as differences (TTLMargin prevents it).
+// call is judged as if each later call had set it again. Redis's clock runs
+// on meanwhile, so a key can really expire between two calls, however
+// right its expiry, when the machine pauses the comparison for longer than
+// the key had to live. A call that met the key gone by the store's account
+// (PEXPIRETIME after the call before found no key, or the script read a
+// Redis TIME at or past the expiry it gave), and whose reply is what the
+// twin decides and stores on an absent key, is compared with that, and the
+// twin goes on from the absent key too (DiffReport.Expired counts them):
+// judged by the store's clock, the call is right, and the expiry it met
+// was checked on the call before.
 //
 // The key must not exist beforehand; DifferentialWith leaves it as the last
 // call left it. Every time must be within 0 and algos.MaxTime (a negative
@@ -368,6 +401,9 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 	}
 	if opt.MaxTTL < 0 {
 		return DiffReport{}, fmt.Errorf("lua: differential of %s: MaxTTL %v is negative", l.Name(), opt.MaxTTL)
+	}
+	if opt.StopAfter < 0 {
+		return DiffReport{}, fmt.Errorf("lua: differential of %s: StopAfter %d is negative", l.Name(), opt.StopAfter)
 	}
 	for i, t := range times {
 		if t < 0 || t > algos.MaxTime {
@@ -398,10 +434,14 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 		rep.addError(CallError{Call: -1, What: "the script does not load", Err: err.Error()})
 		return rep, nil
 	}
-	d := differ{rep: &rep, l: l, key: key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}}
+	d := differ{rep: &rep, l: l, key: key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}, expiry: keyMissingAt}
 	for from := 0; from < len(times); from += diffChunk {
 		if err := d.chunk(ctx, c, from, times[from:min(len(times), from+diffChunk)]); err != nil {
 			return stop(err)
+		}
+		if opt.StopAfter > 0 && rep.Differences >= opt.StopAfter && rep.Calls < rep.Planned {
+			rep.Stopped = true
+			break
 		}
 	}
 	return rep, nil
@@ -416,7 +456,18 @@ type differ struct {
 	maxTTL time.Duration
 	state  algos.State
 	idle   idleSearch
+	// expiry is the key's PEXPIRETIME after the last call (ms since the
+	// epoch, or -1 for none, -2 for no key), or unknownExpiry when it was
+	// not read.
+	expiry int64
 }
+
+// keyMissingAt is what PEXPIRETIME answers for no key; unknownExpiry marks
+// an expiry that could not be read.
+const (
+	keyMissingAt  int64 = -2
+	unknownExpiry int64 = math.MinInt64
+)
 
 // chunk sends part, the calls from index from on, in one pipeline, each
 // followed by PEXPIRETIME, between two TIMEs that bound when they ran, and
@@ -464,6 +515,8 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]int64) error {
 	rep, lim := d.rep, d.lim
 	before := d.state.Stored()
+	expiredAt := d.expiry
+	d.expiry = unknownExpiry // until this call's is read
 	want, err := decide(d.l.algo.Decide, &d.state, now, lim)
 	if err != nil {
 		return fmt.Errorf("call %d at %d µs: %w", call, now, err)
@@ -487,7 +540,31 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 	if err != nil {
 		return fail("the script's reply could not be read", err)
 	}
-	if got.Decision != want || !slices.Equal(got.Stored, wantStored) {
+	timed := got.RedisTime >= ran[0] && got.RedisTime <= ran[1]
+	same := func(dec algos.Decision, stored []int64) bool {
+		return got.Decision == dec && slices.Equal(got.Stored, stored)
+	}
+	gone := expiredAt == keyMissingAt || expiredAt >= 0 && got.RedisTime >= expiredAt*1000
+	if !same(want, wantStored) && timed && gone {
+		// The key was gone after the call before, or the store's clock had
+		// reached its expiry: the script rightly found it absent.
+		var fresh algos.State
+		alt, err := decide(d.l.algo.Decide, &fresh, now, lim)
+		if err != nil {
+			return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+		}
+		if altStored := fresh.Stored(); same(alt, altStored) {
+			switch {
+			case alt.Allowed && !want.Allowed:
+				rep.Admitted++
+			case !alt.Allowed && want.Allowed:
+				rep.Admitted--
+			}
+			d.state, want, wantStored = fresh, alt, altStored
+			rep.Expired++
+		}
+	}
+	if !same(want, wantStored) {
 		if rep.Differences++; len(rep.First) < MaxReported {
 			rep.First = append(rep.First, Difference{
 				Call: call, Now: now, Before: before,
@@ -496,7 +573,7 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 			})
 		}
 	}
-	if got.RedisTime < ran[0] || got.RedisTime > ran[1] {
+	if !timed {
 		return fail("the script's reply could not be read",
 			fmt.Sprintf("its Redis TIME %d µs is not when it ran (between %d and %d µs)", got.RedisTime, ran[0], ran[1]))
 	}
@@ -504,6 +581,7 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 	if err != nil {
 		return fail("the key's expiry could not be read (PEXPIRETIME needs Redis 7)", err)
 	}
+	d.expiry = at
 	return d.checkTTL(call, now, want, wantStored, at, got.RedisTime)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,11 +234,10 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	c := s.Client(t)
 	prefix := s.Prefix(t)
 	ctx := context.Background()
-	keys := 0
+	var keys atomic.Int64
 	run := func(t *testing.T, l *Limiter, lim algos.Limit, times []int64, opt DiffOptions) DiffReport {
 		t.Helper()
-		keys++
-		rep, err := DifferentialWith(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), keys), lim, times, opt)
+		rep, err := DifferentialWith(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), keys.Add(1)), lim, times, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,6 +254,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	perSecond := func(rate int64) algos.Limit { return algos.MustLimit(rate, algos.Second, rate) }
 
 	t.Run("a key whose expiry comes before its state is idle is caught at 3/s and at 100/s", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		fw, tb := algos.FixedWindow, algos.TokenBucket
 		for _, lim := range []algos.Limit{perSecond(3), perSecond(100)} {
 			times := calls(t, lim, 1000)
@@ -286,7 +287,27 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		}
 	})
 
+	t.Run("a key the store expires between two calls is followed, by the store's clock, not counted as a difference", func(t *testing.T) {
+		t.Parallel()
+		// The key is set to live 1 ms, and the script then spins until the
+		// store's clock has run 2 ms: PEXPIRETIME after each call finds
+		// the key gone, as does the next call, whatever the machine does.
+		fw := algos.FixedWindow
+		spin := "\nlocal t0 = redis.call('TIME')\n" +
+			"repeat local t1 = redis.call('TIME') until (t1[1] - t0[1]) * 1000000 + (t1[2] - t0[2]) >= 2000\n"
+		gone := plant(t, fw, "store3(w_idx, count, c, reset)", setPX("w_idx", "count", "c", "1")+spin)
+		lim := perSecond(3)
+		times := calls(t, lim, 60)
+		rep := run(t, gone, lim, times, DiffOptions{})
+		if rep.OK() || rep.Differences != 0 || rep.Errors != 0 || rep.Expired == 0 || rep.TTLDifferences == 0 ||
+			!strings.Contains(rep.String(), "the key does not exist; too early") || !strings.Contains(rep.Summary(), "found the key expired by the store's clock") {
+			t.Errorf("a key that lives 1 ms: want every decision alike (the key followed where the store expired it), the early expiry caught, and not OK:\n%v", rep)
+		}
+		t.Logf("a key that lives 1 ms: %s", rep.Summary())
+	})
+
 	t.Run("a key that lives longer than its state needs, up to the bound, passes", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		fw, tb := algos.FixedWindow, algos.TokenBucket
 		for _, lim := range []algos.Limit{perSecond(3), perSecond(100)} {
 			times := calls(t, lim, 1000)
@@ -310,39 +331,23 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	})
 
 	t.Run("a script wrong only near the limit is caught by the default calls at 3, 100 and 10,000 per window", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		fw, sc := algos.FixedWindow, algos.SlidingCounter
 		lessOrEqual := plant(t, fw, "if count < rate then", "if count <= rate then")
 		// The previous window's share rounded to whole requests, in floats.
 		rounded := plant(t, sc, "if weighted + cur * w < rate * w then", "if math.floor(weighted / w + 0.5) + cur < rate then")
 		for _, lim := range []algos.Limit{perSecond(3), perSecond(100), perSecond(10_000)} {
-			// Calls at a fifth of the rate over three windows never come
-			// near the limit, and there the two agree with their twins.
-			gap := 5 * lim.Window / lim.Rate
-			var far []int64
-			for i := range 3 * lim.Rate / 5 {
-				far = append(far, 1_700_000_000_000_000+gap/2+i*gap)
-			}
-			times := calls(t, lim, MinDifferentialCalls(lim))
 			for _, l := range []*Limiter{lessOrEqual, rounded} {
-				if rep := run(t, l, lim, far, DiffOptions{}); !rep.OK() {
-					t.Fatalf("%s planted, %v, far from the limit: want agreement:\n%v", l.Name(), lim, rep)
-				}
-				rep := run(t, l, lim, times, DiffOptions{})
-				if rep.OK() || rep.Differences == 0 || len(rep.First) == 0 {
-					t.Fatalf("%s planted, %v: not caught:\n%v", l.Name(), lim, rep)
-				}
-				// The first difference is at the limit: the twin's
-				// estimate, before the call, within one request of it.
-				f := rep.First[0]
-				if est := estimate(l.Name(), f.Before, f.Now, lim); est < (lim.Rate-1)*lim.Window || est > lim.Rate*lim.Window || f.Go.Allowed == f.Lua.Allowed {
-					t.Errorf("%s planted, %v: the first difference is not a decision at the limit (estimate %d/%d):\n%v", l.Name(), lim, est, lim.Window, f)
-				}
-				t.Logf("%s planted, %v: %s\n%v", l.Name(), lim, rep.Summary(), f)
+				t.Run(fmt.Sprintf("%s-%d", l.Name(), lim.Rate), func(t *testing.T) {
+					t.Parallel()
+					nearTheLimit(t, run, calls, l, lim)
+				})
 			}
 		}
 	})
 
 	t.Run("a reply that cannot be read, a script error or a script that does not load is in the report, and not OK", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		lim := perSecond(3)
 		times := calls(t, lim, 50)
 		for _, c := range []struct {
@@ -379,6 +384,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	})
 
 	t.Run("a twin that stores nothing passes only with the key absent", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		lim := perSecond(3)
 		times := calls(t, lim, 450)
 		script := func(body string) *Limiter {
@@ -400,6 +406,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	})
 
 	t.Run("what stops the comparison is an error, and the report is not OK", func(t *testing.T) {
+		t.Parallel() // Redis runs one pipeline while the twin checks another
 		lim := perSecond(3)
 		times := calls(t, lim, 50)
 		l, _ := FromSource(allowAll, "return reply(true, rate, 0, 0, {})\n")
@@ -424,6 +431,42 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 			t.Errorf("a twin that panics on call 10: %v\n%v", err, rep)
 		}
 	})
+}
+
+// nearTheLimit holds l, planted to be wrong only near the limit, to what
+// Differential must find under lim: agreement far from the limit, and the
+// first difference at it among the default calls.
+func nearTheLimit(t *testing.T, run func(*testing.T, *Limiter, algos.Limit, []int64, DiffOptions) DiffReport,
+	calls func(*testing.T, algos.Limit, int) []int64, l *Limiter, lim algos.Limit) {
+	// Calls at a fifth of the rate over three windows never come near the
+	// limit, and there the two agree with their twins.
+	gap := 5 * lim.Window / lim.Rate
+	var far []int64
+	for i := range 3 * lim.Rate / 5 {
+		far = append(far, 1_700_000_000_000_000+gap/2+i*gap)
+	}
+	times := calls(t, lim, MinDifferentialCalls(lim))
+	if rep := run(t, l, lim, far, DiffOptions{}); !rep.OK() {
+		t.Fatalf("%s planted, %v, far from the limit: want agreement:\n%v", l.Name(), lim, rep)
+	}
+	// Caught by the default calls is caught by a prefix of them: the run
+	// stops at the pipeline of the first difference (StopAfter), which is
+	// all this claim reads, instead of running the 55,035 calls at 10,000
+	// per window.
+	rep := run(t, l, lim, times, DiffOptions{StopAfter: 1})
+	if rep.OK() || rep.Differences == 0 || len(rep.First) == 0 {
+		t.Fatalf("%s planted, %v: not caught:\n%v", l.Name(), lim, rep)
+	}
+	if !rep.Stopped && rep.Calls < rep.Planned {
+		t.Errorf("%s planted, %v: %d of %d calls ran, and the report does not say it stopped:\n%v", l.Name(), lim, rep.Calls, rep.Planned, rep)
+	}
+	// The first difference is at the limit: the twin's estimate, before the
+	// call, within one request of it.
+	f := rep.First[0]
+	if est := estimate(l.Name(), f.Before, f.Now, lim); est < (lim.Rate-1)*lim.Window || est > lim.Rate*lim.Window || f.Go.Allowed == f.Lua.Allowed {
+		t.Errorf("%s planted, %v: the first difference is not a decision at the limit (estimate %d/%d):\n%v", l.Name(), lim, est, lim.Window, f)
+	}
+	t.Logf("%s planted, %v: %s\n%v", l.Name(), lim, rep.Summary(), f)
 }
 
 // estimate is what the twin (a fixed window or a sliding counter) counts

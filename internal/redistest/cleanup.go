@@ -29,10 +29,13 @@ const LabelRun = "overshoot.redistest.run"
 var thisRun = newRun()
 
 type run struct {
-	id     string
-	ctx    context.Context // cancelled by a signal: aborts starts in flight
-	cancel context.CancelFunc
-	once   sync.Once // installs the handler, at the first start
+	id string
+	// password is what every server of the run requires: fresh for each
+	// test process, so a published port is of no use to anyone else.
+	password string
+	ctx      context.Context // cancelled by a signal: aborts starts in flight
+	cancel   context.CancelFunc
+	once     sync.Once // installs the handler, at the first start
 
 	mu       sync.Mutex
 	stopping bool           // a signal arrived: no new starts
@@ -42,8 +45,10 @@ type run struct {
 func newRun() *run {
 	b := make([]byte, 8)
 	rand.Read(b)
+	pw := make([]byte, 16)
+	rand.Read(pw)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &run{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel}
+	return &run{id: hex.EncodeToString(b), password: hex.EncodeToString(pw), ctx: ctx, cancel: cancel}
 }
 
 // begin installs the signal handler if it is not yet and counts a start in

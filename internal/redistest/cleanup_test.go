@@ -27,11 +27,13 @@ const envHelper = "OVERSHOOT_REDISTEST_SIGNAL_HELPER"
 // happens in a child process (this test binary re-executed) with Ryuk off,
 // so the only thing that can remove the container is this package's handler.
 func TestSignalRemovesContainers(t *testing.T) {
+	t.Parallel() // each starts its own container: the starts overlap
 	if !dockerReachable() {
 		t.Skip("needs Docker: the test is about containers (" + EnvAddr + " gives none)")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			if signal.Ignored(sig) {
 				t.Skipf("this process ignores %v (a background job of a script?), and so would the child", sig)
 			}

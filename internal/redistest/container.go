@@ -8,6 +8,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -29,8 +31,9 @@ import (
 // the file, which Container.CopyFile rewrites to step it. libfaketime alone
 // hangs this jemalloc-linked server (libfaketime issue #130): glibc's
 // libc_malloc_debug, preloaded first, gives it glibc's malloc. Only the local
-// image (.ci/redis-image.sh) carries both libraries, at these Debian paths.
-const FaketimePreload = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0 /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+// image (.ci/redis-image.sh) carries both libraries, at these paths on
+// every architecture.
+const FaketimePreload = "/usr/lib/overshoot/libc_malloc_debug.so.0 /usr/lib/overshoot/libfaketime.so.1"
 
 // DefaultWaitLog is the line a Redis server logs once it accepts
 // connections (Redis 7.0; 7.2 adds " tcp").
@@ -67,6 +70,9 @@ type Options struct {
 	// WaitLog is the log line that means ready (default DefaultWaitLog;
 	// a Sentinel logs "+monitor master" instead).
 	WaitLog string
+	// Image is the image to start (default: the one Start would choose),
+	// e.g. LocalImage for a test that needs its libfaketime.
+	Image string
 }
 
 // Container is a Redis started by StartWith, which t.Cleanup removes. Its
@@ -109,13 +115,41 @@ func StartWith(t testing.TB, o Options) *Container {
 	if note := configure(); note != "" {
 		t.Log(note)
 	}
+	ct, reason := startContainer(t, o)
+	if ct == nil {
+		cannotShape(t, reason)
+	}
+	return ct
+}
+
+// startContainer starts a container shaped by o, removed when t ends, and
+// returns it; or nil and why none could be had (the caller skips or fails
+// t). It fails t itself when the container starts but is not a Redis that
+// answers.
+func startContainer(t testing.TB, o Options) (*Container, string) {
+	t.Helper()
+	ct, c, reason, err := launch(o)
+	// A half-started container is removed too; at once (SIGKILL): nothing
+	// of a test's server outlives the test.
+	testcontainers.CleanupContainer(t, c, testcontainers.StopTimeout(0))
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return ct, reason
+}
+
+// launch starts a container shaped by o and returns it, with the
+// testcontainers handle the caller must remove (non-nil whenever Docker
+// created something, whether or not it started). It returns a nil Container
+// and the reason when no container could be had, and an error when one
+// started but does not answer as a Redis should.
+func launch(o Options) (ct *Container, c *testcontainers.DockerContainer, reason string, err error) {
 	port := 6379
 	if o.HostNetwork {
 		port = o.Port
 		if port == 0 {
-			var err error
 			if port, err = freePort(); err != nil {
-				t.Fatalf("redistest: no free loopback port: %v", err)
+				return nil, nil, "", fmt.Errorf("no free loopback port: %v", err)
 			}
 		}
 	}
@@ -126,24 +160,32 @@ func StartWith(t testing.TB, o Options) *Container {
 	}
 	ctx, cancel := context.WithTimeout(runCtx, 90*time.Second)
 	defer cancel()
-	image := chooseImage(ctx)
-	c, err := testcontainers.Run(ctx, image, o.customizers(port)...)
+	image := o.Image
+	if image == "" {
+		image = chooseImage(ctx)
+	} else if image == LocalImage && !imagePresent(ctx, image) {
+		thisRun.end()
+		return nil, nil, LocalImage + " is not built: `OVERSHOOT_REQUIRE_REDIS=1 make test` builds it, as does .ci/redis-image.sh", nil
+	}
+	c, err = testcontainers.Run(ctx, image, o.customizers(port)...)
 	thisRun.end()
-	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
 	if err != nil {
 		if runCtx.Err() != nil {
-			select {} // as above
+			select {} // as above: not a Redis problem, so no failure to report
 		}
-		cannotShape(t, fmt.Sprintf("testcontainers could not start %s shaped by %s: %v", image, o, err))
+		return nil, c, fmt.Sprintf("testcontainers could not start %s shaped by %s: %v", image, o, err), nil
 	}
-	ct := &Container{Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork, c: c}
+	ct = &Container{Server: Server{Password: thisRun.password}, Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork, c: c}
 	if err := ct.locate(ctx); err != nil {
-		t.Fatalf("redistest: %v", err)
+		return nil, c, "", err
 	}
-	if err := ping(ct.Addr); err != nil {
-		t.Fatalf("redistest: container %s (%s) started but does not answer PING at %s: %v\n%s", image, o, ct.Addr, err, ct.logTail(ctx))
+	if err := ct.loopbackOnly(ctx); err != nil {
+		return nil, c, "", err
 	}
-	return ct
+	if err := ping(ct.Addr, ct.Password); err != nil {
+		return nil, c, "", fmt.Errorf("container %s (%s) started but does not answer PING at %s: %v\n%s", image, o, ct.Addr, err, ct.logTail(ctx))
+	}
+	return ct, c, "", nil
 }
 
 // cannotShape is unavailable for StartWith, whose advice differs: an
@@ -172,6 +214,13 @@ func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
 	if o.Entrypoint != nil {
 		cmd = append(cmd, "--protected-mode", "no")
 	}
+	// Every server requires the run's password, and a replica (or a
+	// cluster node that becomes one) gives it to its primary; a Sentinel
+	// takes only its own (its conf says the primary's: sentinel auth-pass).
+	cmd = append(cmd, "--requirepass", thisRun.password)
+	if !o.sentinel() {
+		cmd = append(cmd, "--masterauth", thisRun.password)
+	}
 	cmd = append(cmd, o.Args...)
 	waitLog := o.WaitLog
 	if waitLog == "" {
@@ -193,7 +242,12 @@ func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
 			hc.NetworkMode = "host"
 		}))
 	} else {
-		opts = append(opts, testcontainers.WithExposedPorts("6379/tcp"))
+		// Docker publishes a port on every interface unless told which:
+		// 127.0.0.1 only, a free port chosen by Docker.
+		opts = append(opts, testcontainers.WithExposedPorts(redisPort),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{network.MustParsePort(redisPort): {{HostIP: netip.MustParseAddr("127.0.0.1")}}}
+			}))
 	}
 	paths := make([]string, 0, len(o.Files))
 	for p := range o.Files {
@@ -206,6 +260,14 @@ func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
 		}))
 	}
 	return opts
+}
+
+// redisPort is the port a mapped container's server listens on inside.
+const redisPort = "6379/tcp"
+
+// sentinel reports whether o starts a Sentinel rather than a server.
+func (o Options) sentinel() bool {
+	return slices.Contains(o.Entrypoint, "--sentinel") || slices.Contains(o.Args, "--sentinel")
 }
 
 // String is o in short, for messages.
@@ -231,7 +293,7 @@ func (ct *Container) locate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p, err := ct.c.MappedPort(ctx, "6379/tcp")
+		p, err := ct.c.MappedPort(ctx, redisPort)
 		if err != nil {
 			return err
 		}
@@ -242,6 +304,49 @@ func (ct *Container) locate(ctx context.Context) error {
 	ct.Addr, ct.Source = addr, source
 	ct.mu.Unlock()
 	return nil
+}
+
+// loopbackOnly fails unless every port the container publishes is bound to
+// 127.0.0.1 (or ::1), as Docker itself reports it: the test Redis is never
+// reachable from another machine, whatever testcontainers or the engine
+// default to.
+func (ct *Container) loopbackOnly(ctx context.Context) error {
+	bindings, err := PortBindings(ctx, ct.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bindings {
+		if ip, err := netip.ParseAddr(b); err != nil || !ip.IsLoopback() {
+			return fmt.Errorf("container %.12s publishes a port on %q, not on loopback (all: %v)", ct.ID, b, bindings)
+		}
+	}
+	return nil
+}
+
+// PortBindings lists, as the Docker engine reports them (the ports it has
+// published, not those asked for), the host address of every published port
+// of container id: "127.0.0.1" for each on a container this package
+// started; none on the host network, where the server binds 127.0.0.1.
+func PortBindings(ctx context.Context, id string) ([]string, error) {
+	d, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	res, err := d.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("inspecting container %.12s: %w", id, err)
+	}
+	var hosts []string
+	if res.Container.NetworkSettings != nil {
+		for _, bs := range res.Container.NetworkSettings.Ports {
+			for _, b := range bs {
+				hosts = append(hosts, b.HostIP.String())
+			}
+		}
+	}
+	slices.Sort(hosts)
+	return hosts, nil
 }
 
 // Address is Addr, read safely while another goroutine may be calling Start.
@@ -277,7 +382,7 @@ func (ct *Container) Start(ctx context.Context) error {
 	if err := ct.locate(ctx); err != nil {
 		return err
 	}
-	return ping(ct.Address())
+	return ping(ct.Address(), ct.Password)
 }
 
 // Pause freezes every process of the container (the cgroup freezer):

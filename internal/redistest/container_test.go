@@ -13,6 +13,7 @@ import (
 
 // StartWith passes its arguments to the server, after the image's own.
 func TestStartWithArgs(t *testing.T) {
+	t.Parallel() // each starts its own container: the starts overlap
 	ct := StartWith(t, Options{Args: []string{"--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"}})
 	c := ct.Client(t)
 	ctx := context.Background()
@@ -34,6 +35,7 @@ func TestStartWithArgs(t *testing.T) {
 // server listens on 127.0.0.1:Port only; it can be killed and started
 // again at the same address, and paused (no answer) and unpaused.
 func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
+	t.Parallel() // each starts its own container: the starts overlap
 	ct := StartWith(t, Options{
 		HostNetwork: true,
 		Entrypoint:  []string{"redis-server", "/tmp/conf/extra.conf"},
@@ -44,7 +46,7 @@ func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 		t.Fatalf("Addr %s, Port %d; want %s on a chosen port", ct.Addr, ct.Port, want)
 	}
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: ct.Addr, DisableIdentity: true, MaxRetries: -1, DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: ct.Addr, Password: ct.Password, DisableIdentity: true, MaxRetries: -1, DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
 	t.Cleanup(func() { c.Close() })
 	got, err := c.ConfigGet(ctx, "*").Result()
 	if err != nil {
@@ -89,6 +91,7 @@ func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 // Under the locally built image, FaketimePreload makes the
 // server read a clock that a file steers, and rewriting the file steps it.
 func TestFaketimeStepsTheServersClock(t *testing.T) {
+	t.Parallel() // each starts its own container: the starts overlap
 	if os.Getenv(EnvAddr) == "" && dockerReachable() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		image := chooseImage(ctx)
@@ -145,6 +148,7 @@ func TestStartWithRefusesAnExternalRedis(t *testing.T) {
 
 // A Sentinel starts from its config file with its own wait line.
 func TestStartWithSentinel(t *testing.T) {
+	t.Parallel() // each starts its own container: the starts overlap
 	ct := StartWith(t, Options{
 		HostNetwork: true,
 		Entrypoint:  []string{"redis-server", "/tmp/sentinel.conf", "--sentinel"},

@@ -14,14 +14,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
-	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 )
 
 // Environment variables that steer where the Redis comes from.
 const (
-	EnvAddr    = "OVERSHOOT_REDIS"         // host:port of an existing Redis 7
-	EnvImage   = "OVERSHOOT_REDIS_IMAGE"   // image for testcontainers
-	EnvRequire = "OVERSHOOT_REQUIRE_REDIS" // "1": no Redis is a failure
+	EnvAddr     = "OVERSHOOT_REDIS"          // host:port of an existing Redis 7
+	EnvPassword = "OVERSHOOT_REDIS_PASSWORD" // its password, if it has one
+	EnvImage    = "OVERSHOOT_REDIS_IMAGE"    // image for testcontainers
+	EnvRequire  = "OVERSHOOT_REQUIRE_REDIS"  // "1": no Redis is a failure
 	// DefaultImage is pulled from a registry as usual; `make redis-image`
 	// builds LocalImage for engines that cannot pull.
 	DefaultImage = "redis:7-alpine"
@@ -30,20 +30,39 @@ const (
 
 // Server is a Redis a test may use.
 type Server struct {
-	Addr   string // host:port on loopback (or OVERSHOOT_REDIS as given)
-	Source string // where it came from, for logs and reports
+	Addr string // host:port on loopback (or OVERSHOOT_REDIS as given)
+	// Password is what the server requires (AUTH): a fresh one for each
+	// test process for every container this package starts, so that no
+	// one else can use it while the tests run; OVERSHOOT_REDIS_PASSWORD
+	// for OVERSHOOT_REDIS ("" when it needs none).
+	Password string
+	Source   string // where it came from, for logs and reports
+}
+
+// Options are go-redis options that reach s: its address and password,
+// without the CLIENT SETINFO handshake (DisableIdentity), which older
+// servers and MONITOR readers need not see. Callers add pool sizes and
+// timeouts to the copy they get.
+func (s Server) Options() *redis.Options {
+	return &redis.Options{Addr: s.Addr, Password: s.Password, DisableIdentity: true}
 }
 
 // Start returns a Redis for t, or skips t (fails it under
-// OVERSHOOT_REQUIRE_REDIS=1) with a one-line reason. A container it starts is
-// removed when t ends.
+// OVERSHOOT_REQUIRE_REDIS=1) with a one-line reason.
+//
+// In a test binary whose TestMain runs Main, every Start of the process
+// gets the same container, started by the first and removed when the
+// binary ends: tests keep apart by their keys (Prefix). Elsewhere each Start
+// starts a container of its own, removed when t ends. A test that needs a
+// server shaped for it (arguments, its own network, a fault) uses StartWith.
 func Start(t testing.TB) Server {
 	t.Helper()
 	if addr := os.Getenv(EnvAddr); addr != "" {
-		if err := ping(addr); err != nil {
+		password := os.Getenv(EnvPassword)
+		if err := ping(addr, password); err != nil {
 			unavailable(t, fmt.Sprintf("%s=%s does not answer PING: %v", EnvAddr, addr, err))
 		}
-		return Server{Addr: addr, Source: EnvAddr + "=" + addr}
+		return Server{Addr: addr, Password: password, Source: EnvAddr + "=" + addr}
 	}
 	if !dockerReachable() {
 		unavailable(t, "no Docker socket and no "+EnvAddr)
@@ -51,41 +70,21 @@ func Start(t testing.TB) Server {
 	if note := configure(); note != "" {
 		t.Log(note)
 	}
-	runCtx, ok := thisRun.begin()
-	if !ok {
-		select {} // the process is being interrupted: its signal handler exits it
+	if s, ok := shared.get(t); ok {
+		return s
 	}
-	ctx, cancel := context.WithTimeout(runCtx, 90*time.Second)
-	defer cancel()
-	image := chooseImage(ctx)
-	c, err := tcredis.Run(ctx, image, testcontainers.WithLabels(map[string]string{LabelRun: thisRun.id}))
-	thisRun.end()
-	testcontainers.CleanupContainer(t, c) // before the error check: a half-started container is removed too
-	if err != nil {
-		if runCtx.Err() != nil {
-			select {} // as above: not a Redis problem, so no failure to report
-		}
-		unavailable(t, fmt.Sprintf("testcontainers could not start %s: %v", image, err))
+	ct, reason := startContainer(t, Options{})
+	if ct == nil {
+		unavailable(t, reason)
 	}
-	uri, err := c.ConnectionString(ctx)
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	opt, err := redis.ParseURL(uri)
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	if err := ping(opt.Addr); err != nil {
-		t.Fatalf("redistest: container %s started but does not answer PING: %v", image, err)
-	}
-	return Server{Addr: opt.Addr, Source: "testcontainers " + image}
+	return ct.Server
 }
 
 // Client returns a go-redis client of s with go-redis's default pool; it
 // is closed when t ends. Tests that need one connection per worker make
-// their own clients with PoolSize 1.
+// their own clients from Options with PoolSize 1.
 func (s Server) Client(t testing.TB) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
+	c := redis.NewClient(s.Options())
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -98,7 +97,7 @@ func (s Server) Prefix(t testing.TB) string {
 	name := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
 	prefix := "overshoot:" + strings.Trim(name, "-") + ":" + hex.EncodeToString(b) + ":"
 	t.Cleanup(func() {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
+		c := redis.NewClient(s.Options())
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -117,17 +116,23 @@ func chooseImage(ctx context.Context) string {
 	if image := os.Getenv(EnvImage); image != "" {
 		return image
 	}
-	docker, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return DefaultImage
-	}
-	defer docker.Close()
 	for _, image := range []string{DefaultImage, LocalImage} {
-		if _, err := docker.ImageInspect(ctx, image); err == nil {
+		if imagePresent(ctx, image) {
 			return image
 		}
 	}
 	return DefaultImage
+}
+
+// imagePresent reports whether the engine has image (without pulling it).
+func imagePresent(ctx context.Context, image string) bool {
+	docker, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return false
+	}
+	defer docker.Close()
+	_, err = docker.ImageInspect(ctx, image)
+	return err == nil
 }
 
 func unavailable(t testing.TB, reason string) {
@@ -139,8 +144,8 @@ func unavailable(t testing.TB, reason string) {
 	t.Skip(msg)
 }
 
-func ping(addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+func ping(addr, password string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password, DisableIdentity: true, MaxRetries: -1})
 	defer c.Close()
 	var err error
 	for range 50 { // a restarted server takes a moment to listen

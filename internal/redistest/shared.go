@@ -1,0 +1,86 @@
+package redistest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// Main runs a test binary's tests (call it from TestMain) with one Redis
+// container for every Start of the process: the first Start starts it, and
+// Main removes it when the tests are done, then exits with their code.
+// Starting a container takes about a second; a package's tests start
+// many, each only to keep its keys apart, which Prefix already does.
+func Main(m *testing.M) {
+	shared.mu.Lock()
+	shared.active = true
+	shared.mu.Unlock()
+	code := m.Run()
+	shared.close()
+	os.Exit(code)
+}
+
+var shared sharedServer
+
+// sharedServer is the process's one container under Main.
+type sharedServer struct {
+	mu     sync.Mutex
+	active bool // Main is running the tests
+	tried  bool // a start was tried: server or reason holds its outcome
+	server Server
+	reason string // why there is no container, for every later Start
+	c      *testcontainers.DockerContainer
+}
+
+// get returns the shared server, starting it on first use, and false when
+// Main is not running (each Start then has its own container). When no
+// container can be had, every caller is skipped (or failed) with the same
+// reason, and the start is not tried again.
+func (s *sharedServer) get(t testing.TB) (Server, bool) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.active {
+		return Server{}, false
+	}
+	if !s.tried {
+		s.tried = true
+		ct, c, reason, err := launch(Options{})
+		s.c = c
+		switch {
+		case err != nil:
+			s.reason = err.Error()
+		case ct == nil:
+			s.reason = reason
+		default:
+			s.server = ct.Server
+			s.server.Source += " (shared by this test binary)"
+		}
+	}
+	if s.reason != "" {
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		unavailable(t, s.reason)
+	}
+	return s.server, true
+}
+
+// close removes the container, if one was started.
+func (s *sharedServer) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := testcontainers.TerminateContainer(s.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0)); err != nil {
+		// The signal handler and `make clean-containers` find it by its label.
+		os.Stderr.WriteString("redistest: removing the shared container: " + err.Error() + "\n")
+	}
+	s.c = nil
+}
