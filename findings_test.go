@@ -66,7 +66,6 @@ var bucketNames = []string{"token-bucket", "leaky-bucket", "gcra"}
 var windowNames = []string{"fixed-window", "sliding-log", "sliding-counter"}
 
 func TestGoldenTable(t *testing.T) {
-	t.Parallel() // deterministic; overlaps the live tests' waiting
 	var b bytes.Buffer
 	if _, err := findingsMatrix(t).WriteTo(&b); err != nil {
 		t.Fatal(err)
@@ -416,7 +415,6 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 //
 // Badge: node clock, no skew
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
-	t.Parallel() // deterministic; overlaps the live tests' waiting
 	o := scenarios.DefaultOptions()
 	r := findingsMatrix(t)
 	total := 0

@@ -258,12 +258,10 @@ func tokenBucketWithTTL(name string, extra int64) algos.Algorithm {
 // logged), at 10 per second with a burst of 20 and at 100 per second; the
 // same limiter whose key lives exactly until idle is clean in both.
 func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
-	t.Parallel() // deterministic; overlaps the live tests' waiting
 	short := tokenBucketWithTTL("token-bucket, key TTL 1 s short", -algos.Second)
 	exact := tokenBucketWithTTL("token-bucket, key TTL exactly to idle", 0)
 	for _, l := range []algos.Limit{algos.MustLimit(10, algos.Second, 20), algos.MustLimit(100, algos.Second, 100)} {
 		t.Run(l.String(), func(t *testing.T) {
-			t.Parallel()
 			o := mutantOptions()
 			o.Limit = l
 			verdicts, err := scenarios.Hunt([]scenarios.Suspect{

@@ -37,7 +37,6 @@ var (
 // expiry must come no sooner than the twin's state is idle and no later
 // than the bound.
 func TestLuaMatchesGo(t *testing.T) {
-	t.Parallel() // its own keys; judged call for call, not on time
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
