@@ -28,7 +28,8 @@ all: lint test
 ## pure Go in one goroutine a run): two minutes of a loaded CI under -race, 11 s without; and
 ## redis_rate's checks that run the library on simredis (REDISRATE_SIMULATIONS: one goroutine a
 ## run, or a live fleet whose twin replays on simredis; simredis's own concurrency is raced in
-## package simredis, the live fleet's in package replay): 225 s under -race, 15 s without.
+## package simredis, the live fleet's in package replay): 225 s under -race, 15 s without; and
+## adapters/redislib's example script under the properties (REDISLIB_SIMULATIONS): 84 s and 3 s.
 ## The model's allocation count (MODEL_ALLOCATIONS) runs without -race too, as the only place it
 ## means something: under -race sync.Pool drops a quarter of what it is given, on purpose.
 ## Every other test, the root's live ones included, runs with -race.
@@ -39,21 +40,24 @@ MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 XTIMERATE_SIMULATIONS := ^(TestKeepsTheContract|TestHuntBehindAStoreIsClean)$$
 REDISRATE_SIMULATIONS := ^(TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep)$$
+REDISLIB_SIMULATIONS := ^(TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec)$$
 MODEL_ALLOCATIONS := ^TestNoAllocationPerRequest$$
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]
 	@mkdir -p $(dir $(TEST_JSON))
 	@status=0; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).race -- -race -count=1 \
-		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$' | grep -v '/adapters/redisrate$$') || status=1; \
+		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$' | grep -v '/adapters/redisrate$$' | grep -v '/adapters/redislib$$') || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-race -- -race -count=1 -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-sim -- -count=1 -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-race -- -race -count=1 -skip '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-sim -- -count=1 -run '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redislib-race -- -race -count=1 -skip '$(REDISLIB_SIMULATIONS)' ./adapters/redislib || status=1; \
+	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redislib-sim -- -count=1 -run '$(REDISLIB_SIMULATIONS)' ./adapters/redislib || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).model-alloc -- -count=1 -run '$(MODEL_ALLOCATIONS)' ./model || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-race -- -race -count=1 -skip '$(ROOT_SIMULATIONS)' . || status=1; \
 	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-sim -- -count=1 -run '$(ROOT_SIMULATIONS)' . || status=1; \
-	parts="race xtimerate-race xtimerate-sim redisrate-race redisrate-sim model-alloc root-race root-sim"; \
+	parts="race xtimerate-race xtimerate-sim redisrate-race redisrate-sim redislib-race redislib-sim model-alloc root-race root-sim"; \
 	for p in $$parts; do cat $(TEST_JSON).$$p; done > $(TEST_JSON); \
 	for p in $$parts; do rm -f $(TEST_JSON).$$p; done; \
 	exit $$status

@@ -4,7 +4,7 @@
 // whose clock the simulator sets, or on a caller's own Redis.
 //
 // Spec runs it on a fresh simredis.Server per limiter, with a go-redis v9
-// client on 127.0.0.1; OnClient runs it on a client the caller owns, for a
+// client reaching it in process (a redislib.Store); OnClient runs it on a client the caller owns, for a
 // live run against a real Redis. Both map the library's Result to an
 // algos.Decision (see Spec).
 //
@@ -13,7 +13,7 @@
 // The mapping of the simulator's µs to the store's clock (EpochUnixMicro)
 // and of the library's Result to an algos.Decision, and the lifetime of the
 // simulated store and client each limiter of Spec starts. From this module
-// it imports algos, limiter and simredis only: no simulator, no scenarios,
+// it imports adapters/redislib, algos, limiter and simredis only: no simulator, no scenarios,
 // no test helper. Outside it imports github.com/go-redis/redis_rate/v10,
 // github.com/redis/go-redis/v9 and the standard library.
 package redisrate

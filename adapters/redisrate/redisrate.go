@@ -10,6 +10,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/overshoot-go/overshoot/adapters/redislib"
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/simredis"
@@ -25,7 +26,7 @@ const Name = "redis_rate"
 // at now = 0, where a float64 steps by 2^-25 s (about 0.03 µs), as it does
 // on a production Redis today. A now down to -EpochUnixMicro (the Unix
 // epoch) is accepted; below that the simulated store has no clock.
-const EpochUnixMicro int64 = 1_735_689_600_000_000
+const EpochUnixMicro = redislib.DefaultEpoch
 
 // Spec is go-redis/redis_rate v10 as a limiter under test: named
 // "redis_rate", a StoreClock limiter (its script reads Redis TIME and
@@ -104,8 +105,11 @@ func libLimit(l algos.Limit) redis_rate.Limit {
 	return redis_rate.Limit{Rate: int(l.Rate), Burst: int(l.Burst), Period: time.Duration(l.Window) * time.Microsecond}
 }
 
-// sim is one limiter of Spec: its own store, client and library.
+// sim is one limiter of Spec: its own store and client (redislib.Store,
+// whose Server and Client the white-box tests also reach as srv and rdb),
+// and the library on them.
 type sim struct {
+	*redislib.Store
 	srv   *simredis.Server
 	rdb   *redis.Client
 	lib   *redis_rate.Limiter
@@ -116,25 +120,11 @@ func newSim(l algos.Limit) (limiter.Limiter, error) {
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("redisrate: %w", err)
 	}
-	srv, err := simredis.Start()
+	st, err := redislib.Open(EpochUnixMicro)
 	if err != nil {
 		return nil, fmt.Errorf("redisrate: %w", err)
 	}
-	rdb := redis.NewClient(&redis.Options{
-		Dialer:          srv.Dial, // in process, no TCP
-		PoolSize:        1,
-		MaxIdleConns:    1,
-		MaxRetries:      -1, // a script is never sent twice
-		DialerRetries:   1,
-		DisableIdentity: true,
-	})
-	// Connected before the first request, so that no Allow dials.
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		_ = rdb.Close()
-		srv.Close()
-		return nil, fmt.Errorf("redisrate: %w", err)
-	}
-	return &sim{srv: srv, rdb: rdb, lib: redis_rate.NewLimiter(rdb), limit: libLimit(l)}, nil
+	return &sim{Store: st, srv: st.Server, rdb: st.Client, lib: redis_rate.NewLimiter(st.Client), limit: libLimit(l)}, nil
 }
 
 // Allow sets the store's clock to EpochUnixMicro + now and asks the library.
@@ -142,20 +132,10 @@ func (s *sim) Allow(ctx context.Context, key int, now int64) (algos.Decision, er
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("redisrate: negative key %d", key)
 	}
-	if now > simredis.MaxClock-EpochUnixMicro {
-		return algos.Decision{}, fmt.Errorf("redisrate: %s is past the store's last clock", algos.FormatTime(now))
-	}
-	if err := s.srv.SetClock(EpochUnixMicro + now); err != nil {
-		return algos.Decision{}, fmt.Errorf("redisrate: at %s: %w", algos.FormatTime(now), err)
+	if err := s.At(now); err != nil {
+		return algos.Decision{}, fmt.Errorf("redisrate: %w", err)
 	}
 	return allow(ctx, s.lib, fmt.Sprintf("overshoot:%d", key), s.limit)
-}
-
-// Close closes the client, then the server.
-func (s *sim) Close() error {
-	err := s.rdb.Close()
-	s.srv.Close()
-	return err
 }
 
 // allow asks the library and maps its Result.
