@@ -45,19 +45,19 @@ MODEL_ALLOCATIONS := ^TestNoAllocationPerRequest$$
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]
 	@mkdir -p $(dir $(TEST_JSON))
-	@status=0; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).race -- -race -count=1 \
-		$$($(GO) list ./... | grep -v '^$(MODULE)$$' | grep -v '/adapters/xtimerate$$' | grep -v '/adapters/redisrate$$' | grep -v '/adapters/redislib$$') || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-race -- -race -count=1 -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).xtimerate-sim -- -count=1 -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-race -- -race -count=1 -skip '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redisrate-sim -- -count=1 -run '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redislib-race -- -race -count=1 -skip '$(REDISLIB_SIMULATIONS)' ./adapters/redislib || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).redislib-sim -- -count=1 -run '$(REDISLIB_SIMULATIONS)' ./adapters/redislib || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).model-alloc -- -count=1 -run '$(MODEL_ALLOCATIONS)' ./model || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-race -- -race -count=1 -skip '$(ROOT_SIMULATIONS)' . || status=1; \
-	$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).root-sim -- -count=1 -run '$(ROOT_SIMULATIONS)' . || status=1; \
-	parts="race xtimerate-race xtimerate-sim redisrate-race redisrate-sim redislib-race redislib-sim model-alloc root-race root-sim"; \
+	@status=0; parts=; \
+	run() { part=$$1; shift; parts="$$parts $$part"; \
+		$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).$$part -- -count=1 "$$@" || status=1; }; \
+	run race -race $$($(GO) list ./... | grep -v -e '^$(MODULE)$$' -e '/adapters/xtimerate$$' -e '/adapters/redisrate$$' -e '/adapters/redislib$$'); \
+	run xtimerate-race -race -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate; \
+	run xtimerate-sim -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate; \
+	run redisrate-race -race -skip '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate; \
+	run redisrate-sim -run '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate; \
+	run redislib-race -race -skip '$(REDISLIB_SIMULATIONS)' ./adapters/redislib; \
+	run redislib-sim -run '$(REDISLIB_SIMULATIONS)' ./adapters/redislib; \
+	run model-alloc -run '$(MODEL_ALLOCATIONS)' ./model; \
+	run root-race -race -skip '$(ROOT_SIMULATIONS)' .; \
+	run root-sim -run '$(ROOT_SIMULATIONS)' .; \
 	for p in $$parts; do cat $(TEST_JSON).$$p; done > $(TEST_JSON); \
 	for p in $$parts; do rm -f $(TEST_JSON).$$p; done; \
 	exit $$status

@@ -36,7 +36,7 @@ var allowedImports = map[string][]string{
 	"study":              {"algos", "algos/lua", "internal/planted", "limiter", "model"},
 	"simredis":           {},
 	"adapters/xtimerate": {"algos", "limiter"},
-	"adapters/redisrate": {"adapters/redislib", "algos", "limiter", "simredis"},
+	"adapters/redisrate": {"adapters/redislib", "algos", "limiter"},
 	"adapters/redislib":  {"algos", "limiter", "simredis"},
 	"internal/arith":     {},
 	"internal/planted":   {"algos", "internal/arith"},

@@ -198,7 +198,14 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 	rows := make([]string, len(played))
 	var wg sync.WaitGroup
 	for i, lc := range played {
-		wg.Go(func() { rows[i] = playLiveCase(t, s, prefix, i, lc, limit, requests) })
+		wg.Go(func() {
+			row, err := playLiveCase(t, s, prefix, i, lc, limit, requests)
+			if err != nil {
+				t.Errorf("%s: %v", row, err)
+				row += ": " + err.Error()
+			}
+			rows[i] = row
+		})
 	}
 	wg.Wait()
 	t.Logf("live replay, %s, %s per case, 100/s per key, 4 clients, 4 nodes, seed 1\n"+
@@ -208,38 +215,34 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 }
 
 // playLiveCase plays one case of TestLiveReplayMatchesModel and returns its
-// report row; a failure is reported on t (safe from several goroutines).
-func playLiveCase(t *testing.T, s redistest.Server, prefix string, i int, lc liveCase, limit algos.Limit, requests []model.Request) string {
+// report row, or what stopped it; a result out of bounds is reported on t
+// (safe from several goroutines).
+func playLiveCase(t *testing.T, s redistest.Server, prefix string, i int, lc liveCase, limit algos.Limit, requests []model.Request) (string, error) {
 	name := fmt.Sprintf("%s %s", lc.algo, lc.deployment)
 	if lc.skew > 0 {
 		name += " " + algos.FormatMicros(lc.skew)
 	}
 	a, err := algos.ByName(lc.algo)
 	if err != nil {
-		t.Error(err)
-		return name + ": " + err.Error()
+		return name, err
 	}
 	c := replay.Case{Name: name, Algorithm: a, Limit: limit, Deployment: lc.deployment, Nodes: 4, Skew: lc.skew, Seed: 1, Requests: requests}
 	rec, err := replay.PlayWith(context.Background(), s.Options(), fmt.Sprintf("%slive:%d:", prefix, i), c)
 	if err != nil {
-		t.Errorf("%s: %v", name, err)
-		return name + ": " + err.Error()
+		return name, err
 	}
 	got := rec.Redis()
 	replayed, differ, err := rec.Replay()
 	if err != nil {
-		t.Errorf("%s: %v", name, err)
-		return name + ": " + err.Error()
+		return name, err
 	}
 	mean, err := rec.MeanDelay()
 	if err != nil {
-		t.Errorf("%s: %v", name, err)
-		return name + ": " + err.Error()
+		return name, err
 	}
 	ideal, err := rec.Ideal()
 	if err != nil {
-		t.Errorf("%s: %v", name, err)
-		return name + ": " + err.Error()
+		return name, err
 	}
 	legs := rec.MeanDelays()
 	if d := replayed.Admitted - got.Admitted; float64(abs(d)) > 0.005*float64(got.Admitted) {
@@ -250,7 +253,7 @@ func playLiveCase(t *testing.T, s redistest.Server, prefix string, i int, lc liv
 	}
 	return fmt.Sprintf("%-32s %5d %5d %5.2fx  %5d %5.2fx %4d  %5d %5.2fx %+6.1f%%  %5d %5.2fx  %4d/%d/%d",
 		name, len(requests), got.Admitted, got.Peak, replayed.Admitted, replayed.Peak, differ,
-		mean.Admitted, mean.Peak, pct(mean.Admitted, got.Admitted), ideal.Admitted, ideal.Peak, legs.Out, legs.Back, legs.Set)
+		mean.Admitted, mean.Peak, pct(mean.Admitted, got.Admitted), ideal.Admitted, ideal.Peak, legs.Out, legs.Back, legs.Set), nil
 }
 
 func pct(a, b int) float64 {

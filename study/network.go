@@ -36,25 +36,14 @@ type Path struct {
 // path was made with. The caller may change the pool settings.
 func (p *Path) Options() *redis.Options { return workerOptions(p.upstream, p.Addr) }
 
-// Upstream is how Delayed is told which Redis to front: its address, for
-// a Redis without a password, or its go-redis options, whose Addr is the
-// Redis and whose credentials the path's connections log in with.
-type Upstream interface {
-	string | *redis.Options
-}
-
-// upstreamOptions is u as go-redis options (a copy; never nil).
-func upstreamOptions[U Upstream](u U) *redis.Options {
-	switch v := any(u).(type) {
-	case string:
-		return &redis.Options{Addr: v}
-	case *redis.Options:
-		if v != nil {
-			c := *v
-			return &c
-		}
+// upstreamOptions is a copy of opt (never nil), so that a path keeps the
+// credentials it was made with whatever the caller does to opt later.
+func upstreamOptions(opt *redis.Options) *redis.Options {
+	if opt == nil {
+		return &redis.Options{}
 	}
-	return &redis.Options{}
+	c := *opt
+	return &c
 }
 
 // RTTSamples is how many PINGs a Path's RTT is the median of.
@@ -72,13 +61,13 @@ func Direct(ctx context.Context, opt *redis.Options) (*Path, error) {
 	return p, nil
 }
 
-// Delayed starts a proxy on a free 127.0.0.1 port in front of the Redis at
-// upstream (an address, or go-redis options carrying its password), with a
+// Delayed starts a proxy on a free 127.0.0.1 port in front of the Redis
+// that upstream reaches (its Addr, logging in with its credentials), with a
 // latency toxic of up on the upstream leg and down on the downstream leg
 // (whole milliseconds: the toxic's unit), and measures the RTT through it.
 // Path.Options reaches Redis through it with upstream's credentials. Close
 // stops the proxy and drops its connections.
-func Delayed[U Upstream](ctx context.Context, upstream U, up, down time.Duration) (*Path, error) {
+func Delayed(ctx context.Context, upstream *redis.Options, up, down time.Duration) (*Path, error) {
 	opt := upstreamOptions(upstream)
 	redisAddr := opt.Addr
 	if !strings.HasPrefix(redisAddr, "127.0.0.1:") && !strings.HasPrefix(redisAddr, "localhost:") && !strings.HasPrefix(redisAddr, "[::1]:") {

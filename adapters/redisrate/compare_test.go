@@ -77,7 +77,7 @@ const calls = 400
 // the shortest form that reads back as the same float64).
 func storedTAT(t *testing.T, lim *sim, key int) (float64, bool) {
 	t.Helper()
-	v, err := lim.rdb.Get(context.Background(), fmt.Sprintf("rate:overshoot:%d", key)).Result()
+	v, err := lim.Client.Get(context.Background(), fmt.Sprintf("rate:overshoot:%d", key)).Result()
 	if err != nil {
 		return 0, false
 	}
@@ -174,7 +174,7 @@ func compare(t *testing.T, ctx context.Context, l algos.Limit, seed uint64, boun
 	for i := range calls {
 		now := q.next(prev, i == 0)
 		where := fmt.Sprintf("%v seed %d boundary %v call %d key %d at %d µs", l, seed, boundary, i, key, now)
-		if err := lim.srv.SetClock(EpochUnixMicro + now); err != nil {
+		if err := lim.Server.SetClock(EpochUnixMicro + now); err != nil {
 			t.Fatal(err)
 		}
 		// Before: GCRA's margin in ticks of 1/r µs, exactly, and the

@@ -13,7 +13,7 @@
 // The mapping of the simulator's µs to the store's clock (EpochUnixMicro)
 // and of the library's Result to an algos.Decision, and the lifetime of the
 // simulated store and client each limiter of Spec starts. From this module
-// it imports adapters/redislib, algos, limiter and simredis only: no simulator, no scenarios,
+// it imports adapters/redislib, algos and limiter only: no simulator, no scenarios,
 // no test helper. Outside it imports github.com/go-redis/redis_rate/v10,
 // github.com/redis/go-redis/v9 and the standard library.
 package redisrate

@@ -25,15 +25,15 @@ func (f fork) at(t *testing.T, now int64, v string) {
 	ctx := context.Background()
 	clock := EpochUnixMicro + now
 	var err error
-	if clock >= f.srv.Clock() {
-		err = f.srv.SetClock(clock)
+	if clock >= f.Server.Clock() {
+		err = f.Server.SetClock(clock)
 	} else {
-		err = f.srv.StepBack(clock)
+		err = f.Server.StepBack(clock)
 	}
 	if err == nil && v == "" {
-		err = f.rdb.Del(ctx, "rate:overshoot:0").Err()
+		err = f.Client.Del(ctx, "rate:overshoot:0").Err()
 	} else if err == nil {
-		err = f.rdb.Set(ctx, "rate:overshoot:0", v, 0).Err()
+		err = f.Client.Set(ctx, "rate:overshoot:0", v, 0).Err()
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestFieldsAgainstTheLibrary(t *testing.T) {
 				t.Fatal(err)
 			}
 			prev = d
-			v, _ := lim.rdb.Get(ctx, "rate:overshoot:0").Result()
+			v, _ := lim.Client.Get(ctx, "rate:overshoot:0").Result()
 			h.decisions++
 			f.at(t, now, v)
 			switch n := f.admits(t, d.Remaining+2); {

@@ -13,7 +13,6 @@ import (
 	"github.com/overshoot-go/overshoot/adapters/redislib"
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
-	"github.com/overshoot-go/overshoot/simredis"
 )
 
 // Name is the Spec's name, as reports print it.
@@ -32,8 +31,9 @@ const EpochUnixMicro = redislib.DefaultEpoch
 // "redis_rate", a StoreClock limiter (its script reads Redis TIME and
 // nothing else), promising GCRA's algos.BucketPromise.
 //
-// New starts a simredis.Server on 127.0.0.1, connects a go-redis v9 client
-// to it (one connection, no retries, connected before New returns), and
+// New opens a redislib.Store (a simredis.Server and a go-redis v9 client
+// reaching it in process: one connection, no retries, connected before New
+// returns), and
 // enforces l as redis_rate.Limit{Rate, Burst, Period: Window µs}. The
 // Limiter it returns implements io.Closer, which closes the client and then
 // the server. Two limiters share nothing.
@@ -105,13 +105,11 @@ func libLimit(l algos.Limit) redis_rate.Limit {
 	return redis_rate.Limit{Rate: int(l.Rate), Burst: int(l.Burst), Period: time.Duration(l.Window) * time.Microsecond}
 }
 
-// sim is one limiter of Spec: its own store and client (redislib.Store,
-// whose Server and Client the white-box tests also reach as srv and rdb),
-// and the library on them.
+// sim is one limiter of Spec: its own store and client (a redislib.Store,
+// whose Server and Client the white-box tests also reach), and the library
+// on them.
 type sim struct {
 	*redislib.Store
-	srv   *simredis.Server
-	rdb   *redis.Client
 	lib   *redis_rate.Limiter
 	limit redis_rate.Limit
 }
@@ -124,7 +122,7 @@ func newSim(l algos.Limit) (limiter.Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisrate: %w", err)
 	}
-	return &sim{Store: st, srv: st.Server, rdb: st.Client, lib: redis_rate.NewLimiter(st.Client), limit: libLimit(l)}, nil
+	return &sim{Store: st, lib: redis_rate.NewLimiter(st.Client), limit: libLimit(l)}, nil
 }
 
 // Allow sets the store's clock to EpochUnixMicro + now and asks the library.

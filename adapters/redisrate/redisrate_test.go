@@ -234,7 +234,7 @@ func TestTimeIsOnlyNow(t *testing.T) {
 			t.Errorf("step %d at %d: %+v, %v; want %+v", i, st.now, got, err, st.want)
 		}
 	}
-	if got, want := lim.srv.Clock(), EpochUnixMicro+ms; got != want {
+	if got, want := lim.Server.Clock(), EpochUnixMicro+ms; got != want {
 		t.Errorf("store clock %d, want EpochUnixMicro + 1 ms = %d", got, want)
 	}
 	// A now before the last is a store clock going back, which simredis
@@ -254,7 +254,7 @@ func TestErrorsAreErrors(t *testing.T) {
 	if _, err := lim.Allow(ctx, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	lim.srv.Close()
+	lim.Server.Close()
 	if d, err := lim.Allow(ctx, 0, s); !errors.Is(err, simredis.ErrClosed) || d != (algos.Decision{}) {
 		t.Errorf("closed server: %+v, %v; want simredis.ErrClosed", d, err)
 	}
@@ -266,8 +266,8 @@ func TestErrorsAreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim = made.(*sim)
-	t.Cleanup(lim.srv.Close)
-	_ = lim.rdb.Close()
+	t.Cleanup(lim.Server.Close)
+	_ = lim.Client.Close()
 	if d, err := lim.Allow(ctx, 0, 0); !errors.Is(err, redis.ErrClosed) || d != (algos.Decision{}) {
 		t.Errorf("closed client: %+v, %v; want redis.ErrClosed", d, err)
 	}
@@ -314,17 +314,17 @@ func TestKeyExpiresOnTheClock(t *testing.T) {
 		}
 	}
 	const stored = "rate:overshoot:0" // the library prefixes "rate:"
-	if ttl, err := lim.rdb.PTTL(ctx, stored).Result(); err != nil || ttl != 2*time.Second {
+	if ttl, err := lim.Client.PTTL(ctx, stored).Result(); err != nil || ttl != 2*time.Second {
 		t.Fatalf("PTTL %v, %v; want 2s", ttl, err)
 	}
 	for _, c := range []struct {
 		now    int64
 		exists int64
 	}{{2*s - 1, 1}, {2 * s, 1}, {2_000_999, 1}, {2_001_000, 0}} {
-		if err := lim.srv.SetClock(EpochUnixMicro + c.now); err != nil {
+		if err := lim.Server.SetClock(EpochUnixMicro + c.now); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := lim.rdb.Exists(ctx, stored).Result(); err != nil || n != c.exists {
+		if n, err := lim.Client.Exists(ctx, stored).Result(); err != nil || n != c.exists {
 			t.Errorf("at %d µs: EXISTS %d, %v; want %d", c.now, n, err, c.exists)
 		}
 	}
@@ -339,8 +339,8 @@ func TestKeyExpiresOnTheClock(t *testing.T) {
 func TestLimitersDoNotShare(t *testing.T) {
 	l := algos.MustLimit(1, s, 1)
 	a, b := open(t, l), open(t, l)
-	if a.srv.Addr() == b.srv.Addr() {
-		t.Fatalf("both on %s", a.srv.Addr())
+	if a.Server.Addr() == b.Server.Addr() {
+		t.Fatalf("both on %s", a.Server.Addr())
 	}
 	ctx := context.Background()
 	for i, c := range []struct {
@@ -487,8 +487,8 @@ func TestSpec(t *testing.T) {
 		t.Errorf("Promise %q, want %q", got, want)
 	}
 	lim := open(t, l)
-	if !strings.HasPrefix(lim.srv.Addr(), "127.0.0.1:") {
-		t.Errorf("server on %s", lim.srv.Addr())
+	if !strings.HasPrefix(lim.Server.Addr(), "127.0.0.1:") {
+		t.Errorf("server on %s", lim.Server.Addr())
 	}
 	if got := fmt.Sprint(lim.limit); got != "10 req/s (burst 20)" {
 		t.Errorf("library limit %s", got)
@@ -574,7 +574,7 @@ func TestBreaksNearTheFloatStep(t *testing.T) {
 		if got != [2]int{c.instant, c.perMicro} || want != [2]int{c.gInstant, c.gPerMicro} {
 			t.Errorf("%v: library %v, GCRA %v; want %v and %v", c.limit, got, want, [2]int{c.instant, c.perMicro}, [2]int{c.gInstant, c.gPerMicro})
 		}
-		n, err := lim.rdb.Exists(ctx, "rate:overshoot:0").Result()
+		n, err := lim.Client.Exists(ctx, "rate:overshoot:0").Result()
 		if err != nil || (n == 1) != c.stored {
 			t.Errorf("%v: key stored %d, %v; want %v", c.limit, n, err, c.stored)
 		}
@@ -611,7 +611,7 @@ func TestDriftAdmitsEarly(t *testing.T) {
 			t.Fatalf("admit %d at %d µs: library %+v, GCRA %+v", i+1, now, d, e)
 		}
 	}
-	v, err := lim.rdb.Get(ctx, "rate:overshoot:0").Result()
+	v, err := lim.Client.Get(ctx, "rate:overshoot:0").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,8 @@ type sharedServer struct {
 func (s *sharedServer) get(t testing.TB) (Server, bool) {
 	t.Helper()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.active {
+		s.mu.Unlock()
 		return Server{}, false
 	}
 	if !s.tried {
@@ -61,12 +61,12 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 			s.server.Source += " (shared by this test binary)"
 		}
 	}
-	if s.reason != "" {
-		s.mu.Unlock()
-		defer s.mu.Lock()
-		unavailable(t, s.reason)
+	server, reason := s.server, s.reason
+	s.mu.Unlock()
+	if reason != "" {
+		unavailable(t, reason)
 	}
-	return s.server, true
+	return server, true
 }
 
 // close removes the container, if one was started.
