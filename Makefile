@@ -8,7 +8,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 REDIS_IMAGE ?= overshoot/redis:7-local
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills plan bench lint badges clean-containers
+.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills plan bench libraries lint badges clean-containers
 
 all: lint test
 
@@ -137,10 +137,17 @@ drills:
 	echo "== drills-clock.txt (computed by this run, identical to golden/)"; cat "$$out/drills-clock.txt"
 	$(GO) test -count=1 -timeout 20m -v ./drills/ -drills.full
 
+## libraries: redis_rate, a real Redis-backed library run unchanged on simredis, through the checks at
+## the built-ins' sizes: the default hunt (200 seeds), the default matrix (seeds 1-10) and every
+## property at its default number of cases (about 4.5 million script calls, 3 to 6 minutes).
+libraries:
+	$(GO) test -count=1 -timeout 30m -v -run 'TestDefault' ./adapters/redisrate/ -redisrate.defaults
+
 ## bench: the decision and simulator benchmarks (sim-req/s/core), and the judged hunt of the
 ## mutants set (judged-req/s/core, s/hunt).
 bench:
 	$(GO) test -count=1 -run '^$$' -bench 'Decide|Simulate|MutantsHunt' -benchmem ./algos/ ./model/ .
+	$(GO) test -count=1 -run '^$$' -bench 'ScriptCall' -cpu 1 ./simredis/
 
 ## lint: gofmt, go vet, and actionlint on the GitHub workflow.
 lint:

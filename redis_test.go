@@ -227,7 +227,7 @@ func playLiveCase(t *testing.T, s redistest.Server, prefix string, i int, lc liv
 		return name, err
 	}
 	c := replay.Case{Name: name, Algorithm: a, Limit: limit, Deployment: lc.deployment, Nodes: 4, Skew: lc.skew, Seed: 1, Requests: requests}
-	rec, err := replay.PlayWith(context.Background(), s.Options(), fmt.Sprintf("%slive:%d:", prefix, i), c)
+	rec, err := replay.Play(context.Background(), s.Options(), fmt.Sprintf("%slive:%d:", prefix, i), c)
 	if err != nil {
 		return name, err
 	}

@@ -22,12 +22,12 @@ var TokenBucket = Algorithm{
 }
 
 func decideTokenBucket(s *State, now int64, l Limit) Decision {
-	capacity := l.Capacity()
+	capacity := l.bucketSize()
 	if !s.Set {
 		*s = State{Set: true, A: capacity, B: now}
 	}
 	tokens, last := s.A, s.B
-	tokens = refill(tokens, now-last, l)
+	tokens = refill(tokens, now-last, &l)
 	last = now
 	d := Decision{}
 	if tokens >= l.Unit {
@@ -44,12 +44,18 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 
 // refill adds elapsed µs worth of tokens to level, capped at the capacity
 // (arith.Refill).
-func refill(level, elapsed int64, l Limit) int64 {
-	return arith.Refill(level, elapsed, l.Capacity(), l.Refill)
+//
+// The decisions hand their limit to helpers by pointer, and read its
+// capacity through bucketSize, not Capacity: a Limit is five integers, and
+// an inlined call that takes one by value copies it whole from where the
+// call's arguments were just stored, a copy the processor cannot forward
+// from those stores. It cost more than the rest of the decision.
+func refill(level, elapsed int64, l *Limit) int64 {
+	return arith.Refill(level, elapsed, l.bucketSize(), l.Refill)
 }
 
 // drain removes elapsed µs worth of level, never below zero (arith.Drain).
-func drain(level, elapsed int64, l Limit) int64 { return arith.Drain(level, elapsed, l.Refill) }
+func drain(level, elapsed int64, l *Limit) int64 { return arith.Drain(level, elapsed, l.Refill) }
 
 // LeakyBucket is the token bucket mirrored, as a meter: each admit adds one
 // request's worth of level, the level drains at the rate, and a request is
@@ -67,12 +73,12 @@ var LeakyBucket = Algorithm{
 }
 
 func decideLeakyBucket(s *State, now int64, l Limit) Decision {
-	capacity := l.Capacity()
+	capacity := l.bucketSize()
 	if !s.Set {
 		*s = State{Set: true, A: 0, B: now}
 	}
 	level, last := s.A, s.B
-	level = drain(level, now-last, l)
+	level = drain(level, now-last, &l)
 	last = max(last, now)
 	// The level is as of last; a caller whose clock is behind waits the gap too.
 	behind := last - now

@@ -1,6 +1,9 @@
 package algos
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // THE JUDGE. The checks below decide whether a run kept its algorithm's
 // promise, so they share no arithmetic with the algorithms they judge: no
@@ -37,7 +40,18 @@ func checkerGCD(a, b int64) int64 {
 // afterGap is an excess of level after gap µs without an admit: gap·perMicro
 // less, never below zero. Comparing with the quotient first means the
 // product is only taken when it is at most level, so it cannot overflow.
+//
+// For a gap and a level that are not negative (every call a run makes) the
+// product is taken whole, in 128 bits, which says the same without a
+// division: the judge of a hunt asks this for every admit it follows.
 func (s bucketScale) afterGap(level, gap int64) int64 {
+	if gap >= 0 && level >= 0 {
+		hi, lo := bits.Mul64(uint64(gap), uint64(s.perMicro))
+		if hi != 0 || lo > uint64(level) {
+			return 0
+		}
+		return level - int64(lo)
+	}
 	if gap > level/s.perMicro { // gap·perMicro > level
 		return 0
 	}
@@ -102,8 +116,10 @@ func alignedWindowStart(t, w int64) int64 {
 func checkAligned(times []int64, l Limit) *Violation {
 	var count, start int64
 	for j, t := range times {
-		if s := alignedWindowStart(t, l.Window); j == 0 || s != start {
-			start, count = s, 0
+		// A time within the current window's span is in it: only a time
+		// past it needs its window's start worked out (a division).
+		if j == 0 || t < start || t-start >= l.Window {
+			start, count = alignedWindowStart(t, l.Window), 0
 		}
 		count++
 		if count > l.Rate {

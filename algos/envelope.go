@@ -1,5 +1,7 @@
 package algos
 
+import "math"
+
 // Envelope is the judge's other half: where Check says whether a run's
 // admits kept a promise, an Envelope follows the admits as they happen and
 // says whether one more, at a given time, would still keep it. A refusal
@@ -32,15 +34,39 @@ type Envelope struct {
 // built-in promises do; a promise of a user's own (NewPromise) does not,
 // since its check can only judge a whole run.
 func (p Promise) Envelope() (*Envelope, bool) {
+	e, ok := p.envelope()
+	if !ok {
+		return nil, false
+	}
+	return &e, true
+}
+
+// Reset makes e an empty envelope of p, as Envelope returns one, and
+// reports whether p has one (e is then the zero Envelope, to be reset
+// again before use). It keeps the memory e holds for a sliding window's
+// admits, so that a judge that follows many instances and runs one after
+// another allocates it once.
+func (e *Envelope) Reset(p Promise) bool {
+	recent := e.recent[:0]
+	v, ok := p.envelope()
+	*e = v
+	if ok {
+		e.recent = recent
+	}
+	return ok
+}
+
+// envelope is Envelope's value.
+func (p Promise) envelope() (Envelope, bool) {
 	switch p.kind {
 	case bucketPromise, alignedWindowPromise, slidingWindowPromise, anchoredWindowPromise:
 	default:
-		return nil, false
+		return Envelope{}, false
 	}
 	if l := p.limit; l.Rate <= 0 || l.Window <= 0 || l.Burst <= 0 {
-		return nil, false
+		return Envelope{}, false
 	}
-	e := &Envelope{kind: p.kind, limit: p.limit}
+	e := Envelope{kind: p.kind, limit: p.limit}
 	if p.kind == bucketPromise {
 		e.scale = newBucketScale(p.limit)
 	}
@@ -50,7 +76,7 @@ func (p Promise) Envelope() (*Envelope, bool) {
 // Allows reports whether an admit at t, after every admit so far, keeps the
 // promise. t must not be before the latest admit.
 func (e *Envelope) Allows(t int64) bool {
-	l := e.limit
+	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
 	switch e.kind {
 	case bucketPromise:
 		level := int64(0)
@@ -59,7 +85,7 @@ func (e *Envelope) Allows(t int64) bool {
 		}
 		return level+e.scale.perAdmit <= e.scale.capacity
 	case alignedWindowPromise:
-		if e.count == 0 || alignedWindowStart(t, l.Window) != e.start {
+		if e.count == 0 || !e.inWindowOf(t) {
 			return 1 <= l.Rate
 		}
 		return e.inWindow+1 <= l.Rate
@@ -78,11 +104,55 @@ func (e *Envelope) Allows(t int64) bool {
 	return false
 }
 
+// AllowsFrom is the earliest time, no earlier than the latest admit, at
+// which Allows is true; Allows stays true at every later time until the
+// next Admit, so a caller asking at times no earlier than the latest admit
+// may compare with it instead of asking again. An envelope with no admit
+// allows any time: math.MinInt64. (With Allows false at every time, which
+// no valid limit gives, it is math.MaxInt64.)
+func (e *Envelope) AllowsFrom() int64 {
+	if e.count == 0 {
+		return math.MinInt64
+	}
+	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
+	from := e.last
+	switch e.kind {
+	case bucketPromise:
+		// afterGap(level, gap) + perAdmit ≤ capacity, with afterGap the
+		// level less gap·perMicro, never below zero, and capacity ≥
+		// perAdmit: from the first gap with gap·perMicro ≥ need.
+		if need := e.level + e.scale.perAdmit - e.scale.capacity; need > 0 {
+			gap := need // a µs earns one (any limit whose rate divides its window)
+			if pm := e.scale.perMicro; pm != 1 {
+				gap = need / pm
+				if need%pm != 0 {
+					gap++
+				}
+			}
+			if gap > math.MaxInt64-from {
+				return math.MaxInt64
+			}
+			from += gap
+		}
+	case alignedWindowPromise, anchoredWindowPromise:
+		if e.inWindow+1 > l.Rate {
+			from = max(from, e.start+l.Window) // the next window's start, or the anchor's window's end
+		}
+	case slidingWindowPromise:
+		if int64(len(e.recent)) >= l.Rate {
+			from = max(from, e.recent[e.head]+l.Window)
+		}
+	default:
+		return math.MaxInt64
+	}
+	return from
+}
+
 // Admit records an admit at t (not before the latest). An admit the
 // envelope did not allow is recorded too: the run goes on from what the
 // limiter did, not from what it should have done.
 func (e *Envelope) Admit(t int64) {
-	l := e.limit
+	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
 	switch e.kind {
 	case bucketPromise:
 		if e.count > 0 {
@@ -90,8 +160,8 @@ func (e *Envelope) Admit(t int64) {
 		}
 		e.level += e.scale.perAdmit
 	case alignedWindowPromise:
-		if s := alignedWindowStart(t, l.Window); e.count == 0 || s != e.start {
-			e.start, e.inWindow = s, 0
+		if e.count == 0 || !e.inWindowOf(t) {
+			e.start, e.inWindow = alignedWindowStart(t, l.Window), 0
 		}
 		e.inWindow++
 	case anchoredWindowPromise:
@@ -109,4 +179,10 @@ func (e *Envelope) Admit(t int64) {
 	}
 	e.last = t
 	e.count++
+}
+
+// inWindowOf reports whether t is in the aligned window that starts at
+// e.start: alignedWindowStart(t) == e.start, without its division.
+func (e *Envelope) inWindowOf(t int64) bool {
+	return t >= e.start && t-e.start < e.limit.Window
 }

@@ -1,6 +1,7 @@
 package algos
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -35,6 +36,19 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 					}
 				}
 				allows := e.Allows(now)
+				if len(admits) > 0 {
+					// AllowsFrom agrees with Allows at every time from the
+					// latest admit on.
+					from := e.AllowsFrom()
+					last := admits[len(admits)-1]
+					for _, at := range []int64{last, last + 1, now, from - 1, from, from + 1, now + l.Window} {
+						if at >= last && e.Allows(at) != (at >= from) {
+							t.Fatalf("seed %d, %s: admits %v: Allows(%d) = %v, AllowsFrom = %d", seed, p.Text, admits, at, e.Allows(at), from)
+						}
+					}
+				} else if e.AllowsFrom() != math.MinInt64 {
+					t.Fatalf("an empty envelope allows from %d", e.AllowsFrom())
+				}
 				if !broken {
 					want := p.CheckAdmits(append(append([]int64(nil), admits...), now)) == nil
 					asked++
@@ -57,5 +71,35 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 func TestOwnPromiseHasNoEnvelope(t *testing.T) {
 	if _, ok := NewPromise("anything", func([]int64) *Violation { return nil }).Envelope(); ok {
 		t.Error("an own promise has an envelope")
+	}
+}
+
+// Reset makes a used envelope an empty one of any promise, as Envelope
+// returns it: it allows the same times after the same admits, and it
+// reports a promise without an envelope.
+func TestEnvelopeResetIsAFreshEnvelope(t *testing.T) {
+	l := MustLimit(3, 10, 2)
+	promises := []func(Limit) Promise{BucketPromise, AlignedWindowPromise, SlidingWindowPromise, AnchoredWindowPromise}
+	var reused Envelope
+	for round := range 2 {
+		for _, promise := range promises {
+			p := promise(l)
+			fresh, _ := p.Envelope()
+			if !reused.Reset(p) {
+				t.Fatalf("%s: Reset found no envelope", p.Text)
+			}
+			for now := int64(0); now < 40; now += 1 + now%3 {
+				if reused.Allows(now) != fresh.Allows(now) || reused.AllowsFrom() != fresh.AllowsFrom() {
+					t.Fatalf("round %d, %s, at %d: the reset envelope differs from a fresh one", round, p.Text, now)
+				}
+				if fresh.Allows(now) || now%7 == 0 {
+					fresh.Admit(now)
+					reused.Admit(now)
+				}
+			}
+		}
+	}
+	if reused.Reset(NewPromise("anything", func([]int64) *Violation { return nil })) {
+		t.Error("Reset found an envelope for an own promise")
 	}
 }

@@ -86,6 +86,10 @@ func (l Limit) Validate() error {
 // Capacity is the bucket's size in scaled tokens.
 func (l Limit) Capacity() int64 { return l.Burst * l.Unit }
 
+// bucketSize is Capacity for the decisions, which read it without copying
+// l (refill says why).
+func (l *Limit) bucketSize() int64 { return l.Burst * l.Unit }
+
 // String prints the limit as a person writes it.
 func (l Limit) String() string {
 	return fmt.Sprintf("%d per %s (burst %d)", l.Rate, FormatMicros(l.Window), l.Burst)

@@ -23,7 +23,7 @@ func decideFixedWindow(s *State, now int64, l Limit) Decision {
 	if !s.Set || window != idx {
 		window, count = idx, 0
 	}
-	count, d := countInWindow(count, (idx+1)*l.Window-now, l)
+	count, d := countInWindow(count, (idx+1)*l.Window-now, &l)
 	*s = State{Set: true, A: window, B: count}
 	return d
 }
@@ -31,7 +31,7 @@ func decideFixedWindow(s *State, now int64, l Limit) Decision {
 // countInWindow admits one more to a window holding count admits that ends
 // in end µs, while the count is below L, and returns the new count and the
 // decision: both fixed windows, aligned and anchored, decide this way.
-func countInWindow(count, end int64, l Limit) (int64, Decision) {
+func countInWindow(count, end int64, l *Limit) (int64, Decision) {
 	d := Decision{Reset: end}
 	if count < l.Rate {
 		count++
@@ -79,7 +79,7 @@ func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 		cur++
 		d.Allowed = true
 	} else {
-		d.RetryAfter = slidingCounterRetry(cur, prev, elapsed, l)
+		d.RetryAfter = slidingCounterRetry(cur, prev, elapsed, &l)
 	}
 	s.B = cur
 	d.Remaining = max(0, ceilDiv(limit*w-weighted, w)-cur)
@@ -94,7 +94,7 @@ func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 
 // slidingCounterRetry is the exact wait until prev·(W-e) + cur·W < L·W,
 // first later in this window, else in the next one (where cur becomes prev).
-func slidingCounterRetry(cur, prev, elapsed int64, l Limit) int64 {
+func slidingCounterRetry(cur, prev, elapsed int64, l *Limit) int64 {
 	w, limit := l.Window, l.Rate
 	if cur < limit && prev > 0 {
 		// the largest x with prev·x < (L-cur)·W; admitted once W-e <= x
@@ -183,7 +183,7 @@ func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
 	if !s.Set || now-start >= l.Window {
 		start, count = now, 0
 	}
-	count, d := countInWindow(count, start+l.Window-now, l)
+	count, d := countInWindow(count, start+l.Window-now, &l)
 	*s = State{Set: true, A: start, B: count}
 	return d
 }

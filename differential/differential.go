@@ -93,18 +93,46 @@ func Run(mine, ref limiter.Spec, cfg model.Config) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
 	}
+	return compare(mine.Name, ref.Name, cfg, &a, &b), nil
+}
+
+// RunAgainst is Run for a caller that has run mine already: mineRun is
+// cfg's run with mine as its limiter (model.Run or model.RunInto, with
+// cfg's requests, seed and closed-loop clients), and ref's run is made
+// into *refRun (model.RunInto, in the memory it holds from an earlier
+// run). It is how a hunt that has judged mine's run compares it with a
+// reference without running it again. It returns Run's errors, and an
+// error when mineRun has fewer outcomes than cfg has requests. The Report
+// keeps nothing of either Result.
+func RunAgainst(mine, ref limiter.Spec, cfg model.Config, mineRun, refRun *model.Result) (Report, error) {
+	if err := validate(mine, ref, cfg); err != nil {
+		return Report{}, err
+	}
+	if len(mineRun.Outcomes) < len(cfg.Requests) {
+		return Report{}, fmt.Errorf("differential: mine's run has %d outcomes for %d requests", len(mineRun.Outcomes), len(cfg.Requests))
+	}
+	cfg.Limiter = ref
+	if err := model.RunInto(cfg, refRun); err != nil {
+		return Report{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
+	}
+	return compare(mine.Name, ref.Name, cfg, mineRun, refRun), nil
+}
+
+// compare is Run's comparison of mine's run a and ref's run b of cfg.
+func compare(mine, ref string, cfg model.Config, a, b *model.Result) Report {
 	rep := Report{
-		Mine: mine.Name, Ref: ref.Name,
+		Mine: mine, Ref: ref,
 		Limit: cfg.Limit, Deployment: cfg.Deployment, Nodes: cfg.Nodes, Seed: cfg.Seed,
 		FirstMineError: a.FirstError, FirstRefError: b.FirstError,
 		Requests: len(cfg.Requests),
 	}
 	rep.compareRequests(cfg.Requests, a, b)
 	w := cfg.Limit.Window
+	var wa, wb []count // reused for every key
 	for key := range max(len(a.Keys), len(b.Keys)) {
-		rep.Rows = appendRows(rep.Rows, key, w,
-			windows(a.AdmitTimes(key), w), windows(b.AdmitTimes(key), w),
-			windows(errorTimes(cfg, a, key), w), windows(errorTimes(cfg, b, key), w))
+		wa, wb = windows(wa[:0], a.AdmitTimes(key), w), windows(wb[:0], b.AdmitTimes(key), w)
+		rep.Rows = appendRows(rep.Rows, key, w, wa, wb,
+			windows(nil, errorTimes(cfg, a, key), w), windows(nil, errorTimes(cfg, b, key), w))
 	}
 	for _, r := range rep.Rows {
 		rep.MineAdmits += r.Mine
@@ -121,7 +149,7 @@ func Run(mine, ref limiter.Spec, cfg model.Config) (Report, error) {
 			rep.WorstUnder = r
 		}
 	}
-	return rep, nil
+	return rep
 }
 
 // validate says which side, or which part of cfg, is wrong before anything
@@ -156,7 +184,7 @@ func validate(mine, ref limiter.Spec, cfg model.Config) error {
 // compareRequests counts the static requests one side admitted and the
 // other denied; a request either side failed is left out (it is counted
 // with the errors).
-func (rep *Report) compareRequests(reqs []model.Request, a, b model.Result) {
+func (rep *Report) compareRequests(reqs []model.Request, a, b *model.Result) {
 	for i := range reqs {
 		x, y := a.Outcomes[i], b.Outcomes[i]
 		if x.Failed || y.Failed {
@@ -180,7 +208,7 @@ func (rep *Report) compareRequests(reqs []model.Request, a, b model.Result) {
 
 // errorTimes returns the true decision times, sorted, of key's requests
 // that res's limiter answered with an error.
-func errorTimes(cfg model.Config, res model.Result, key int) []int64 {
+func errorTimes(cfg model.Config, res *model.Result, key int) []int64 {
 	if res.FirstError == nil {
 		return nil // the common case: no error, no walk over the outcomes
 	}
@@ -207,9 +235,9 @@ func errorTimes(cfg model.Config, res model.Result, key int) []int64 {
 // count is how many of a sorted list of times fall in aligned window idx.
 type count struct{ idx, n int64 }
 
-// windows run-length counts sorted times by aligned window of w.
-func windows(sorted []int64, w int64) []count {
-	var out []count
+// windows appends to out the run-length counts of sorted times by aligned
+// window of w.
+func windows(out []count, sorted []int64, w int64) []count {
 	for _, t := range sorted {
 		idx := algos.FloorDiv(t, w)
 		if n := len(out); n > 0 && out[n-1].idx == idx {

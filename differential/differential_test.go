@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -336,5 +337,44 @@ func TestBadInput(t *testing.T) {
 	rep := run(t, slidingCounter, slidingLog, good)
 	if err := rep.Check(differential.Bound{Over: -1}); err == nil || !strings.Contains(err.Error(), "never negative") {
 		t.Errorf("a negative bound: %v", err)
+	}
+}
+
+// RunAgainst, handed mine's run, reports what Run does (closed-loop
+// clients included, whose requests follow each side's answers), reusing
+// the ref Result it is given from run to run; mine's run with fewer
+// outcomes than the requests, and a deployment ref does not fit, are
+// errors.
+func TestRunAgainstIsRunWithMinesRunGiven(t *testing.T) {
+	var refRun model.Result
+	for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.GetSet} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			cfg := deployed(d, seed, traffic(t, seed))
+			cfg.Loop = scenarios.LoopClients(5, perSecond, duration)
+			want := run(t, wrongWeight, slidingCounter, cfg)
+			mineCfg := cfg
+			mineCfg.Limiter = wrongWeight
+			mine, err := model.Run(mineCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := differential.RunAgainst(wrongWeight, slidingCounter, cfg, &mine, &refRun)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) || written(t, got) != written(t, want) {
+				t.Errorf("%s, seed %d: RunAgainst reports\n%s\nRun reports\n%s", d, seed, written(t, got), written(t, want))
+			}
+		}
+	}
+	cfg := deployed(model.StoreClock, 1, traffic(t, 1))
+	if _, err := differential.RunAgainst(wrongWeight, slidingCounter, cfg, &model.Result{}, &refRun); err == nil {
+		t.Error("a run of no outcomes was taken for mine's")
+	}
+	storeOnly := limiter.FromAlgorithm(algos.SlidingLog)
+	storeOnly.Clock = limiter.StoreClock
+	local := deployed(model.LocalSplit, 1, traffic(t, 1))
+	if _, err := differential.RunAgainst(slidingLog, storeOnly, local, &model.Result{}, &refRun); err == nil || !strings.Contains(err.Error(), "ref") {
+		t.Errorf("a ref that does not fit the deployment: %v", err)
 	}
 }

@@ -23,7 +23,8 @@
 //
 // # What it owns, and what it must not import
 //
-// The comparison (Run, Report, Row, Bound, Check, Write). It imports algos,
+// The comparison (Run, and RunAgainst for a caller that has run mine
+// already; Report, Row, Bound, Check, Write). It imports algos,
 // limiter and model only: never properties, scenarios,
 // algos/lua, replay, study, internal/planted or the root package. Traffic
 // is the caller's: a test that wants the scenarios' clients builds it with

@@ -47,9 +47,9 @@ const (
 	// was kept from running meanwhile.
 	blackholeRecovery = time.Second
 
-	blackholeHealthy   = time.Second
+	blackholeHealthy   = 500 * time.Millisecond
 	blackholeCut       = 1500 * time.Millisecond
-	blackholeRecovered = time.Second
+	blackholeRecovered = 250 * time.Millisecond // once every store decides again
 
 	// Each policy is driven by blackholeWorkers goroutines, each sending at
 	// most one request per blackholePace on one key: 100 requests a
@@ -103,9 +103,10 @@ var blackholeLimit = algos.MustLimit(20, algos.Second, 5)
 //
 // Badge: blackholed store
 func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
-	// Judged on latencies: it runs before the parallel drills start, and
-	// never beside another binary's timing-sensitive test.
-	redistest.LockTiming(t)
+	// Judged on latencies: it runs before the parallel drills start, and,
+	// from its first phase on (the setup, a container's start and warm
+	// connections, is not judged), never beside another binary's
+	// timing-sensitive test.
 	s := redistest.Start(t)
 	ctx := context.Background()
 
@@ -164,6 +165,7 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 		MaxRetries:   -1,
 	})
 
+	redistest.LockTiming(t)
 	stop := make(chan struct{})
 	halt := sync.OnceFunc(func() { close(stop) })
 	var wg sync.WaitGroup
@@ -206,6 +208,13 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 		}
 	}
 	restoreDone := time.Now()
+	// The recovered phase lasts until every policy's store has decided
+	// again (or the recovery bound, and the time this process was kept from
+	// running meanwhile, have passed), and blackholeRecovered more.
+	for !blackholeRecoveredAll(drills, restoreAt) &&
+		time.Since(restoreAt) <= blackholeRecovery+stalls.worst(restoreAt, time.Now()) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	time.Sleep(blackholeRecovered)
 	halt()
 	wg.Wait()
@@ -432,6 +441,19 @@ func (s *blackholeStalls) worst(from, to time.Time) time.Duration {
 		}
 	}
 	return w
+}
+
+// blackholeRecoveredAll reports whether every drill's store has decided a
+// request (answered it undegraded) that ended after restoreAt.
+func blackholeRecoveredAll(drills []*blackholeDrill, restoreAt time.Time) bool {
+	for _, d := range drills {
+		if !slices.ContainsFunc(d.outcomes(), func(o blackholeOutcome) bool {
+			return o.err == nil && o.degraded == "" && o.end.After(restoreAt)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func blackholeSnapshot(drills []*blackholeDrill) []httplimit.Stats {

@@ -46,7 +46,7 @@ func failoverRun() (keys int, before, after time.Duration) {
 	if *drillsFull {
 		return 200, 5 * time.Second, 5 * time.Second
 	}
-	return 50, 1500 * time.Millisecond, 1500 * time.Millisecond
+	return 50, time.Second, time.Second // a bucket drains, and a reset one refills, within 0.5 s
 }
 
 // failoverCall is one call of the script as its worker saw it.
@@ -62,8 +62,8 @@ type failoverCall struct {
 // down-after-milliseconds 500), on loopback; 50 token-bucket keys (10 per
 // 10 s, burst 10) driven by the script on Redis TIME through go-redis's
 // failover client, each key called 20 times a second by 4 goroutines;
-// 1.5 s in, the primary is killed (SIGKILL, writes in flight), and the
-// drive goes on through the promotion until 1.5 s after the first call
+// 1 s in, the primary is killed (SIGKILL, writes in flight), and the
+// drive goes on through the promotion until 1 s after the first call
 // the promoted replica serves. Per key, the admits over the whole run are
 // held to the token bucket's promise over the span of its calls (burst +
 // rate × span).
@@ -78,10 +78,10 @@ type failoverCall struct {
 // client reaches the replica within 20 s; and every failed call is
 // counted. Measured on loopback: no replication lag seen just before the
 // kill, and nothing beyond the promise (max 0 a key, total 0), where a
-// reset would have let through 350-400 (up to 9 a key); 2.0-2.7 s from
+// reset would have let through 340-365 (up to 8 a key); 2.0-2.4 s from
 // the kill to the first call served by the replica (the Sentinel
 // switches at about 1.7 s, go-redis's pool redials up to a second later),
-// and some 2,000-2,250 calls refused meanwhile (connection refused, and
+// and some 2,000-2,150 calls refused meanwhile (connection refused, and
 // an EOF or two in flight at the kill).
 //
 // With -drills.full (200 keys, 5 s before and after), a second run cuts
@@ -109,7 +109,22 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 	defer cancel()
 	setupStart := time.Now()
 
-	primary := redistest.StartWith(t, redistest.Options{HostNetwork: true, Args: []string{"--repl-diskless-sync-delay", "0"}})
+	// The three servers start at once; the replica is then pointed at the
+	// primary (REPLICAOF connects at once, where --replicaof at start would
+	// retry each second until the primary listens), and the Sentinel told
+	// to monitor it once the replica is in sync (SENTINEL MONITOR: it reads
+	// the primary's INFO as it connects, and would otherwise not see a
+	// replica that came later for 10 s).
+	cts := redistest.StartWithAll(t,
+		redistest.Options{HostNetwork: true, Args: []string{"--repl-diskless-sync-delay", "0"}},
+		redistest.Options{HostNetwork: true},
+		redistest.Options{
+			HostNetwork: true,
+			Entrypoint:  []string{"redis-server", "/tmp/sentinel.conf", "--sentinel"},
+			Files:       map[string][]byte{"/tmp/sentinel.conf": []byte("# told what to monitor by SENTINEL MONITOR\n")},
+			WaitLog:     "Sentinel ID is",
+		})
+	primary, replica, sentinel := cts[0], cts[1], cts[2]
 	upstream, proxy := strconv.Itoa(primary.Port), (*toxiproxy.Proxy)(nil)
 	if cut > 0 {
 		proxy = toxiproxy.NewProxy(toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()), "replication", "127.0.0.1:0", primary.Addr)
@@ -119,25 +134,33 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		t.Cleanup(proxy.Stop)
 		_, upstream, _ = strings.Cut(proxy.Listen, ":")
 	}
-	replica := redistest.StartWith(t, redistest.Options{HostNetwork: true, Args: []string{"--replicaof", "127.0.0.1", upstream}})
 	replicaClient := replica.Client(t)
-	if err := drillWait(ctx, 20*time.Second, 20*time.Millisecond, func(ctx context.Context) (bool, string) {
+	if err := replicaClient.SlaveOf(ctx, "127.0.0.1", upstream).Err(); err != nil {
+		t.Fatalf("REPLICAOF 127.0.0.1 %s: %v", upstream, err)
+	}
+	if err := drillWait(ctx, 20*time.Second, 10*time.Millisecond, func(ctx context.Context) (bool, string) {
 		v, err := drillInfo(ctx, replicaClient, "replication", "master_link_status")
 		return v == "up", fmt.Sprintf("master_link_status %q, %v", v, err)
 	}); err != nil {
 		t.Fatalf("the replica does not sync: %v", err)
 	}
-	conf := fmt.Sprintf("sentinel monitor m 127.0.0.1 %d 1\nsentinel auth-pass m %s\nsentinel down-after-milliseconds m %d\nsentinel failover-timeout m 10000\nsentinel parallel-syncs m 1\n",
-		primary.Port, primary.Password, failoverDownAfter)
-	sentinel := redistest.StartWith(t, redistest.Options{
-		HostNetwork: true,
-		Entrypoint:  []string{"redis-server", "/tmp/sentinel.conf", "--sentinel"},
-		Files:       map[string][]byte{"/tmp/sentinel.conf": []byte(conf)},
-		WaitLog:     "+monitor master",
-	})
+	// MONITOR and the password in one write, which the Sentinel reads at
+	// once: it cannot connect to the primary between the two (SET auth-pass
+	// would drop that connection, and a reconnection waits a second).
+	// down-after-milliseconds stays at its default (30 s) until the
+	// Sentinel has reached both servers: a first answer slowed by a loaded
+	// machine must not start a failover (which, with no replica seen yet,
+	// would abort and hold off the next one for twice the failover timeout).
+	sentinelClient := sentinel.Client(t)
+	pipe := sentinelClient.Pipeline()
+	pipe.Do(ctx, "sentinel", "monitor", "m", "127.0.0.1", primary.Port, 1)
+	pipe.Do(ctx, "sentinel", "set", "m", "auth-pass", primary.Password)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("SENTINEL MONITOR, SET auth-pass: %v", err)
+	}
 	sc := redis.NewSentinelClient(sentinel.Options())
 	t.Cleanup(func() { sc.Close() })
-	if err := drillWait(ctx, 20*time.Second, 50*time.Millisecond, func(ctx context.Context) (bool, string) {
+	if err := drillWait(ctx, 20*time.Second, 10*time.Millisecond, func(ctx context.Context) (bool, string) {
 		rs, err := sc.Replicas(ctx, "m").Result()
 		if err != nil || len(rs) != 1 {
 			return false, fmt.Sprintf("SENTINEL REPLICAS m: %v, %v", rs, err)
@@ -145,6 +168,9 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		return rs[0]["port"] == strconv.Itoa(replica.Port) && rs[0]["flags"] == "slave" && rs[0]["master-link-status"] == "ok", fmt.Sprint(rs[0])
 	}); err != nil {
 		t.Fatalf("the Sentinel does not see the replica: %v", err)
+	}
+	if err := sentinelClient.Do(ctx, "sentinel", "set", "m", "down-after-milliseconds", failoverDownAfter, "failover-timeout", 10000, "parallel-syncs", 1).Err(); err != nil {
+		t.Fatalf("SENTINEL SET: %v", err)
 	}
 	events := failoverWatch(ctx, t, sc)
 

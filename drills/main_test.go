@@ -6,5 +6,11 @@ import (
 	"github.com/overshoot-go/overshoot/internal/redistest"
 )
 
-// TestMain gives every redistest.Start of this test binary one shared Redis.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain gives every redistest.Start of this test binary one shared
+// Redis, and runs the parallel drills all at once: each mostly waits (for
+// its containers, a Sentinel, a cluster to become writable) and is judged
+// on counts and recorded times, not on how fast the machine is.
+func TestMain(m *testing.M) {
+	redistest.SetParallel(8)
+	redistest.Main(m)
+}

@@ -197,7 +197,31 @@ func (c *Config) Validate() error {
 }
 
 // validate checks c and returns the number of keys (the largest key + 1).
-func (c *Config) validate() (int, error) {
+func (c *Config) validate() (int, error) { return c.validateKnown(nil, false) }
+
+// requestCheck is what the check of the requests reads besides them: the
+// node range a pinned request must fall in, or 0 when none is checked.
+type requestCheck struct{ pinnedNodes int }
+
+func (c *Config) requestCheck() requestCheck {
+	if c.Pinned && c.Deployment != Ideal {
+		return requestCheck{pinnedNodes: c.Nodes}
+	}
+	return requestCheck{}
+}
+
+// knownRequests are requests already checked: under check, with keys
+// (the largest key + 1).
+type knownRequests struct {
+	check requestCheck
+	keys  int
+}
+
+// validateKnown is validate, remembering in *known (when not nil) how c's
+// requests were checked. With same, c's requests are those *known was
+// written for (the caller compared them whole), and under the same check
+// they are not walked again.
+func (c *Config) validateKnown(known *knownRequests, same bool) (int, error) {
 	if err := c.Limiter.Validate(); err != nil {
 		return 0, fmt.Errorf("model: %w", err)
 	}
@@ -256,6 +280,33 @@ func (c *Config) validate() (int, error) {
 			return 0, fmt.Errorf("model: local-split over %d nodes needs a rate and burst of at least %d each, have %v", c.Nodes, c.Nodes, c.Limit)
 		}
 	}
+	var keys int
+	if check := c.requestCheck(); same && known != nil && known.check == check {
+		keys = known.keys
+	} else {
+		var err error
+		if keys, err = c.validateRequests(); err != nil {
+			return 0, err
+		}
+		if known != nil {
+			*known = knownRequests{check: check, keys: keys}
+		}
+	}
+	for i, lc := range c.Loop {
+		switch {
+		case lc.Key < 0 || lc.Key >= MaxKeys:
+			return 0, fmt.Errorf("model: closed-loop client %d has key %d, outside [0, %d)", i, lc.Key, MaxKeys)
+		case lc.New == nil:
+			return 0, fmt.Errorf("model: closed-loop client %d (key %d) has no New function", i, lc.Key)
+		}
+		keys = max(keys, lc.Key+1)
+	}
+	return keys, nil
+}
+
+// validateRequests checks c's requests and returns the largest key + 1.
+func (c *Config) validateRequests() (int, error) {
+	const maxSpan = algos.MaxTime / 8
 	keys := 0
 	prev := int64(0)
 	for i, a := range c.Requests {
@@ -274,15 +325,6 @@ func (c *Config) validate() (int, error) {
 		}
 		prev = a.Send
 		keys = max(keys, a.Key+1)
-	}
-	for i, lc := range c.Loop {
-		switch {
-		case lc.Key < 0 || lc.Key >= MaxKeys:
-			return 0, fmt.Errorf("model: closed-loop client %d has key %d, outside [0, %d)", i, lc.Key, MaxKeys)
-		case lc.New == nil:
-			return 0, fmt.Errorf("model: closed-loop client %d (key %d) has no New function", i, lc.Key)
-		}
-		keys = max(keys, lc.Key+1)
 	}
 	return keys, nil
 }

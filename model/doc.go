@@ -67,10 +67,14 @@
 // log's buffer when a key starts from empty. Its working memory (the plan,
 // the outcomes while closed-loop clients add to them, what is in flight) is
 // borrowed from a pool and given back, so that thousands of runs in a row
-// do not allocate and collect it thousands of times. Atomic deployments keep
-// the store's pending operations in a small binary heap ordered by (arrival
-// at the store, request, GET before SET); it holds only the requests in
-// flight.
+// do not allocate and collect it thousands of times; a run on the requests
+// the memory's last run had (a matrix's, a sweep's or a hunt's next limiter
+// on a seed), compared whole with a copy, neither checks nor plans them
+// again, nor draws their legs. Atomic deployments keep the store's pending
+// operations in a small binary heap ordered by (arrival at the store,
+// request, GET before SET); when the legs to the store take time it holds
+// only the closed-loop clients' operations in flight, the others' being
+// drawn and sorted before the run.
 //
 // # What it owns, and what it must not import
 //

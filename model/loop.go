@@ -52,7 +52,8 @@ const MaxLoopRequests = 1 << 22
 type loopState struct {
 	clients []Client
 	keys    []int
-	sent    []int // requests sent, per client
+	sent    []int       // requests sent, per client
+	held    []heldReply // each client's answer on its way back, in the store deployments
 	sends   sendHeap
 	bal     Stream // the balancer for loop requests
 	outs    Stream // their legs to the store
@@ -79,6 +80,7 @@ func (r *runner) startLoop() error {
 		clients: make([]Client, len(c.Loop)),
 		keys:    make([]int, len(c.Loop)),
 		sent:    make([]int, len(c.Loop)),
+		held:    make([]heldReply, len(c.Loop)),
 		bal:     NewStream(c.Seed, purposeLoopBalancer),
 		outs:    NewStream(c.Seed, purposeLoopOut),
 		rest:    NewStream(c.Seed, purposeLoopBack),
@@ -178,16 +180,9 @@ func (r *runner) answer(i int, at int64, d algos.Decision, err error) error {
 	// One Reply for the whole run: a new one per answer would be the run's
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
-	*rep = Reply{Send: r.plan[i].Send, At: at, Decision: d, Err: err}
+	rep.Send, rep.At, rep.Decision, rep.Err = r.plan[i].Send, at, d, err // field by field, as holdReply
 	return r.schedule(r.owner[i-r.static], rep, at)
 }
-
-// sendHeap is the pending sends, a binary min-heap by (time, client),
-// written out rather than through container/heap, whose Push and Pop box
-// every element in an interface (an allocation each). Each client has at
-// most one pending send, so (time, client) orders them totally and the
-// order they come out in does not depend on how the heap is laid out.
-type sendHeap = minHeap[pendingSend]
 
 func (a pendingSend) before(b pendingSend) bool {
 	return a.t < b.t || (a.t == b.t && a.c < b.c)

@@ -748,3 +748,30 @@ func TestRunsReuseNothingVisible(t *testing.T) {
 		}
 	}
 }
+
+// Requests checked once are not taken for checked under another check: the
+// same pinned requests, valid on four nodes, are refused on two (one is
+// pinned to node 3) right after a run that accepted them, and a Requests
+// slice changed in place to go out of order is refused after a run that
+// accepted it; a valid run after a refused one is unchanged.
+func TestCheckedRequestsAreCheckedAgainWhenTheCheckChanges(t *testing.T) {
+	reqs := []model.Request{{Key: 0, Send: 0, Node: 1}, {Key: 1, Send: 10, Node: 3}, {Key: 0, Send: 20, Node: 0}}
+	cfg := tableConfig(algos.TokenBucket, model.StoreClock, 1, reqs)
+	cfg.Pinned = true
+	want := digest(mustRun(t, cfg))
+	two := cfg
+	two.Nodes = 2
+	if _, err := model.Run(two); err == nil || !strings.Contains(err.Error(), "pinned to node 3") {
+		t.Errorf("on two nodes, a request pinned to node 3: %v", err)
+	}
+	if got := digest(mustRun(t, cfg)); got != want {
+		t.Error("the run after a refused one differs")
+	}
+	changed := slices.Clone(reqs)
+	cfg.Requests = changed
+	mustRun(t, cfg)
+	changed[2].Send = 5 // now before request 1
+	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "not sorted") {
+		t.Errorf("requests changed in place out of order: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -135,16 +136,23 @@ func RunInto(cfg Config, res *Result) error {
 
 // run is Run into *res, reusing its memory when reuse is set.
 func run(cfg Config, res *Result, reuse bool) error {
-	keys, err := cfg.validate()
-	if err != nil {
-		return err
+	s := scratchPool.Get().(*scratch)
+	// The requests of the scratch's last run, compared whole once: when
+	// they are these, neither their check nor their plan is made again.
+	// (The memo keeps what it holds until planInto replaces it whole.)
+	same := s.memo.requests != nil && slices.Equal(s.memo.requests, cfg.Requests)
+	known := s.memo.known
+	keys, err := cfg.validateKnown(&known, same)
+	var local algos.Limit
+	if err == nil {
+		local, err = cfg.localLimit()
 	}
-	local, err := cfg.localLimit()
-	if err != nil {
-		return err
+	if err == nil && cfg.Deployment.local() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
+		err = fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
 	}
-	if cfg.Deployment.local() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
-		return fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
+	if err != nil {
+		scratchPool.Put(s)
+		return err
 	}
 	n := len(cfg.Requests)
 	algo, pure := cfg.Limiter.Algorithm()
@@ -170,10 +178,9 @@ func run(cfg Config, res *Result, reuse bool) error {
 		r.res.Keys = make([]KeyResult, keys)
 		r.res.Order = make([]int32, 0, n)
 	}
-	s := scratchPool.Get().(*scratch)
 	defer r.giveBack(s)
 	r.borrow(s, n)
-	s.planInto(&cfg, r.plan)
+	s.planInto(&cfg, r.plan, same, known)
 	r.memo = &s.memo
 	if err := r.startLoop(); err != nil {
 		return err
@@ -249,7 +256,9 @@ func (r *runner) tally() {
 	}
 	for k := range res.Keys {
 		if times := res.AdmitTimes(k); !slices.IsSorted(times) {
-			slices.Sort(times) // GetSet and closed-loop clients decide out of request order
+			// GetSet and closed-loop clients decide out of request order,
+			// but never far out: by a leg's jitter.
+			sortNearlySorted(times)
 		}
 	}
 }
@@ -283,9 +292,6 @@ type runner struct {
 	decideAt []int64       // GetSet: each static request's decision time
 	slotOf   []int32       // GetSet: each static request's slot, from its GET
 
-	replies     []heldReply // closed-loop answers on their way back
-	freeReplies []int32
-
 	admitted []admit // every admit, in the order decided
 }
 
@@ -306,18 +312,16 @@ type admit struct {
 // the plan and the outcomes are overwritten whole, except where memo shows
 // that the next run would write them exactly as they are.
 type scratch struct {
-	plan        []Planned
-	static      []packedEvent
-	decideAt    []int64
-	slotOf      []int32
-	memo        memo
-	out         []Outcome
-	slots       []slot
-	free        []int32
-	replies     []heldReply
-	freeReplies []int32
-	owner       []int32
-	admitted    []admit
+	plan     []Planned
+	static   []packedEvent
+	decideAt []int64
+	slotOf   []int32
+	memo     memo
+	out      []Outcome
+	slots    []slot
+	free     []int32
+	owner    []int32
+	admitted []admit
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -332,7 +336,8 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // so a caller that reuses a Requests slice with other contents is
 // planned afresh.
 type memo struct {
-	requests []Request // a copy; nil: no plan remembered
+	requests []Request     // a copy; nil: no plan remembered
+	known    knownRequests // how the last requests checked were checked
 	plan     planShape
 	// static: what scratch.static (and decideAt) were made from, valid
 	// while the plan is the same one (staticPlan == planGen).
@@ -363,10 +368,13 @@ func shapeOf(c *Config) planShape {
 }
 
 // planInto fills r.plan (the scratch's) for c, or leaves it as the last
-// run planned it when that run's plan is this one's.
-func (s *scratch) planInto(c *Config, plan []Planned) {
+// run planned it when that run's plan is this one's. same says that c's
+// requests are those memo holds (run compared them), and known how they
+// were checked (validateKnown), which memo keeps with them.
+func (s *scratch) planInto(c *Config, plan []Planned, same bool, known knownRequests) {
+	s.memo.known = known // of c's requests, whichever memo keeps below
 	shape := shapeOf(c)
-	if c.Clocks.IsZero() && s.memo.requests != nil && s.memo.plan == shape && slices.Equal(s.memo.requests, c.Requests) {
+	if c.Clocks.IsZero() && same && s.memo.plan == shape {
 		return // plan already holds it: nothing since has written its first len(c.Requests)
 	}
 	c.plan(plan)
@@ -383,20 +391,20 @@ func (s *scratch) planInto(c *Config, plan []Planned) {
 func (r *runner) borrow(s *scratch, n int) {
 	r.plan = slices.Grow(s.plan[:0], n)[:n]
 	r.outPooled = len(r.cfg.Loop) > 0 && !r.reuse
+	// Memory of an earlier run is not cleared: a run that ends without an
+	// error has decided, and so written, every one of its outcomes (and
+	// one that ends with an error hands none of them out).
 	switch {
 	case r.reuse:
 		r.out = slices.Grow(r.res.Outcomes[:0], n)[:n]
-		clear(r.out)
 	case r.outPooled:
 		r.out = slices.Grow(s.out[:0], n)[:n]
-		clear(r.out)
 	default:
 		// The outcomes are exactly the static requests': allocate them for
 		// the Result at once, and copy nothing at the end.
 		r.out = make([]Outcome, n)
 	}
 	r.slots, r.free = s.slots[:0], s.free[:0]
-	r.replies, r.freeReplies = s.replies[:0], s.freeReplies[:0]
 	r.owner = s.owner[:0]
 	r.static2, r.decideAt, r.slotOf = s.static[:0], s.decideAt[:0], s.slotOf[:0]
 	// At most one admit per static request (and the closed-loop clients'
@@ -413,9 +421,7 @@ func (r *runner) giveBack(s *scratch) {
 	}
 	s.owner = r.owner[:0]
 	s.admitted = r.admitted[:0]
-	clear(r.replies) // they hold the limiter's errors
 	s.slots, s.free = r.slots[:0], r.free[:0]
-	s.replies, s.freeReplies = r.replies[:0], r.freeReplies[:0]
 	s.static, s.decideAt, s.slotOf = r.static2[:0], r.decideAt[:0], r.slotOf[:0]
 	scratchPool.Put(s)
 }
@@ -533,7 +539,33 @@ func (r *runner) runIdeal() error {
 	if err != nil {
 		return err
 	}
-	for _, more := r.peekSend(); more; _, more = r.peekSend() {
+	for {
+		if d.store != nil {
+			// The static requests sent before the next closed-loop one,
+			// decided without the general path's sending (runLocal).
+			until := int64(math.MaxInt64)
+			if r.loop != nil && len(r.loop.sends) > 0 {
+				until = r.loop.sends[0].t
+			}
+			for r.next < r.static {
+				p := &r.plan[r.next]
+				if p.Send > until {
+					break
+				}
+				d.store.SetClock(p.Send)
+				var dec algos.Decision
+				if st := d.store.fast(p.Key); st != nil {
+					dec = d.store.decide(st, p.Send, d.store.limit)
+				} else {
+					dec = d.store.Call(p.Key, p.Send)
+				}
+				r.record(r.next, p.Key, p.Send, 0, dec.Allowed)
+				r.next++
+			}
+		}
+		if _, more := r.peekSend(); !more {
+			break
+		}
 		i := r.takeSend()
 		send := r.plan[i].Send
 		dec, err := d.decide(i, send, send, send, 0)
@@ -567,7 +599,37 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			next[i] = 1 + int64(restarts[i].Below(uint64(2*c.RestartEvery)))
 		}
 	}
-	for _, more := r.peekSend(); more; _, more = r.peekSend() {
+	for {
+		if r.pure {
+			// The static requests sent before the next closed-loop one,
+			// decided here without the general path's sending: a static
+			// request is no client's, so deciding one answers nobody and
+			// the next closed-loop send stays where it is. A node not yet
+			// opened, or due to restart, is left to the general path.
+			until := int64(math.MaxInt64)
+			if r.loop != nil && len(r.loop.sends) > 0 {
+				until = r.loop.sends[0].t
+			}
+			for r.next < r.static {
+				p := &r.plan[r.next]
+				own := nodes[p.Node]
+				if p.Send > until || own == nil || (next != nil && next[p.Node] <= p.Send) {
+					break
+				}
+				own.store.SetClock(p.Send)
+				var dec algos.Decision
+				if st := own.store.fast(p.Key); st != nil {
+					dec = own.store.decide(st, p.Clock, own.store.limit)
+				} else {
+					dec = own.store.Call(p.Key, p.Clock)
+				}
+				r.record(r.next, p.Key, p.Send, p.Node, dec.Allowed)
+				r.next++
+			}
+		}
+		if _, more := r.peekSend(); !more {
+			return nil
+		}
 		i := r.takeSend()
 		p := r.plan[i]
 		own := nodes[p.Node]
@@ -602,7 +664,6 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			return err
 		}
 	}
-	return nil
 }
 
 // runStore plays the store deployments. Requests are taken in send order;
@@ -639,6 +700,19 @@ func (r *runner) runStore() (err error) {
 	nodeClock := c.Deployment == NodeClock
 	wipe := c.Deployment == StoreWiped
 	clocks := c.clockSet()
+	// A GET/SET node's clock, read when its reply arrives: its offset, when
+	// no clock drifts or steps (clockSet.node, without its call).
+	offsets := clocks.offsets
+	if clocks.drift != nil || clocks.steps != nil {
+		offsets = nil
+	}
+	nodeAt := func(node int, t int64) int64 {
+		if offsets != nil {
+			return t + offsets[node]
+		}
+		return clocks.node(node, t)
+	}
+	limit := c.Limit
 	h := make(eventHeap, 0, 64)
 	static, sorted := r.staticEvents(out, back, set, &outs, &rest, getSet)
 	si := 0 // the next of static to run
@@ -654,6 +728,65 @@ func (r *runner) runStore() (err error) {
 		// Run every operation (and reply) that no later send can precede,
 		// then send the next request.
 		next, more := r.peekSend()
+		if store != nil && si < len(static) {
+			// The static scripts due before the next send and the heap's
+			// next event, run here without the general path's choosing: a
+			// static request is no closed-loop client's, so running one
+			// sends, answers and pushes nothing, and next, more and the
+			// heap stay as they are until the last of them. Packed as the
+			// static operations are, "due" is one comparison: below the
+			// first (time, ord) that is not (after the next send, the
+			// heap's next event, or at the wipe).
+			until := packedEvent(math.MaxInt64)
+			if more && next < maxPacked {
+				until = packedEvent((next + 1) << ordBits)
+			}
+			if len(h) > 0 && h[0].t <= maxPacked {
+				if h[0].ord < 1<<ordBits {
+					until = min(until, packedEvent(h[0].t<<ordBits|int64(h[0].ord)))
+				} else if h[0].t < maxPacked { // a closed-loop request past 2^24: after every static one at its time
+					until = min(until, packedEvent((h[0].t+1)<<ordBits))
+				}
+			}
+			if wipe && c.WipeAt <= maxPacked {
+				until = min(until, packedEvent(c.WipeAt<<ordBits))
+			}
+			for si < len(static) && static[si] < until {
+				e := static[si]
+				t, ord := int64(e)>>ordBits, uint64(e)&(1<<ordBits-1)
+				si++
+				j := int(ord >> 2)
+				q := &r.plan[j]
+				storeNow := clocks.store(t)
+				store.SetClock(storeNow)
+				switch {
+				case !getSet:
+					told := storeNow
+					if nodeClock {
+						told = q.Clock
+					}
+					var dec algos.Decision
+					if st := store.fast(q.Key); st != nil {
+						dec = store.decide(st, told, store.limit)
+					} else {
+						dec = store.Call(q.Key, told)
+					}
+					r.record(j, q.Key, t, q.Node, dec.Allowed)
+				case ord&evSet == 0: // GET, as the general path below
+					s := r.alloc(r.decideAt[j])
+					r.slotOf[j] = s
+					sl := &r.slots[s]
+					store.GetInto(q.Key, &sl.st)
+					sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
+					r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
+				default: // SET
+					s := r.slotOf[j]
+					sl := &r.slots[s]
+					store.setFrom(q.Key, &sl.st, sl.d)
+					r.free = append(r.free, s)
+				}
+			}
+		}
 		var ev event
 		due, fromStatic := false, false
 		if si < len(static) {
@@ -672,10 +805,9 @@ func (r *runner) runStore() (err error) {
 			}
 			j := ev.request()
 			if ev.ord&evReply != 0 {
-				if err := r.answer(j, ev.t, r.replies[ev.slot].d, r.replies[ev.slot].err); err != nil {
+				if err := r.answer(j, ev.t, r.loop.held[ev.slot].d, r.loop.held[ev.slot].err); err != nil {
 					return err
 				}
-				r.freeReplies = append(r.freeReplies, ev.slot)
 				continue
 			}
 			if wipe && ev.t >= c.WipeAt {
@@ -702,7 +834,7 @@ func (r *runner) runStore() (err error) {
 					dec, err = d.decide(j, storeNow, told, ev.t, q.Node)
 				}
 				if r.isLoop(j) {
-					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(dec, err)})
+					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(j, dec, err)})
 				}
 			case ev.ord&evSet == 0: // GET: read a copy; the node decides on it when the reply arrives
 				if fromStatic {
@@ -712,10 +844,10 @@ func (r *runner) runStore() (err error) {
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
-				sl.d = r.algo.Decide(&sl.st, clocks.node(q.Node, sl.decideAt), c.Limit)
+				sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
 				r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
 				if r.isLoop(j) {
-					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(sl.d, nil)})
+					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(j, sl.d, nil)})
 				}
 			default: // SET: the node's copy overwrites the store
 				if fromStatic {
@@ -723,7 +855,7 @@ func (r *runner) runStore() (err error) {
 				}
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
-				store.Set(q.Key, sl.st, sl.d)
+				store.setFrom(q.Key, &sl.st, sl.d)
 				r.free = append(r.free, ev.slot)
 			}
 			continue
@@ -825,7 +957,7 @@ func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet boo
 // general sort would partition the whole slice again and again. Should
 // the elements stray far (long legs under heavy traffic), it hands the
 // rest of the work to slices.Sort.
-func sortNearlySorted(a []packedEvent) {
+func sortNearlySorted[T ~int64](a []T) {
 	budget := 16 * len(a)
 	for i := 1; i < len(a); i++ {
 		x := a[i]
@@ -848,16 +980,17 @@ type heldReply struct {
 	err error
 }
 
-// holdReply keeps an answer until its reply event reaches the client.
-func (r *runner) holdReply(d algos.Decision, err error) int32 {
-	if n := len(r.freeReplies); n > 0 {
-		s := r.freeReplies[n-1]
-		r.freeReplies = r.freeReplies[:n-1]
-		r.replies[s] = heldReply{d, err}
-		return s
-	}
-	r.replies = append(r.replies, heldReply{d, err})
-	return int32(len(r.replies) - 1)
+// holdReply keeps the answer to closed-loop request j until its reply
+// event reaches the client, in the client's own place (a client has one
+// request out at a time), and returns the place.
+func (r *runner) holdReply(j int, d algos.Decision, err error) int32 {
+	c := r.owner[j-r.static]
+	// Field by field: a composite literal is built on the stack and copied
+	// over in wider moves than it was written in, which the processor
+	// cannot forward (a stall, on every closed-loop request).
+	h := &r.loop.held[c]
+	h.d, h.err = d, err
+	return c
 }
 
 // alloc takes a free slot for a GET/SET in flight.
@@ -884,7 +1017,7 @@ func (r *runner) alloc(decideAt int64) int32 {
 type event struct {
 	t    int64
 	ord  uint64
-	slot int32 // the GET/SET slot, or the held reply
+	slot int32 // the GET/SET slot, or for an answer its client (loopState.held)
 }
 
 const (
@@ -898,7 +1031,3 @@ func (e event) request() int { return int(e.ord >> 2) }
 func (a event) before(b event) bool {
 	return a.t < b.t || (a.t == b.t && a.ord < b.ord)
 }
-
-// eventHeap is a binary min-heap of events, written out for the two
-// operations the store needs (no interface, no allocation once grown).
-type eventHeap = minHeap[event]

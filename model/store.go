@@ -91,9 +91,24 @@ func (s *Store) Keys() int { return len(s.states) }
 // Call runs the atomic script for key: the algorithm decides with the time
 // it is told (now, µs) on the stored state and the store keeps the new state.
 func (s *Store) Call(key int, now int64) algos.Decision {
+	if s.ttl == nil && key < len(s.states) { // no expiry, a key it has room for: the run's every call
+		return s.decide(&s.states[key], now, s.limit)
+	}
 	d := s.decide(s.state(key), now, s.limit)
 	s.written(key, d)
 	return d
+}
+
+// fast is the state a call of key reads and writes in place, when the
+// call needs nothing else (no expiry, a key the store has room for: every
+// call of a run of the six), and nil otherwise. It inlines, so that the
+// runner's loops call the algorithm directly where Call would be one more
+// call in between: decide(fast(key), now, limit) is then Call(key, now).
+func (s *Store) fast(key int) *algos.State {
+	if s.ttl == nil && uint(key) < uint(len(s.states)) {
+		return &s.states[key]
+	}
+	return nil
 }
 
 // Get returns a copy of key's stored state (the zero State if absent), as a
@@ -113,8 +128,11 @@ func (s *Store) GetInto(key int, dst *algos.State) {
 // held: the SET of the non-atomic bug, whose node decided d on its copy
 // (the key's TTL restarts from d, as a SET with PX does). The store keeps
 // no reference to st.
-func (s *Store) Set(key int, st algos.State, d algos.Decision) {
-	copyState(s.state(key), &st)
+func (s *Store) Set(key int, st algos.State, d algos.Decision) { s.setFrom(key, &st, d) }
+
+// setFrom is Set from *st, which it copies and does not keep.
+func (s *Store) setFrom(key int, st *algos.State, d algos.Decision) {
+	copyState(s.state(key), st)
 	s.written(key, d)
 }
 
@@ -126,11 +144,18 @@ func (s *Store) Wipe() { clear(s.states); clear(s.expires) }
 // simulation allocates nothing once its buffers have grown. dst and src
 // must own distinct buffers (or be the same State).
 func copyState(dst, src *algos.State) {
-	buf := dst.Log
-	*dst = *src
+	// Field by field (every field of algos.State): a State holds a
+	// pointer (Log), and a whole-value copy of one goes through the write
+	// barrier's bulk path, while every algorithm's state but the sliding
+	// log's has no pointer to copy.
+	dst.Set, dst.A, dst.B, dst.C, dst.Head = src.Set, src.A, src.B, src.C, src.Head
 	if src.Log == nil {
+		if dst.Log != nil {
+			dst.Log = nil
+		}
 		return
 	}
+	buf := dst.Log
 	live := src.Log[src.Head:]
 	if cap(buf) < len(live) || buf == nil {
 		buf = make([]int64, len(live), max(16, 2*len(live)))

@@ -156,12 +156,7 @@ type LiveRecording struct {
 	Order string
 }
 
-// PlayLive is PlayLiveWith for the Redis at addr, which needs no password.
-func PlayLive(ctx context.Context, addr, prefix string, lv Live) (*LiveRecording, error) {
-	return PlayLiveWith(ctx, &redis.Options{Addr: addr}, prefix, lv)
-}
-
-// PlayLiveWith plays lv against the Redis that store reaches (its Addr,
+// PlayLive plays lv against the Redis that store reaches (its Addr,
 // and its Username and Password, TLSConfig and Dialer when set), in real
 // time, with every key under prefix, and returns what each node's limiter
 // decided. Each node is a goroutine with its own connection, made from a
@@ -170,7 +165,7 @@ func PlayLive(ctx context.Context, addr, prefix string, lv Live) (*LiveRecording
 // call has returned. A limiter's error is recorded, never taken for a
 // denial. It gives up 30 s after the traffic's last planned send; the
 // limiters are closed (limiter.Close) before it returns.
-func PlayLiveWith(ctx context.Context, store *redis.Options, prefix string, lv Live) (rec *LiveRecording, err error) {
+func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live) (rec *LiveRecording, err error) {
 	if err := lv.check(); err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/redis/go-redis/v9"
 )
 
 func tokenBucketScript(t *testing.T) replay.Subject {
@@ -60,7 +61,7 @@ func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
 	} {
 		lv := base
 		tc.edit(&lv)
-		rec, err := replay.PlayLive(context.Background(), "127.0.0.1:1", "live-test:", lv)
+		rec, err := replay.PlayLive(context.Background(), &redis.Options{Addr: "127.0.0.1:1"}, "live-test:", lv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: PlayLive = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
 		}
@@ -90,7 +91,7 @@ func TestPlayLiveReportsAConnectThatFails(t *testing.T) {
 		subject.Connect = tc.connect
 		lv := replay.Live{Name: tc.name, Subject: subject, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 2,
 			Requests: []model.Request{{Key: 0, Send: 0}}}
-		rec, err := replay.PlayLiveWith(context.Background(), s.Options(), s.Prefix(t)+"connect:", lv)
+		rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t)+"connect:", lv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: PlayLive = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
 		}
@@ -151,7 +152,7 @@ func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
 // agreesWithItsReplay plays lv and reports (t.Errorf) what the replay or
 // the error count gets wrong; it returns what stops it.
 func agreesWithItsReplay(t *testing.T, s redistest.Server, prefix string, lv replay.Live, failing bool) error {
-	rec, err := replay.PlayLiveWith(context.Background(), s.Options(), prefix, lv)
+	rec, err := replay.PlayLive(context.Background(), s.Options(), prefix, lv)
 	if err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func TestPlayLiveNodeClockStep(t *testing.T) {
 	lv := replay.Live{Name: "token-bucket script, node 0 steps +1s at 1s", Subject: tokenBucketScript(t), Limit: limit,
 		Deployment: model.NodeClock, Nodes: 4, Seed: 1, Requests: requests,
 		Clocks: model.Clocks{Steps: []model.Step{{Clock: 0, At: algos.Second, By: algos.Second}}}}
-	rec, err := replay.PlayLiveWith(context.Background(), s.Options(), s.Prefix(t), lv)
+	rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t), lv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestPlayLiveWithoutMonitorOrdersByEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	lv := replay.Live{Name: "no MONITOR", Subject: tokenBucketScript(t), Limit: limit, Deployment: model.NodeClock, Nodes: 2, Seed: 1, Requests: requests}
-	rec, err := replay.PlayLiveWith(ctx, opts, prefix+"nomonitor:", lv)
+	rec, err := replay.PlayLive(ctx, opts, prefix+"nomonitor:", lv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestPlayLiveLogsInToTheStore(t *testing.T) {
 	limit := algos.MustLimit(100, algos.Second, 100)
 	lv := replay.Live{Name: "password", Subject: tokenBucketScript(t), Limit: limit, Deployment: model.NodeClock, Nodes: 2, Seed: 1,
 		Requests: []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 1000}, {Key: 1, Send: 2000}}}
-	rec, err := replay.PlayLiveWith(context.Background(), s.Options(), s.Prefix(t), lv)
+	rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t), lv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +330,7 @@ func TestPlayLiveLogsInToTheStore(t *testing.T) {
 	}
 	wrong := s.Options()
 	wrong.Password += "-wrong"
-	if _, err := replay.PlayLiveWith(context.Background(), wrong, s.Prefix(t), lv); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+	if _, err := replay.PlayLive(context.Background(), wrong, s.Prefix(t), lv); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Errorf("a wrong password: %v, want WRONGPASS", err)
 	}
 }

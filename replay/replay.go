@@ -69,17 +69,12 @@ type Recording struct {
 	Played      []Played // parallel to Case.Requests
 }
 
-// Play is PlayWith for the Redis at addr, which needs no password.
-func Play(ctx context.Context, addr, prefix string, c Case) (*Recording, error) {
-	return PlayWith(ctx, &redis.Options{Addr: addr}, prefix, c)
-}
-
-// PlayWith runs c against the Redis that store reaches (its Addr, and its
+// Play runs c against the Redis that store reaches (its Addr, and its
 // Username and Password, TLSConfig and Dialer when set; each node gets a
 // connection of its own made from a copy) in real time, with keys under
 // prefix, and returns what happened. It takes as long as the traffic lasts
 // (plus the start delay) and gives up after that plus 30 s.
-func PlayWith(ctx context.Context, store *redis.Options, prefix string, c Case) (*Recording, error) {
+func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Recording, error) {
 	switch c.Deployment {
 	case model.NodeClock, model.StoreClock, model.GetSet:
 	default:

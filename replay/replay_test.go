@@ -11,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/redis/go-redis/v9"
 )
 
 // oneAtATime is a limit that admits one request per second, so that the
@@ -105,7 +106,7 @@ func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
 	} {
 		c := base
 		tc.edit(&c)
-		rec, err := replay.Play(context.Background(), tc.addr, "replay-test:", c)
+		rec, err := replay.Play(context.Background(), &redis.Options{Addr: tc.addr}, "replay-test:", c)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Play = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
 		}
@@ -130,7 +131,7 @@ func TestPlayThenReplayReproducesEveryDecision(t *testing.T) {
 	for i, d := range []model.Deployment{model.StoreClock, model.GetSet} {
 		wg.Go(func() {
 			c := replay.Case{Name: d.String(), Algorithm: algos.TokenBucket, Limit: limit, Deployment: d, Nodes: 2, Seed: 2, Requests: requests}
-			rec, err := replay.PlayWith(context.Background(), s.Options(), prefix+"replay:"+string(rune('a'+i))+":", c)
+			rec, err := replay.Play(context.Background(), s.Options(), prefix+"replay:"+string(rune('a'+i))+":", c)
 			if err != nil {
 				t.Error(err)
 				return

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -27,6 +26,19 @@ const purposeEdge uint64 = 0x656467652d70726f // "edge-pro"
 //
 // It depends on seed, limit and duration only, and is sorted.
 func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
+	parts, err := edgeParts(seed, limit, duration, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return mergeBySendThenKey(nil, parts...), nil
+}
+
+// edgeParts are EdgeTraffic's requests in two parts, the refill instants'
+// and the window edges', each in time order (for any limit a hunt runs):
+// merged by time, ties in part order, they are EdgeTraffic. They are
+// appended to refills[:0] and edges[:0], or to new slices when those are
+// nil.
+func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []model.Request) ([][]model.Request, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, fmt.Errorf("scenarios: invalid limit: %w", err)
 	}
@@ -34,7 +46,10 @@ func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Reques
 		return nil, fmt.Errorf("scenarios: duration of %d µs is outside (0, one day]", duration)
 	}
 	w, l := limit.Window, limit.Rate
-	var out []model.Request
+	// Room for each part at once (2 a refill instant, up to 2(L+1) an
+	// edge), within reason: a longer part grows as appends do.
+	windows := duration/w + 1
+	out := slices.Grow(refills[:0], roomFor(windows, 2*l))
 	at := func(t, n int64) {
 		if t >= 0 && t < duration {
 			for range n {
@@ -50,6 +65,8 @@ func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Reques
 		at(t-1, 1)
 		at(t, 1)
 	}
+	refills = out
+	out = slices.Grow(edges[:0], roomFor(windows, 2*(l+1)))
 	phase := int64(newRand(seed, purposeEdge).Below(3))
 	for k := int64(0); k*w < duration; k++ {
 		edge := k * w
@@ -63,8 +80,17 @@ func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Reques
 			at(edge, l+1)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
-	return out, nil
+	return [][]model.Request{refills, out}, nil
+}
+
+// roomFor is a·b for a part's capacity, at most 2^20 (a larger part grows
+// as appends do), for a, b ≥ 0.
+func roomFor(a, b int64) int {
+	const most = 1 << 20
+	if b > 0 && a > most/b {
+		return most
+	}
+	return int(a * b)
 }
 
 // ceilMulDiv is ⌈a·b/c⌉ for positive a, b, c, and false when a·b overflows.

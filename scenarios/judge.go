@@ -303,17 +303,20 @@ func (v *runView) at(i int32) judged {
 
 // instanceState is one instance as honestyInOrder follows it.
 type instanceState struct {
-	env            *algos.Envelope // nil until its first request
-	before         int64           // the time it was last told
-	lastDecided    int64
-	lastIndex      int32
-	admits         int
-	started, ended bool // ended: told a time before one it was told earlier
+	env         algos.Envelope // reset for each run (its memory kept from run to run)
+	before      int64          // the time it was last told
+	lastDecided int64
+	lastIndex   int32
+	ended       bool // told a time before one it was told earlier
+	stale       bool // allowsFrom is to be asked again (an admit since)
+	allowsFrom  int64
+	admits      int
 	// candidate: its first refusal that the promise allowed, as a
-	// position in Order (-1 for none), and the admits before it.
-	candidate        int
-	candidateAdmits  int
-	candidateRequest judged
+	// position in Order (-1 for none) and a request index, and the admits
+	// before it.
+	candidate       int
+	candidateIndex  int32
+	candidateAdmits int
 }
 
 // honestyInOrder is honesty, judged in one pass over the run's decisions
@@ -330,7 +333,7 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 	}
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
-	if _, ok := promise.Envelope(); !ok {
+	if probe := (algos.Envelope{}); !probe.Reset(promise) {
 		return true
 	}
 	n := len(v.res.Keys)
@@ -339,57 +342,73 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 	}
 	states := slices.Grow(sc.states[:0], n)[:n]
 	sc.states = states
-	clear(states)
-	// v.at, written out: the loop runs once per request of every judged run.
-	fixed := int32(len(v.cfg.Requests))
+	for k := range states {
+		// Each instance starts before any time and index, so that its
+		// first request passes the checks below without a branch of its own.
+		st := &states[k]
+		st.env.Reset(promise)
+		st.before, st.lastDecided, st.lastIndex = math.MinInt64, math.MinInt64, -1
+		st.ended, st.stale, st.admits, st.candidate = false, true, 0, -1
+	}
+	// v.at, written out and cut to what honesty reads: the loop runs once
+	// per request of every judged run.
+	reqs, loopReqs, outcomes, offsets := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes, v.offsets
+	fixed := int32(len(reqs))
+	nodes, local := int(v.nodes), v.local
 	storeClock, ideal := cfg.Deployment == model.StoreClock, cfg.Deployment == model.Ideal
 	for pos, i := range v.res.Order {
 		var key int
 		var send int64
 		if i < fixed {
-			q := &v.cfg.Requests[i]
+			q := &reqs[i]
 			key, send = q.Key, q.Send
 		} else {
-			q := &v.res.LoopRequests[i-fixed]
+			q := &loopReqs[i-fixed]
 			key, send = q.Key, q.Send
 		}
-		o := &v.res.Outcomes[i]
-		r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed, instance: int32(key)}
-		switch {
-		case storeClock:
-			r.told = o.Decided
-		case ideal:
-			r.told = send
-		default:
-			r.told = send + v.offsets[o.Node]
+		o := &outcomes[i]
+		inst := key
+		if local {
+			inst = key*nodes + int(o.Node)
 		}
-		if v.local {
-			r.instance = r.key*v.nodes + r.node
-		}
-		st := &states[r.instance]
-		first := !st.started
-		if first {
-			st.env, _ = promise.Envelope()
-			st.started, st.candidate = true, -1
-		} else if r.decided < st.lastDecided || (r.decided == st.lastDecided && i < st.lastIndex) {
+		st := &states[inst]
+		if o.Decided < st.lastDecided || (o.Decided == st.lastDecided && i < st.lastIndex) {
 			return false
 		}
-		st.lastDecided, st.lastIndex = r.decided, i
+		st.lastDecided, st.lastIndex = o.Decided, i
 		if st.ended {
 			continue
 		}
-		if !first && r.told < st.before {
+		var told int64
+		switch {
+		case storeClock:
+			told = o.Decided
+		case ideal:
+			told = send
+		default:
+			told = send + offsets[o.Node]
+		}
+		if told < st.before {
 			st.ended = true // past here the promise says nothing of what it owes
 			continue
 		}
-		st.before = r.told
+		st.before = told
 		switch {
-		case r.failed:
-		case r.admitted:
-			st.env.Admit(r.told)
+		case o.Failed:
+		case o.Admitted:
+			st.env.Admit(told)
 			st.admits++
-		case r.key < NumClients && st.candidate < 0 && st.env.Allows(r.told):
-			st.candidate, st.candidateAdmits, st.candidateRequest = pos, st.admits, r
+			st.stale = true
+		case key < NumClients && st.candidate < 0:
+			// told is no earlier than the instance's admits, so Allows(told)
+			// is told ≥ AllowsFrom, asked once per admit rather than once
+			// per refusal (most of a flood's requests).
+			if st.stale {
+				st.allowsFrom, st.stale = st.env.AllowsFrom(), false
+			}
+			if told >= st.allowsFrom {
+				st.candidate, st.candidateIndex, st.candidateAdmits = pos, i, st.admits
+			}
 		}
 	}
 	for inst := range states {
@@ -397,7 +416,7 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		if st.candidate < 0 {
 			continue
 		}
-		r := st.candidateRequest
+		r := v.at(st.candidateIndex)
 		if out[r.key] != nil {
 			continue
 		}
@@ -499,32 +518,104 @@ func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]*findi
 	}
 	mine = mine[:min(len(mine), len(retryAfter))]
 	for k := 1; k < len(mine); k++ {
-		d, r := mine[k-1], mine[k]
-		dRetry, rRetry := retryAfter[k-1], retryAfter[k]
-		if d.failed || d.admitted || r.failed || r.instance != d.instance || r.told < d.told {
-			continue
-		}
-		deadline := d.told + dRetry
-		trace := func() []string {
-			return []string{
-				traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
-				traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
-			}
-		}
-		switch {
-		case r.told >= deadline && !r.admitted:
-			out[key] = &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
-				"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
-				algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
-				algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace()}
-			return
-		case r.told < deadline && !r.admitted && r.told+rRetry > deadline:
-			out[key] = &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
-				"denied at %s until %s, retried early at %s and told to wait until %s",
-				algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace()}
+		if f := retryPair(mine[k-1], mine[k], retryAfter[k-1], retryAfter[k]); f != nil {
+			out[key] = f
 			return
 		}
 	}
+}
+
+// retryPair judges r, a closed-loop client's next request after d, which
+// it was answered with Retry-After dRetry (and r with rRetry): a finding
+// when r breaks what d's answer promised, nil otherwise (retries).
+func retryPair(d, r judged, dRetry, rRetry int64) *finding {
+	if d.failed || d.admitted || r.failed || r.instance != d.instance || r.told < d.told {
+		return nil
+	}
+	deadline := d.told + dRetry
+	trace := func() []string {
+		return []string{
+			traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
+			traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
+		}
+	}
+	switch {
+	case r.told >= deadline && !r.admitted:
+		return &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+			"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
+			algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
+			algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace()}
+	case r.told < deadline && !r.admitted && r.told+rRetry > deadline:
+		return &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+			"denied at %s until %s, retried early at %s and told to wait until %s",
+			algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace()}
+	}
+	return nil
+}
+
+// retriesInOrder is retries for every closed-loop client of the run, in
+// one pass over the closed-loop requests in the order sent, each judged
+// against the one its client sent before it on the same key: no list of
+// each client's requests is made. It returns false, having found nothing,
+// when some closed-loop client's key also has fixed requests (they come
+// first in its order; a hunt's traffic has none): the caller then lists
+// them (sentBy) and calls retries.
+func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]*finding) bool {
+	type follow struct {
+		n      int   // the client's requests so far
+		prev   int32 // its last one's index
+		denied bool  // and whether it was denied (neither admitted nor failed)
+		on     bool  // a closed-loop client's key, not yet judged
+	}
+	var keys [NumClients]follow
+	for _, lc := range v.cfg.Loop {
+		if lc.Key >= 0 && lc.Key < NumClients {
+			keys[lc.Key].on = out[lc.Key] == nil
+		}
+	}
+	var loops [NumClients]int
+	var found [NumClients]*finding
+	fixed := int32(len(v.cfg.Requests))
+	outcomes := v.res.Outcomes
+	for j, q := range v.res.LoopRequests {
+		key := q.Key
+		if key < 0 || key >= NumClients {
+			continue
+		}
+		loops[key]++
+		st := &keys[key]
+		if !st.on {
+			continue
+		}
+		ra := sc.retryAfter[key]
+		if st.n >= len(ra) {
+			st.on = false // past the last answer recorded
+			continue
+		}
+		i := fixed + int32(j)
+		o := &outcomes[i]
+		// Only a denial after a denial can break what the first promised
+		// (retryPair); the rest pass without being laid out.
+		if st.n > 0 && st.denied && !o.Admitted && !o.Failed {
+			if f := retryPair(v.at(st.prev), v.at(i), ra[st.n-1], ra[st.n]); f != nil {
+				found[key], st.on = f, false
+				continue
+			}
+		}
+		st.prev, st.denied = i, !o.Admitted && !o.Failed
+		st.n++
+	}
+	for _, lc := range v.cfg.Loop {
+		if k := lc.Key; k >= 0 && k < NumClients && k < len(v.res.Keys) && v.res.Keys[k].Requests > loops[k] {
+			return false
+		}
+	}
+	for k, f := range found {
+		if f != nil {
+			out[k] = f
+		}
+	}
+	return true
 }
 
 // recorder keeps the Retry-After of every answer one closed-loop client
@@ -541,12 +632,14 @@ func (r *recorder) Next(last *model.Reply) (int64, bool) {
 	return r.Client.Next(last)
 }
 
-// offReference compares the run of cfg with ref's on the same requests and,
-// when some key's aligned window is more than tolerance apart (either way),
-// records an OffReference finding for the client of the worst such window,
-// unless that client already has a breach of its own.
-func offReference(cfg model.Config, ref limiter.Spec, tolerance int64, run *jobRun) error {
-	rep, err := differential.Run(cfg.Limiter, ref, cfg)
+// offReference compares mine, the run of cfg, with ref's on the same
+// requests (made here, in sc) and, when some key's aligned window is more
+// than tolerance apart (either way), records an OffReference finding for
+// the client of the worst such window, unless that client already has a
+// breach of its own. What differential.Run would report, without running
+// mine again.
+func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref limiter.Spec, tolerance int64, run *jobRun) error {
+	rep, err := differential.RunAgainst(cfg.Limiter, ref, cfg, mine, &sc.refRes)
 	if err != nil {
 		return err
 	}

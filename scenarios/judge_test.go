@@ -200,3 +200,65 @@ func describe(f *finding) string {
 	}
 	return fmt.Sprintf("%v %+v\n%s", f.breach, *f.v, strings.Join(f.trace, "\n"))
 }
+
+// The judge follows the closed-loop clients in one pass over their
+// requests (retriesInOrder) and finds what listing each client's requests
+// and walking the list finds (retries): the same breach, reason and trace,
+// on planted bugs that deny a retry at its Retry-After or extend an early
+// one, behind a store and on nodes, and on correct limiters; a run whose
+// closed-loop key also has fixed requests is left to the lists.
+func TestRetriesInOrderIsRetries(t *testing.T) {
+	o := HuntOptions()
+	o.Seeds = []uint64{1, 2, 3}
+	traffic, err := o.traffic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, a := range []algos.Algorithm{planted.GCRARetryAfterFloored, planted.TokenBucketBurstOneShort, algos.TokenBucket, algos.FixedWindow, algos.SlidingCounter} {
+		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.NodeClock, model.Ideal} {
+			for s, seed := range o.Seeds {
+				sc := new(judgeScratch)
+				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, traffic[s])
+				cfg.Loop = sc.record(cfg.Loop)
+				if err := model.RunInto(cfg, &sc.res); err != nil {
+					t.Fatal(err)
+				}
+				v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
+				var got, want [NumClients]*finding
+				if !sc.retriesInOrder(&v, &got) {
+					t.Fatalf("%s %s seed %d: the one pass was refused", a.Name, d, seed)
+				}
+				mine := sc.sentBy(&v)
+				for _, lc := range cfg.Loop {
+					retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &want)
+				}
+				for c := range got {
+					if describe(got[c]) != describe(want[c]) {
+						t.Errorf("%s %s seed %d, client %d: in one pass %s, listed %s", a.Name, d, seed, c, describe(got[c]), describe(want[c]))
+					}
+					if got[c] != nil {
+						found++
+					}
+				}
+			}
+		}
+	}
+	if found < 5 {
+		t.Errorf("only %d findings to compare", found)
+	}
+	// A fixed request on a closed-loop client's key comes first in its
+	// order: the one pass leaves that run to the lists.
+	sc := new(judgeScratch)
+	cfg := o.config(limiter.FromAlgorithm(algos.TokenBucket), Column{Deployment: model.StoreClock}, 1,
+		[]model.Request{{Key: int(RetryAfter), Send: 0}, {Key: int(Flood), Send: 10}})
+	cfg.Loop = sc.record(cfg.Loop)
+	if err := model.RunInto(cfg, &sc.res); err != nil {
+		t.Fatal(err)
+	}
+	v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
+	var got [NumClients]*finding
+	if sc.retriesInOrder(&v, &got) {
+		t.Error("a closed-loop key with a fixed request was judged in one pass")
+	}
+}

@@ -23,12 +23,16 @@ func RetryAfterClient(start, end, gap int64) func() model.Client {
 	return func() model.Client { return &retryAfter{start: start, end: end, gap: max(1, gap)} }
 }
 
-type retryAfter struct{ start, end, gap int64 }
+type retryAfter struct {
+	start, end, gap int64
+	answers
+}
 
 func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
 	if last == nil {
 		return c.start, c.start < c.end
 	}
+	c.keep(last)
 	next := last.At
 	if !last.Decision.Allowed {
 		next += last.Decision.RetryAfter
@@ -50,12 +54,14 @@ func DrainIdleClient(start, end, gap int64) func() model.Client {
 type drainIdle struct {
 	start, end, gap int64
 	cycle           int64
+	answers
 }
 
 func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
 	if last == nil {
 		return c.start, c.start < c.end
 	}
+	c.keep(last)
 	next := max(last.At, last.Send+c.gap)
 	if !last.Decision.Allowed {
 		c.cycle++
@@ -81,12 +87,14 @@ type resetBurst struct {
 	start, end, margin, gap int64
 	until                   int64 // the end of the current burst; 0 before the first
 	bursting                bool
+	answers
 }
 
 func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 	if last == nil {
 		return c.start, c.start < c.end
 	}
+	c.keep(last)
 	d, next := last.Decision, last.At
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
@@ -103,6 +111,20 @@ func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 	}
 	return next, next < c.end
 }
+
+// answers is what a judged run keeps of the answers one of the clients
+// above is handed: their Retry-Afters, in order, in *retryAfter when it is
+// set (the judge's recorder, without a wrapper's call per answer).
+type answers struct{ retryAfter *[]int64 }
+
+func (a *answers) keep(last *model.Reply) {
+	if a.retryAfter != nil {
+		*a.retryAfter = append(*a.retryAfter, last.Decision.RetryAfter)
+	}
+}
+
+// recordInto makes the client keep its answers' Retry-Afters in *dst.
+func (a *answers) recordInto(dst *[]int64) { a.retryAfter = dst }
 
 // LoopClients are the three closed-loop clients on keys from, from+1 and
 // from+2, for a run of duration µs under l: the Retry-After client, the

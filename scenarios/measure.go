@@ -31,11 +31,16 @@ type ClientRun struct {
 
 // measure plays one configuration and summarizes it per client, with the
 // run's first limiter error. With judge, it also holds the run to the rest
-// of the contract (judge.go) and keeps each client's first breach.
-func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
+// of the contract (judge.go) and keeps each client's first breach, and
+// leaves each client's Peak and AfterWipe zero (a hunt reads neither).
+//
+// With a reference (ref, not nil), it also runs ref on the same requests
+// and compares the two runs (offReference).
+func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tolerance int64) (jobRun, error) {
 	var out [NumClients]ClientRun
 	sc := judgeScratchPool.Get().(*judgeScratch)
 	defer sc.giveBack()
+	plain := cfg
 	if judge {
 		cfg.Loop = sc.record(cfg.Loop)
 	}
@@ -51,26 +56,38 @@ func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
 			all := sc.requestsOf(cfg, res)
 			honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &found)
 		}
-		mine := sc.sentBy(&v)
-		for _, lc := range cfg.Loop {
-			if lc.Key >= 0 && lc.Key < NumClients {
-				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &found)
+		if !sc.retriesInOrder(&v, &found) {
+			mine := sc.sentBy(&v)
+			for _, lc := range cfg.Loop {
+				if lc.Key >= 0 && lc.Key < NumClients {
+					retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &found)
+				}
 			}
 		}
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {
-		times := res.AdmitTimes(c)
 		out[c] = ClientRun{
 			Requests:  res.Keys[c].Requests,
 			Admitted:  res.Keys[c].Admitted,
-			Peak:      algos.MostInAnyWindow(times, w),
-			AfterWipe: countIn(times, wipeAt, wipeAt+w),
 			Errors:    res.Keys[c].Errors,
 			Violation: res.Keys[c].Violation,
 		}
+		if !judge { // a hunt's verdicts read no peak (Hunt)
+			times := res.AdmitTimes(c)
+			out[c].Peak = algos.MostInAnyWindow(times, w)
+			out[c].AfterWipe = countIn(times, wipeAt, wipeAt+w)
+		}
 	}
-	return jobRun{clients: out, firstError: res.FirstError, found: found}, nil
+	run := jobRun{clients: out, firstError: res.FirstError, found: found}
+	if ref != nil {
+		// mine's run is res (the recorders change no decision); only ref's
+		// is left to make.
+		if err := sc.offReference(plain, res, *ref, tolerance, &run); err != nil {
+			return jobRun{}, err
+		}
+	}
+	return run, nil
 }
 
 // judgeScratch is the memory one run works in and drops when it ends: the
@@ -84,6 +101,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool) (jobRun, error) {
 // own strings.
 type judgeScratch struct {
 	res        model.Result
+	refRes     model.Result        // the reference's run (offReference)
 	retryAfter [NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent
 	all        []judged
 	keys       []int64   // sort keys (byInstance)
@@ -115,7 +133,14 @@ func (sc *judgeScratch) record(loop []model.LoopClient) []model.LoopClient {
 		}
 		inner, dst := lc.New, &sc.retryAfter[lc.Key]
 		*dst = (*dst)[:0]
-		out[i].New = func() model.Client { return &recorder{Client: inner(), retryAfter: dst} }
+		out[i].New = func() model.Client {
+			c := inner()
+			if own, ok := c.(interface{ recordInto(*[]int64) }); ok {
+				own.recordInto(dst) // one of this package's clients: it keeps them itself
+				return c
+			}
+			return &recorder{Client: c, retryAfter: dst}
+		}
 	}
 	return out
 }
@@ -156,24 +181,17 @@ type jobRun struct {
 // of the lowest index, naming the job and the seed. A job whose column does
 // not apply to its limiter is not run: its runs say why.
 func (o Options) runJobs(jobs []job) ([]jobRun, error) {
-	traffic, err := o.traffic()
-	if err != nil {
-		return nil, err
-	}
 	ns, nj := len(o.Seeds), len(jobs)
 	runs := make([]jobRun, nj*ns)
-	play := func(i int) error {
+	play := func(i int, requests []model.Request) error {
 		j, s := jobs[i/ns], i%ns
 		var na *model.NotApplicableError
 		if err := model.Applies(j.spec, j.col.Deployment); errors.As(err, &na) {
 			runs[i].notApplicable = na.Reason
 			return nil
 		}
-		cfg := o.config(j.spec, j.col, o.Seeds[s], traffic[s])
-		run, err := measure(cfg, o.WipeAt, j.judge)
-		if err == nil && j.ref != nil {
-			err = offReference(cfg, *j.ref, j.tolerance, &run)
-		}
+		cfg := o.config(j.spec, j.col, o.Seeds[s], requests)
+		run, err := measure(cfg, o.WipeAt, j.judge, j.ref, j.tolerance)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}
@@ -183,13 +201,46 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 	// Played seed by seed, every job in turn, so that a worker's runs of a
 	// seed follow each other and the model, which remembers the last plan
 	// and legs it drew, draws a seed's once for most of its jobs; kept, and
-	// the first error taken, by run index.
+	// the first error taken, by run index. With seeds enough to keep every
+	// worker busy (a hunt's 200), a worker takes a whole seed at once: it
+	// makes the seed's requests (in the memory of the seed it played
+	// before), draws their plan and legs, and plays every job on them, all
+	// in its own core's cache; otherwise every seed's requests are made
+	// first, and the workers share out the runs.
 	errs := make([]error, len(runs))
-	o.parallel(len(runs), func(t int) error {
-		i := (t%nj)*ns + t/nj
-		errs[i] = play(i)
-		return nil
-	})
+	if workers := o.workers(); ns >= 8*workers {
+		// The requests' every error is one of the options, the same for
+		// every seed: found here, it is the one traffic would return.
+		if err := checkTraffic(o.Limit, o.Duration); err != nil {
+			return nil, err
+		}
+		o.parallel(ns, func(s int) error {
+			sc := trafficScratchPool.Get().(*trafficScratch)
+			defer trafficScratchPool.Put(sc)
+			requests, err := o.seedTraffic(s, sc)
+			if err != nil { // not for options checkTraffic passed
+				for j := range nj {
+					errs[j*ns+s] = err
+				}
+				return nil
+			}
+			for j := range nj {
+				i := j*ns + s
+				errs[i] = play(i, requests)
+			}
+			return nil
+		})
+	} else {
+		traffic, err := o.traffic()
+		if err != nil {
+			return nil, err
+		}
+		o.parallel(len(runs), func(t int) error {
+			i := (t%nj)*ns + t/nj
+			errs[i] = play(i, traffic[i%ns])
+			return nil
+		})
+	}
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}

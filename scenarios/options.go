@@ -177,28 +177,50 @@ func (o Options) loopClients() []model.LoopClient {
 func (o Options) traffic() ([][]model.Request, error) {
 	out := make([][]model.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
-		requests, err := Traffic(o.Seeds[i], o.Limit, o.Duration)
-		if err != nil || !o.Edge {
-			out[i] = requests
-			return err
-		}
-		edge, err := EdgeTraffic(o.Seeds[i], o.Limit, o.Duration)
-		// Ties in key order, as Traffic's own.
-		out[i] = mergeBySendThenKey(requests, edge)
+		var err error
+		out[i], err = o.seedTraffic(i, nil)
 		return err
 	})
 	return out, err
+}
+
+// seedTraffic is seed i's requests: Traffic's, and EdgeTraffic's with
+// o.Edge, merged once, ties in key order (the edge client's key is the
+// last), as each is merged. With sc they are made in its memory, valid
+// until sc is used again; without, in memory of their own.
+func (o Options) seedTraffic(i int, sc *trafficScratch) ([]model.Request, error) {
+	parts, err := trafficParts(o.Seeds[i], o.Limit, o.Duration, sc)
+	if err != nil {
+		return nil, err
+	}
+	var merged []model.Request
+	if o.Edge {
+		var refills, edges []model.Request
+		if sc != nil {
+			refills, edges = sc.parts[5], sc.parts[6]
+		}
+		edge, err := edgeParts(o.Seeds[i], o.Limit, o.Duration, refills, edges)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, edge...)
+	}
+	if sc != nil {
+		copy(sc.parts[:], parts) // keep what the parts grew to
+		sc.list, merged = parts, sc.merged
+	}
+	merged = mergeBySendThenKey(merged, parts...)
+	if sc != nil {
+		sc.merged = merged
+	}
+	return merged, nil
 }
 
 // parallel calls f(0..n-1) on o.Workers goroutines. Results are written by
 // index, so the output is the same for any number of workers; the error
 // returned is the one of the lowest index.
 func (o Options) parallel(n int, f func(i int) error) error {
-	workers := o.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = max(1, min(workers, n))
+	workers := max(1, min(o.workers(), n))
 	errs := make([]error, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -215,6 +237,14 @@ func (o Options) parallel(n int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return firstError(errs)
+}
+
+// workers is how many goroutines play runs: o.Workers, or GOMAXPROCS.
+func (o Options) workers() int {
+	if o.Workers == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
 }
 
 // firstError is the first non-nil error of errs, or nil.

@@ -225,7 +225,7 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 			runs[i].notApplicable = na.Reason
 			return nil
 		}
-		run, err := measure(po.config(j.spec, j.col, o.Seeds[s], traffic[s]), po.WipeAt, false)
+		run, err := measure(po.config(j.spec, j.col, o.Seeds[s], traffic[s]), po.WipeAt, false, nil, 0)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}

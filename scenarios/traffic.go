@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
@@ -96,47 +97,83 @@ const MaxDuration = 24 * 3600 * algos.Second
 // seed, each client on the key equal to its Client value, merged in time
 // order (ties in client order). It depends on seed, limit and duration only.
 func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
+	parts, err := trafficParts(seed, limit, duration, nil)
+	if err != nil {
+		return nil, err
+	}
+	return mergeBySendThenKey(nil, parts...), nil
+}
+
+// checkTraffic is what Traffic (and EdgeTraffic, whose checks are among
+// these) refuses limit and duration for, whatever the seed.
+func checkTraffic(limit algos.Limit, duration int64) error {
 	if err := limit.Validate(); err != nil {
-		return nil, fmt.Errorf("scenarios: invalid limit: %w", err)
+		return fmt.Errorf("scenarios: invalid limit: %w", err)
 	}
 	if duration <= 0 || duration > MaxDuration {
-		return nil, fmt.Errorf("scenarios: duration of %d µs is outside (0, one day]", duration)
+		return fmt.Errorf("scenarios: duration of %d µs is outside (0, one day]", duration)
 	}
 	if limit.Window > duration {
-		return nil, fmt.Errorf("scenarios: window %s is longer than the run (%s)", algos.FormatMicros(limit.Window), algos.FormatMicros(duration))
+		return fmt.Errorf("scenarios: window %s is longer than the run (%s)", algos.FormatMicros(limit.Window), algos.FormatMicros(duration))
 	}
 	// A Poisson stream at 5·L per W needs a mean gap of at least a µs.
 	if limit.Rate > limit.Window/5 {
-		return nil, fmt.Errorf("scenarios: a flood at 5× %v would send more than one request per µs", limit)
+		return fmt.Errorf("scenarios: a flood at 5× %v would send more than one request per µs", limit)
 	}
-	// Each client's requests come out sorted by time; merged in key order,
-	// ties in key order, they are the stable sort of all of them by (time,
-	// key), in one pass.
-	parts := [][]model.Request{
-		flood(nil, Flood, newRand(seed, purposeFlood), limit, duration, duration, duration),
-		boundary(nil, newRand(seed, purposeBoundary), limit, duration),
-		flood(nil, OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window),
-		honest(nil, newRand(seed, purposeHonest), limit, duration),
-		firstHit(nil, newRand(seed, purposeFirstHit), limit, duration),
-	}
-	all := mergeBySendThenKey(parts...)
-	return all, nil
+	return nil
 }
+
+// trafficParts are the five clients' requests of Traffic, each sorted by
+// time, in key order: merged by (time, key), ties in key order, they are
+// Traffic. With sc, they are written in its memory, valid until sc is
+// used again.
+func trafficParts(seed uint64, limit algos.Limit, duration int64, sc *trafficScratch) ([][]model.Request, error) {
+	if err := checkTraffic(limit, duration); err != nil {
+		return nil, err
+	}
+	var parts [][]model.Request
+	if sc == nil {
+		sc = new(trafficScratch) // fresh memory, for the caller to keep
+	} else {
+		parts = sc.list[:0]
+	}
+	p := &sc.parts
+	p[0] = flood(p[0][:0], Flood, newRand(seed, purposeFlood), limit, duration, duration, duration)
+	p[1] = boundary(p[1][:0], newRand(seed, purposeBoundary), limit, duration)
+	p[2] = flood(p[2][:0], OnOff, newRand(seed, purposeOnOff), limit, duration, 2*limit.Window, 5*limit.Window)
+	p[3] = honest(p[3][:0], newRand(seed, purposeHonest), limit, duration)
+	p[4] = firstHit(p[4][:0], newRand(seed, purposeFirstHit), limit, duration)
+	return append(parts, p[:5]...), nil
+}
+
+// trafficScratch is the memory one seed's traffic is made in: each part's
+// requests, and the merged ones. A hunt's worker makes a seed's traffic,
+// plays every suspect on it and moves on, so that the next seed's is made
+// in the same memory, warm in the worker's cache, instead of in fresh
+// pages for every seed.
+type trafficScratch struct {
+	parts  [7][]model.Request // the five clients', then the edge prober's two
+	list   [][]model.Request
+	merged []model.Request
+}
+
+var trafficScratchPool = sync.Pool{New: func() any { return new(trafficScratch) }}
 
 // mergeBySendThenKey returns the requests of parts, each sorted by (Send,
 // Key), as one slice sorted by (Send, Key), equal ones in the order of
 // parts and then of each part: what a stable sort of their concatenation
 // by (Send, Key) gives. A part out of order is sorted with the rest, as
 // such a sort would.
-func mergeBySendThenKey(parts ...[]model.Request) []model.Request {
-	less := func(a, b model.Request) bool { return a.Send < b.Send || (a.Send == b.Send && a.Key < b.Key) }
+//
+// The result is appended to dst[:0], which a nil dst leaves to be made.
+func mergeBySendThenKey(dst []model.Request, parts ...[]model.Request) []model.Request {
 	n := 0
 	sorted := true
 	for _, p := range parts {
 		n += len(p)
 		sorted = sorted && slices.IsSortedFunc(p, cmpSendThenKey)
 	}
-	out := make([]model.Request, 0, n)
+	out := slices.Grow(dst[:0], n)
 	if !sorted {
 		for _, p := range parts {
 			out = append(out, p...)
@@ -144,24 +181,54 @@ func mergeBySendThenKey(parts ...[]model.Request) []model.Request {
 		slices.SortStableFunc(out, cmpSendThenKey)
 		return out
 	}
-	// Merge pairwise, left into right: on a tie the earlier part goes first.
-	var buf []model.Request
-	for _, p := range parts {
-		buf = slices.Grow(buf[:0], len(out)+len(p))
-		i, j := 0, 0
-		for i < len(out) && j < len(p) {
-			if less(p[j], out[i]) {
-				buf = append(buf, p[j])
-				j++
+	// Merged in pairs of neighbours, level by level, each pair in one tight
+	// pass whose ties go to the left one: the earlier parts' requests stay
+	// first among equals, and each request is copied once a level (three
+	// levels for a hunt's seven parts), where picking the least of every
+	// part's next request would compare it with all of them. A level is
+	// written into the buffer its parts are not in, the last into out.
+	level := parts
+	bufs := mergeBufs.Get().(*[2][]model.Request)
+	defer mergeBufs.Put(bufs)
+	for b := 0; len(level) > 2; b ^= 1 {
+		buf := slices.Grow(bufs[b][:0], n)
+		var next [][]model.Request
+		for k := 0; k < len(level); k += 2 {
+			from := len(buf)
+			if k+1 == len(level) {
+				buf = append(buf, level[k]...) // the odd one, into this level's buffer too
 			} else {
-				buf = append(buf, out[i])
-				i++
+				buf = mergeTwo(buf, level[k], level[k+1])
 			}
+			next = append(next, buf[from:])
 		}
-		buf = append(append(buf, out[i:]...), p[j:]...)
-		out, buf = buf, out
+		bufs[b], level = buf, next
 	}
-	return out
+	if len(level) == 1 {
+		return append(out, level[0]...)
+	}
+	return mergeTwo(out, level[0], level[1])
+}
+
+// mergeBufs are the buffers of mergeBySendThenKey's inner levels, kept
+// from one merge to the next (a hunt merges a seed's traffic once).
+var mergeBufs = sync.Pool{New: func() any { return new([2][]model.Request) }}
+
+// mergeTwo appends a and b, each sorted by (Send, Key), to dst as one run
+// sorted by (Send, Key), a's first among equals.
+func mergeTwo(dst, a, b []model.Request) []model.Request {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if x, y := a[i], b[j]; y.Send < x.Send || (y.Send == x.Send && y.Key < x.Key) {
+			dst = append(dst, y)
+			j++
+		} else {
+			dst = append(dst, x)
+			i++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }
 
 func cmpSendThenKey(a, b model.Request) int {
@@ -188,6 +255,11 @@ func expGap(p *model.Stream, mean float64) int64 {
 // [k·period, k·period+on) for every k, until duration.
 func flood(dst []model.Request, c Client, p *model.Stream, l algos.Limit, duration, on, period int64) []model.Request {
 	mean := float64(l.Window) / float64(5*l.Rate)
+	// Room for the expected count and a margin, so that the stream is not
+	// copied as it grows (a larger one grows as appends do).
+	busy := min(on, period)
+	dst = slices.Grow(dst, int(min(1<<20, float64(duration/period*busy+min(busy, duration%period))/mean*1.05+64)))
+
 	for start := int64(0); start < duration; start += period {
 		end := min(start+on, duration)
 		for t := start + expGap(p, mean); t < end; t += expGap(p, mean) {
@@ -202,6 +274,7 @@ func flood(dst []model.Request, c Client, p *model.Stream, l algos.Limit, durati
 func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
 	slot := max(1, l.Window/100/l.Rate) // each request's own slot, in µs
 	span := slot * l.Rate               // the length of one half-burst
+	dst = slices.Grow(dst, roomFor(duration/(2*l.Window)+1, 2*l.Rate))
 	for edge := l.Window; edge+span <= duration; edge += 2 * l.Window {
 		if edge-span < 0 {
 			continue
@@ -222,6 +295,7 @@ func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
 	slot := max(1, l.Window/100/l.Rate) // each request's own slot, as the boundary client's
 	span := slot * l.Rate
+	dst = slices.Grow(dst, roomFor(duration/(3*l.Window)+1, 2*l.Rate))
 	for start := l.Window / 2; start+l.Window+span <= duration; start += 3 * l.Window {
 		dst = append(dst, model.Request{Key: int(FirstHit), Send: start})
 		edge := start + l.Window
@@ -240,6 +314,7 @@ func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 func honest(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
 	num, den := 10*l.Window, 9*l.Rate // the gap is num/den µs
 	phase := int64(p.Below(uint64((num + den - 1) / den)))
+	dst = slices.Grow(dst, roomFor(duration/max(1, num/den)+1, 1))
 	for j := int64(0); ; j++ {
 		hi, lo := bits.Mul64(uint64(j), uint64(num))
 		if hi != 0 {

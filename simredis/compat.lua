@@ -1,13 +1,16 @@
 -- simredis's Lua 5.1 compatibility prelude, run once in each Lua state of
 -- the pool (see lua.go), before the globals are protected. It is joined
 -- into one line, after dropping these comment lines, so that a position in
--- it reads as line 1. It replaces tostring, tonumber, string.format,
--- table.concat, redis.call and redis.pcall for every script the state
--- runs, and returns three functions: handler, for xpcall, which turns an
--- error into the error reply Redis 7 gives; set(sha, lines), called before
--- each script with the SHA-1 of the script as the client sent it and its
--- number of lines; and finish(ok, res), which makes xpcall's outcome the
--- script's reply.
+-- it reads as line 1. It is called with fast.go's fastFormat, replaces
+-- tostring, string.format, table.concat, redis.call and redis.pcall for
+-- every script the state runs, and returns four functions: handler, for
+-- xpcall, which turns an error into the error reply Redis 7 gives;
+-- set(sha, lines), whose upvalues lua.go sets before each script to the
+-- SHA-1 of the script as the client sent it and its number of lines;
+-- finish(ok, res), which makes xpcall's outcome the script's reply; and
+-- str2num, what tonumber (fast.go's newTonumber) reads as strtod would
+-- where gopher-lua's tonumber reads nothing.
+local fastformat = ...
 local rawtostring, rawtonumber = tostring, tonumber
 local rawformat, rawconcat = string.format, table.concat
 local rawpcall, errorreply = redis.pcall, redis.error_reply
@@ -66,13 +69,6 @@ local function str2num(s)
   if (int .. frac):match('^0*$') then return 0 end
   return outofrange(msign, e)
 end
-tonumber = function(...)
-  local v, base = ...
-  if base ~= nil or type(v) ~= 'string' then return rawtonumber(...) end
-  local n = rawtonumber(v)
-  if n ~= nil then return n end
-  return str2num(v)
-end
 local function u64(x, conv)
   if x >= 0 or x ~= x or x == -inf then return nil end
   x = x - x % 1
@@ -100,6 +96,8 @@ local function simple(f)
   return s
 end
 string.format = function(f, ...)
+  local s = fastformat(f, ...)
+  if s ~= nil then return s end
   if type(f) ~= 'string' and type(f) ~= 'number' then return rawformat(f, ...) end
   if select('#', ...) == 1 and simple(f) then
     local x = ...
@@ -182,14 +180,15 @@ local function rediserr(e)
   if cmd then return "ERR invalid expire time in '" .. cmd .. "' command" end
   return e
 end
+-- rawpcall answers a second value, true, with an error reply {err = ...}.
 redis.pcall = function(...)
-  local r = rawpcall(...)
-  if type(r) == 'table' and type(r.err) == 'string' then r.err = rediserr(r.err) end
+  local r, failed = rawpcall(...)
+  if failed then r.err = rediserr(r.err) end
   return r
 end
 redis.call = function(...)
-  local r = rawpcall(...)
-  if type(r) == 'table' and type(r.err) == 'string' then
+  local r, failed = rawpcall(...)
+  if failed then
     last = rediserr(r.err)
     local _, where = pcall(error, '', 4)
     lastline = tonumber(where:match('^:(%d+):') or 1)
@@ -234,4 +233,4 @@ local function finish(ok, res)
   if ok then return res end
   return errorreply(res)
 end
-return handler, set, finish
+return handler, set, finish, str2num

@@ -20,9 +20,12 @@
 //
 // # What it owns, and what it must not import
 //
-// The server and its clock (server.go), the command hook and the Lua
-// compatibility prelude (compat.go, compat.lua), the script engine
-// (lua.go), the multiple-assignment rewrite (luafix.go). Its non-test code imports nothing of this module;
+// The server and its clock (server.go), Dial's in-memory connection
+// (pipe.go), the command hook and the Lua compatibility prelude (compat.go,
+// compat.lua), the script engine (lua.go) and the fast paths of a script
+// call, each held to the slower path it stands for (fast.go), gopher-lua's
+// pattern matcher with each pattern compiled once (pattern.go), the
+// multiple-assignment rewrite (luafix.go). Its non-test code imports nothing of this module;
 // its tests import algos, algos/lua and internal/redistest, to hold it to a
 // real Redis 7 with the module's own scripts.
 package simredis

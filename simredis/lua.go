@@ -93,8 +93,13 @@ type luaState struct {
 	// The prelude's functions (see compat.lua), and the base library's
 	// xpcall.
 	handler, set, finish, xpcall *lua.LFunction
-	globals                      *lua.LTable // the real globals, where KEYS and ARGV are set
-	facade                       *lua.LTable // what scripts see as the globals
+	// setUp are set's upvalues sha, lines, last and lastline, which exec
+	// sets as calling set(sha, lines) would, without a call.
+	setUp [4]*lua.Upvalue
+	// str2num is the prelude's strtod, which tonumber calls (newTonumber).
+	str2num *lua.LFunction
+	globals *lua.LTable // the real globals, where KEYS and ARGV are set
+	facade  *lua.LTable // what scripts see as the globals
 	// What clean checks: every facade (empty, with its metatable), every
 	// Lua function a script can reach (with its env), and the modules
 	// require has loaded (none added after last).
@@ -109,9 +114,11 @@ type luaState struct {
 	sha      string
 	readOnly bool
 
-	buf bytes.Buffer
-	w   *bufio.Writer
-	r   *bufio.Reader
+	patterns patternCache // string.match's and string.find's
+
+	buf   bytes.Buffer
+	w     *bufio.Writer
+	reply []byte // the script's reply, encoded (see appendReply)
 }
 
 // kept is a facade and its metatable.
@@ -122,7 +129,6 @@ type kept struct {
 func newLuaState() *luaState {
 	st := &luaState{l: lua.NewState(lua.Options{SkipOpenLibs: true})}
 	st.w = bufio.NewWriter(&st.buf)
-	st.r = bufio.NewReader(&st.buf)
 	l := st.l
 	for _, lib := range []struct {
 		n string
@@ -138,6 +144,12 @@ func newLuaState() *luaState {
 	} {
 		must(l.CallByParam(lua.P{Fn: l.NewFunction(lib.f), Protect: true}, lua.LString(lib.n)))
 	}
+	l.SetGlobal("type", l.NewFunction(luaType))
+	st.patterns = patternCache{}
+	strlib := l.GetGlobal("string").(*lua.LTable)
+	strlib.RawSetString("match", l.NewFunction(st.patterns.strMatch))
+	strlib.RawSetString("find", l.NewFunction(st.patterns.strFind))
+	rawTonumber := l.GetGlobal("tonumber").(*lua.LFunction).GFunction
 	luajson.Preload(l)
 	must(l.CallByParam(lua.P{Fn: l.GetGlobal("require"), NRet: 1, Protect: true}, lua.LString("json")))
 	l.SetGlobal("cjson", l.Get(-1))
@@ -160,9 +172,13 @@ func newLuaState() *luaState {
 
 	st.xpcall = l.GetGlobal("xpcall").(*lua.LFunction)
 	l.Push(load(l, compatLine))
-	must(l.PCall(0, 3, nil))
+	l.Push(l.NewFunction(fastFormat))
+	must(l.PCall(1, 4, nil))
 	st.handler, st.set, st.finish = l.Get(1).(*lua.LFunction), l.Get(2).(*lua.LFunction), l.Get(3).(*lua.LFunction)
-	l.Pop(3)
+	st.str2num = l.Get(4).(*lua.LFunction)
+	l.Pop(4)
+	l.SetGlobal("tonumber", l.NewFunction(newTonumber(rawTonumber, st.str2num)))
+	st.setUp = upvaluesOf(st.set, "sha", "lines", "last", "lastline")
 	l.Push(load(l, protectGlobals))
 	must(l.PCall(0, 0, nil))
 
@@ -200,7 +216,7 @@ func (st *luaState) seal() {
 		if f, ok := facades[t]; ok {
 			return f
 		}
-		f, meta := l.NewTable(), l.NewTable()
+		f, meta := l.CreateTable(0, 0), l.CreateTable(0, 3)
 		facades[t] = f
 		meta.RawSetString("__index", t)
 		if t == st.globals {
@@ -337,27 +353,54 @@ func (st *luaState) exec(out *server.Peer, srv *server.Server, ctx any, c *compi
 	}()
 	st.globals.RawSetString("KEYS", strTable(l, keys))
 	st.globals.RawSetString("ARGV", strTable(l, argv))
-	l.Push(st.set)
-	l.Push(lua.LString(c.sha))
-	l.Push(lua.LNumber(c.lines))
-	err := l.PCall(2, 0, nil)
-	if err == nil {
-		l.Push(l.NewFunctionFromProto(c.outer))
-		l.Push(st.xpcall)
-		l.Push(st.handler)
-		l.Push(st.finish)
-		err = l.PCall(3, 1, nil)
-	}
-	if err != nil {
+	st.setUp[0].SetValue(lua.LString(c.sha))
+	st.setUp[1].SetValue(lua.LNumber(c.lines))
+	st.setUp[2].SetValue(lua.LNil)
+	st.setUp[3].SetValue(lua.LNil)
+	l.Push(l.NewFunctionFromProto(c.outer))
+	l.Push(st.xpcall)
+	l.Push(st.handler)
+	l.Push(st.finish)
+	if err := l.PCall(3, 1, nil); err != nil {
 		// Only an error the prelude's handler could not turn into a reply
 		// gets here (miniredis's words for it).
 		out.WriteError(fmt.Sprintf("ERR Error compiling script (new function): %s", err.Error()))
 		l.SetTop(0)
 		return false
 	}
-	luaToRedis(l, out, l.Get(-1))
+	st.writeReply(l, out, l.Get(-1))
 	l.SetTop(0)
 	return st.clean()
+}
+
+// writeReply writes the script's result v to out as luaToRedis does, in
+// one write when its tables have no metatable (appendReply).
+func (st *luaState) writeReply(l *lua.LState, out *server.Peer, v lua.LValue) {
+	b, err := appendReply(st.reply[:0], v, out.Resp3)
+	if err != nil {
+		luaToRedis(l, out, v)
+		return
+	}
+	out.WriteRaw(string(b))
+	if cap(b) <= 64<<10 {
+		st.reply = b
+	}
+}
+
+// upvaluesOf returns f's upvalues of the given names, in that order,
+// panicking when f has no such upvalue (the prelude changed).
+func upvaluesOf(f *lua.LFunction, names ...string) (ups [4]*lua.Upvalue) {
+	for i, name := range names {
+		for j, n := range f.Proto.DbgUpvalues {
+			if n == name {
+				ups[i] = f.Upvalues[j]
+			}
+		}
+		if ups[i] == nil || !ups[i].IsClosed() {
+			panic("simredis: the prelude's set has no closed upvalue " + name)
+		}
+	}
+	return ups
 }
 
 func strTable(l *lua.LState, ss []string) *lua.LTable {
@@ -372,7 +415,7 @@ func strTable(l *lua.LState, ss []string) *lua.LTable {
 // dispatching to the server and context of the script being run.
 func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 	reply := func(l *lua.LState, msg string) *lua.LTable {
-		t := l.NewTable()
+		t := l.CreateTable(0, 1) // NewTable's room for 32 and 32 costs 3 kB
 		t.RawSetString("err", lua.LString(msg))
 		return t
 	}
@@ -387,7 +430,7 @@ func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 			for i := 1; i <= top; i++ {
 				switch a := l.Get(i).(type) {
 				case lua.LNumber:
-					args[i-1] = a.String()
+					args[i-1] = numArg(a)
 				case lua.LString:
 					args[i-1] = string(a)
 				default:
@@ -402,17 +445,16 @@ func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 					return 0
 				}
 				l.Push(reply(l, msg))
-				return 1
+				l.Push(lua.LTrue)
+				return 2
 			}
 			st.buf.Reset()
 			p := server.NewPeer(st.w)
 			p.Ctx = st.ctx
 			st.srv.Dispatch(p, args)
 			st.w.Flush()
-			st.r.Reset(&st.buf)
-			res, err := server.ParseReply(st.r)
-			if err != nil {
-				msg := err.Error()
+			res, msg, ok := replyToLua(l, st.buf.Bytes())
+			if !ok {
 				unknown := strings.Contains(msg, "ERR unknown command")
 				if failFast {
 					if unknown {
@@ -425,9 +467,10 @@ func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 					msg = "ERR Unknown Redis command called from script"
 				}
 				l.Push(reply(l, msg))
-				return 1
+				l.Push(lua.LTrue)
+				return 2
 			}
-			l.Push(redisToLua(l, res))
+			l.Push(res)
 			return 1
 		}
 	}
@@ -437,7 +480,7 @@ func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 			l.Error(lua.LString("wrong number or type of arguments"), 1)
 			return 0
 		}
-		t := l.NewTable()
+		t := l.CreateTable(0, 1)
 		t.RawSetString("ok", msg)
 		l.Push(t)
 		return 1
@@ -493,43 +536,6 @@ func (st *luaState) redisFuncs() map[string]lua.LGFunction {
 			return 0
 		},
 	}
-}
-
-// redisToLua is a command's reply as a script sees it (miniredis's rules:
-// a nil is false, a status {ok = ...}).
-func redisToLua(l *lua.LState, res any) lua.LValue {
-	switch r := res.(type) {
-	case nil:
-		return lua.LFalse
-	case int:
-		return lua.LNumber(r)
-	case int64:
-		return lua.LNumber(r)
-	case string:
-		return lua.LString(r)
-	case []byte:
-		return lua.LString(r)
-	case server.Simple:
-		t := l.NewTable()
-		t.RawSetString("ok", lua.LString(r))
-		return t
-	case []any:
-		t := l.CreateTable(len(r), 0)
-		for _, e := range r {
-			if inner, ok := e.([]any); ok {
-				t.Append(redisToLua(l, inner))
-				continue
-			}
-			if _, ok := e.(server.Simple); ok {
-				// miniredis writes a status inside an array as a string.
-				t.Append(lua.LString(e.(server.Simple)))
-				continue
-			}
-			t.Append(redisToLua(l, e))
-		}
-		return t
-	}
-	panic(fmt.Sprintf("simredis: reply of type %T", res))
 }
 
 // luaToRedis writes a script's result as miniredis does: a number as an

@@ -65,8 +65,9 @@ func Start() (*Server, error) {
 // Addr is the server's host:port on 127.0.0.1, for any Redis client.
 func (s *Server) Addr() string { return s.m.Addr() }
 
-// Dial connects to the server in process, over a net.Pipe and not TCP: a
-// connection as good as one to Addr, without the system calls. Its
+// Dial connects to the server in process, over an in-memory pipe (a
+// buffered net.Pipe, see memPipe) and not TCP: a connection as good as one
+// to Addr, without the system calls. Its
 // signature is go-redis's Options.Dialer (network and addr are ignored),
 // so that a client built with it never touches the network. It fails with
 // ErrClosed after Close, which closes the connections it made.
@@ -76,7 +77,7 @@ func (s *Server) Dial(_ context.Context, _, _ string) (net.Conn, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	client, server := net.Pipe()
+	client, server := memPipe()
 	s.m.Server().ServeConn(server)
 	return client, nil
 }

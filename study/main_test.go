@@ -2,7 +2,6 @@ package study
 
 import (
 	"flag"
-	"strconv"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/internal/redistest"
@@ -21,16 +20,10 @@ const defaultParallel = 8
 // -test.parallel says otherwise.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		n := defaultParallel
-		if *full {
-			n = 1
-		}
-		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
-			panic(err)
-		}
+	n := defaultParallel
+	if *full {
+		n = 1
 	}
+	redistest.SetParallel(n)
 	redistest.Main(m)
 }

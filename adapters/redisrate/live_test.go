@@ -41,7 +41,7 @@ func TestLiveFleetMatchesItsTwin(t *testing.T) {
 	}
 	lv := replay.Live{Name: "redis_rate", Subject: live(), Limit: limit,
 		Deployment: model.StoreClock, Nodes: 4, Seed: 1, Requests: requests}
-	rec, err := replay.PlayLiveWith(context.Background(), s.Options(), s.Prefix(t)+"redisrate:", lv)
+	rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t)+"redisrate:", lv)
 	if err != nil {
 		t.Fatal(err)
 	}

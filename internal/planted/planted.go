@@ -28,7 +28,7 @@ func All() []algos.Algorithm {
 // UncappedTokenBucket is the token bucket without the cap.
 //
 // PLANTED BUG: the refill line is `tokens := s.A + max(0, now-s.B)*l.Refill`
-// instead of `tokens := refill(s.A, now-s.B, l)`. An author writes it because
+// instead of `tokens := refill(s.A, now-s.B, &l)`. An author writes it because
 // under steady traffic the bucket never fills, so the cap looks redundant;
 // after an idle spell the bucket holds more than Burst and a whole idle
 // period's worth of requests is admitted at once.
@@ -220,7 +220,7 @@ func decidePlantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l algos.Limi
 //
 //	tokens := min(capacity, s.A+(now-s.B)*l.Refill)
 //
-// instead of `tokens := refill(s.A, now-s.B, l)`, which adds nothing when
+// instead of `tokens := refill(s.A, now-s.B, &l)`, which adds nothing when
 // now-s.B <= 0. An author writes it because on one machine time only moves
 // forward, so elapsed looks non-negative and max(0, …) looks redundant.
 // Once callers send their own clocks (or NTP steps a clock back), a caller
@@ -270,7 +270,7 @@ func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.L
 	}
 	// Not the bug: elapsed is bounded so the product below cannot overflow.
 	elapsed := owedElapsed(s.A, now-s.B, l)
-	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, l)
+	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, &l)
 	s.B = now
 	d := algos.Decision{}
 	if tokens >= l.Unit {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -166,4 +167,62 @@ func removeRun(ctx context.Context, id string) (int, error) {
 	}
 	wg.Wait()
 	return len(ids), errors.Join(errs...)
+}
+
+// removals are the containers being removed in the background, for Main
+// to wait for: under Main a test does not wait for its containers'
+// removal (SIGKILL, then remove: a few hundred ms each), and a test with
+// several has them removed at once.
+var removals struct {
+	mu     sync.Mutex
+	active bool // Main is running the tests, and will wait
+	wg     sync.WaitGroup
+	errs   []error
+}
+
+// removeWhenDone removes c (nil: nothing) when t ends, killed at once:
+// nothing of a test's server outlives the test. Under Main the removal runs
+// in the background from t's end, and Main waits for it before the binary
+// exits, failing the run if it failed; elsewhere t waits for it, and
+// fails if it fails.
+func removeWhenDone(t testing.TB, c *testcontainers.DockerContainer) {
+	if c == nil {
+		return
+	}
+	t.Cleanup(func() {
+		removals.mu.Lock()
+		if removals.active {
+			removals.wg.Go(func() {
+				if err := terminate(c); err != nil {
+					removals.mu.Lock()
+					removals.errs = append(removals.errs, err)
+					removals.mu.Unlock()
+				}
+			})
+			removals.mu.Unlock()
+			return
+		}
+		removals.mu.Unlock()
+		if err := terminate(c); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// terminate kills and removes c, within 30 s.
+func terminate(c *testcontainers.DockerContainer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := testcontainers.TerminateContainer(c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0)); err != nil {
+		return fmt.Errorf("redistest: removing container %.12s: %w", c.GetContainerID(), err)
+	}
+	return nil
+}
+
+// waitRemovals waits for the background removals and returns their errors.
+func waitRemovals() error {
+	removals.wg.Wait()
+	removals.mu.Lock()
+	defer removals.mu.Unlock()
+	return errors.Join(removals.errs...)
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,11 +30,12 @@ import (
 // locally built image's redis-server reads a fake clock, from libfaketime
 // steered by FAKETIME (e.g. "+1d", or "@2030-01-01 00:00:00"); with
 // FAKETIME_TIMESTAMP_FILE and FAKETIME_NO_CACHE=1 instead, the clock follows
-// the file, which Container.CopyFile rewrites to step it. libfaketime alone
-// hangs this jemalloc-linked server (libfaketime issue #130): glibc's
-// libc_malloc_debug, preloaded first, gives it glibc's malloc. Only the local
-// image (.ci/redis-image.sh) carries both libraries, at these paths on
-// every architecture.
+// the file, which Container.CopyFile rewrites to step it (at once, and at a
+// lower cost per command, in a SharedDir: the server reads the file at
+// every clock call). libfaketime alone hangs this jemalloc-linked server
+// (libfaketime issue #130): glibc's libc_malloc_debug, preloaded first,
+// gives it glibc's malloc. Only the local image (.ci/redis-image.sh)
+// carries both libraries, at these paths on every architecture.
 const FaketimePreload = "/usr/lib/overshoot/libc_malloc_debug.so.0 /usr/lib/overshoot/libfaketime.so.1"
 
 // DefaultWaitLog is the line a Redis server logs once it accepts
@@ -65,6 +68,20 @@ type Options struct {
 	// → content, mode 0644 (parent directories are made). /tmp exists in
 	// every image; /data may not.
 	Files map[string][]byte
+	// SharedDir, when set, is a directory of the container (e.g.
+	// "/shared") whose files the test rewrites while the server runs
+	// (CopyFile), such as the one FAKETIME_TIMESTAMP_FILE names. With the
+	// Docker engine on this machine (DOCKER_HOST unset or a unix socket) it
+	// is a fresh directory of this machine, bind-mounted read-only: the
+	// Files under it are written there before the start, and CopyFile
+	// replaces one at once (a rename), where a copy into a container takes
+	// 100-300 ms; and the server reads them faster than files of its
+	// image's layers (libfaketime reads its file at every clock call).
+	// Elsewhere it is a directory of the container like any other.
+	SharedDir string
+	// sharedHost is the directory of this machine mounted at SharedDir
+	// ("": none), made by startContainers.
+	sharedHost string
 	// Env is the server's environment, added to the image's.
 	Env map[string]string
 	// WaitLog is the log line that means ready (default DefaultWaitLog;
@@ -88,8 +105,11 @@ type Container struct {
 	ID string
 
 	host bool
-	c    *testcontainers.DockerContainer
-	mu   sync.Mutex // guards Addr across Start
+	// sharedDir and sharedHost are Options.SharedDir and the directory of
+	// this machine mounted there ("" when none is).
+	sharedDir, sharedHost string
+	c                     *testcontainers.DockerContainer
+	mu                    sync.Mutex // guards Addr across Start
 }
 
 // StartWith starts a Redis container shaped by o for t, labelled like
@@ -100,42 +120,86 @@ type Container struct {
 // Redis this package cannot shape, without Docker, or when the start fails.
 func StartWith(t testing.TB, o Options) *Container {
 	t.Helper()
+	return StartWithAll(t, o)[0]
+}
+
+// StartWithAll is StartWith for several containers, started at once and
+// returned in the order of opts: a test whose servers need not wait for each
+// other to start (a primary, its replica and a Sentinel, each told of the
+// others once all answer) waits for the slowest start, not for their sum.
+// Every one is removed when t ends, whatever happened to the others.
+func StartWithAll(t testing.TB, opts ...Options) []*Container {
+	t.Helper()
 	if addr := os.Getenv(EnvAddr); addr != "" {
 		cannotShape(t, fmt.Sprintf("%s=%s names an existing server, which cannot be shaped", EnvAddr, addr))
 	}
 	if !dockerReachable() {
 		cannotShape(t, "there is no Docker socket")
 	}
-	if o.Port != 0 && !o.HostNetwork {
-		t.Fatalf("redistest: Options.Port %d without HostNetwork: a mapped container listens on 6379", o.Port)
-	}
-	if o.Port < 0 || o.Port > 65535-10000 {
-		t.Fatalf("redistest: Options.Port %d out of range (its cluster bus port is Port+10000)", o.Port)
+	for _, o := range opts {
+		if o.Port != 0 && !o.HostNetwork {
+			t.Fatalf("redistest: Options.Port %d without HostNetwork: a mapped container listens on 6379", o.Port)
+		}
+		if o.Port < 0 || o.Port > 65535-10000 {
+			t.Fatalf("redistest: Options.Port %d out of range (its cluster bus port is Port+10000)", o.Port)
+		}
+		if d := o.SharedDir; d != "" && (!path.IsAbs(d) || path.Clean(d) != d || d == "/") {
+			t.Fatalf("redistest: Options.SharedDir %q is not a clean absolute path below /", d)
+		}
 	}
 	if note := configure(); note != "" {
 		t.Log(note)
 	}
-	ct, reason := startContainer(t, o)
-	if ct == nil {
+	cts, reason := startContainers(t, opts)
+	if cts == nil {
 		cannotShape(t, reason)
 	}
-	return ct
+	return cts
 }
 
-// startContainer starts a container shaped by o, removed when t ends, and
-// returns it; or nil and why none could be had (the caller skips or fails
-// t). It fails t itself when the container starts but is not a Redis that
-// answers.
-func startContainer(t testing.TB, o Options) (*Container, string) {
+// startContainers starts a container shaped by each of opts, all at once,
+// each removed when t ends, and returns them; or nil and why not all could
+// be had (the caller skips or fails t). It fails t itself when a container
+// starts but is not a Redis that answers.
+func startContainers(t testing.TB, opts []Options) ([]*Container, string) {
 	t.Helper()
-	ct, c, reason, err := launch(o)
+	type started struct {
+		ct     *Container
+		c      *testcontainers.DockerContainer
+		reason string
+		err    error
+	}
+	opts = slices.Clone(opts)
+	for i := range opts {
+		if err := opts[i].shareFromHost(t); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+	}
+	res := make([]started, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		wg.Go(func() {
+			r := &res[i]
+			r.ct, r.c, r.reason, r.err = launch(o)
+		})
+	}
+	wg.Wait()
 	// A half-started container is removed too; at once (SIGKILL): nothing
 	// of a test's server outlives the test.
-	testcontainers.CleanupContainer(t, c, testcontainers.StopTimeout(0))
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
+	for _, r := range res {
+		removeWhenDone(t, r.c)
 	}
-	return ct, reason
+	cts := make([]*Container, len(res))
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatalf("redistest: %v", r.err)
+		}
+		if r.ct == nil {
+			return nil, r.reason
+		}
+		cts[i] = r.ct
+	}
+	return cts, ""
 }
 
 // launch starts a container shaped by o and returns it, with the
@@ -175,17 +239,84 @@ func launch(o Options) (ct *Container, c *testcontainers.DockerContainer, reason
 		}
 		return nil, c, fmt.Sprintf("testcontainers could not start %s shaped by %s: %v", image, o, err), nil
 	}
-	ct = &Container{Server: Server{Password: thisRun.password}, Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork, c: c}
+	ct = &Container{Server: Server{Password: thisRun.password}, Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork,
+		sharedDir: o.SharedDir, sharedHost: o.sharedHost, c: c}
 	if err := ct.locate(ctx); err != nil {
 		return nil, c, "", err
 	}
 	if err := ct.loopbackOnly(ctx); err != nil {
 		return nil, c, "", err
 	}
-	if err := ping(ct.Addr, ct.Password); err != nil {
+	if err := ping(ct.Addr, ct.Password, pingContainer); err != nil {
 		return nil, c, "", fmt.Errorf("container %s (%s) started but does not answer PING at %s: %v\n%s", image, o, ct.Addr, err, ct.logTail(ctx))
 	}
 	return ct, c, "", nil
+}
+
+// shareFromHost makes o.SharedDir a directory of this machine when the
+// engine runs here: a fresh one, removed when t ends, holding the Files
+// under SharedDir.
+func (o *Options) shareFromHost(t testing.TB) error {
+	if o.SharedDir == "" || !localEngine() {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "overshoot-shared-")
+	if err != nil {
+		return err
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Readable by the container's user, whoever the engine maps it to.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	o.sharedHost = dir
+	for p, content := range o.Files {
+		if rel, ok := o.sharedRel(p); ok {
+			if err := writeReplacing(filepath.Join(dir, filepath.FromSlash(rel)), content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sharedRel is p relative to SharedDir, and whether p is under it.
+func (o Options) sharedRel(p string) (string, bool) {
+	rel, ok := strings.CutPrefix(path.Clean(p), o.SharedDir+"/")
+	return rel, ok && o.SharedDir != "" && rel != ""
+}
+
+// localEngine reports whether the Docker engine runs on this machine (its
+// socket is local), so that a directory of this machine can be mounted.
+func localEngine() bool {
+	host := os.Getenv("DOCKER_HOST")
+	return host == "" || strings.HasPrefix(host, "unix://")
+}
+
+// writeReplacing writes content to file (mode 0644) by a rename, so that
+// a reader sees the old content or the new, never a part.
+func writeReplacing(file string, content []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".write-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // cannotShape is unavailable for StartWith, whose advice differs: an
@@ -229,7 +360,9 @@ func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLabels(map[string]string{LabelRun: thisRun.id}),
 		testcontainers.WithCmd(cmd...),
-		testcontainers.WithWaitStrategy(wait.ForLog(waitLog).WithStartupTimeout(30 * time.Second)),
+		// Polled every 50 ms rather than testcontainers' 100 (each poll is
+		// two calls to the engine, which is busy starting the others).
+		testcontainers.WithWaitStrategy(wait.ForLog(waitLog).WithStartupTimeout(30 * time.Second).WithPollInterval(50 * time.Millisecond)),
 	}
 	if o.Entrypoint != nil {
 		opts = append(opts, testcontainers.WithEntrypoint(o.Entrypoint...))
@@ -249,8 +382,16 @@ func (o Options) customizers(port int) []testcontainers.ContainerCustomizer {
 				hc.PortBindings = network.PortMap{network.MustParsePort(redisPort): {{HostIP: netip.MustParseAddr("127.0.0.1")}}}
 			}))
 	}
+	if o.sharedHost != "" {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.Binds = append(hc.Binds, o.sharedHost+":"+o.SharedDir+":ro")
+		}))
+	}
 	paths := make([]string, 0, len(o.Files))
 	for p := range o.Files {
+		if _, shared := o.sharedRel(p); shared && o.sharedHost != "" {
+			continue // written to the mounted directory already
+		}
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
@@ -382,7 +523,7 @@ func (ct *Container) Start(ctx context.Context) error {
 	if err := ct.locate(ctx); err != nil {
 		return err
 	}
-	return ping(ct.Address(), ct.Password)
+	return ping(ct.Address(), ct.Password, pingContainer)
 }
 
 // Pause freezes every process of the container (the cgroup freezer):
@@ -402,10 +543,15 @@ func (ct *Container) Unpause(ctx context.Context) error {
 	})
 }
 
-// CopyFile writes content to path in the container (mode 0644), running or
-// not: e.g. the file FAKETIME_TIMESTAMP_FILE names.
-func (ct *Container) CopyFile(ctx context.Context, path string, content []byte) error {
-	return ct.c.CopyToContainer(ctx, content, path, 0o644)
+// CopyFile writes content to file in the container (mode 0644), running or
+// not: e.g. the file FAKETIME_TIMESTAMP_FILE names. Under a SharedDir
+// mounted from this machine it replaces the file there, which the
+// container sees at once; elsewhere it copies it in through the engine.
+func (ct *Container) CopyFile(ctx context.Context, file string, content []byte) error {
+	if rel, ok := (Options{SharedDir: ct.sharedDir}).sharedRel(file); ok && ct.sharedHost != "" {
+		return writeReplacing(filepath.Join(ct.sharedHost, filepath.FromSlash(rel)), content)
+	}
+	return ct.c.CopyToContainer(ctx, content, file, 0o644)
 }
 
 // Logs is what the server has logged so far, stdout and stderr.

@@ -33,15 +33,24 @@ func TestStartWithArgs(t *testing.T) {
 
 // With its own entrypoint and a file copied in, on the host network, the
 // server listens on 127.0.0.1:Port only; it can be killed and started
-// again at the same address, and paused (no answer) and unpaused.
+// again at the same address, and paused (no answer) and unpaused. A file
+// in a SharedDir (included by the copied one) is read at the start, and
+// rewritten (CopyFile) while the server is down, at the next.
 func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 	t.Parallel() // each starts its own container: the starts overlap
 	ct := StartWith(t, Options{
 		HostNetwork: true,
 		Entrypoint:  []string{"redis-server", "/tmp/conf/extra.conf"},
-		Files:       map[string][]byte{"/tmp/conf/extra.conf": []byte("maxmemory-policy volatile-ttl\nsave \"\"\nappendonly no\n")},
-		Env:         map[string]string{"OVERSHOOT_PROBE": "1"},
+		Files: map[string][]byte{
+			"/tmp/conf/extra.conf": []byte("maxmemory-policy volatile-ttl\nsave \"\"\nappendonly no\ninclude /shared/more.conf\n"),
+			"/shared/more.conf":    []byte("maxmemory 3mb\n"),
+		},
+		SharedDir: "/shared",
+		Env:       map[string]string{"OVERSHOOT_PROBE": "1"},
 	})
+	if localEngine() && ct.sharedHost == "" {
+		t.Error("the engine is local, yet the SharedDir is not mounted from this machine")
+	}
 	if want := "127.0.0.1:" + strconv.Itoa(ct.Port); ct.Addr != want || ct.Port == 0 {
 		t.Fatalf("Addr %s, Port %d; want %s on a chosen port", ct.Addr, ct.Port, want)
 	}
@@ -52,9 +61,9 @@ func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["bind"] != "127.0.0.1" || got["port"] != strconv.Itoa(ct.Port) || got["maxmemory-policy"] != "volatile-ttl" || got["protected-mode"] != "no" {
-		t.Fatalf("bind %q port %q maxmemory-policy %q protected-mode %q; want 127.0.0.1, %d, volatile-ttl (from the file), no",
-			got["bind"], got["port"], got["maxmemory-policy"], got["protected-mode"], ct.Port)
+	if got["bind"] != "127.0.0.1" || got["port"] != strconv.Itoa(ct.Port) || got["maxmemory-policy"] != "volatile-ttl" || got["protected-mode"] != "no" || got["maxmemory"] != "3145728" {
+		t.Fatalf("bind %q port %q maxmemory-policy %q protected-mode %q maxmemory %q; want 127.0.0.1, %d, volatile-ttl (from the file), no, 3145728 (from the shared file)",
+			got["bind"], got["port"], got["maxmemory-policy"], got["protected-mode"], got["maxmemory"], ct.Port)
 	}
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -66,11 +75,17 @@ func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 	if err := c.Ping(ctx).Err(); err == nil {
 		t.Fatal("PING answered after Kill")
 	}
+	if err := ct.CopyFile(ctx, "/shared/more.conf", []byte("maxmemory 5mb\n")); err != nil {
+		t.Fatal(err)
+	}
 	if err := ct.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := c.Exists(ctx, "k").Result(); err != nil || n != 0 {
 		t.Fatalf("after Kill and Start: EXISTS k = %d, %v; want 0 (nothing was saved)", n, err)
+	}
+	if got, err := c.ConfigGet(ctx, "maxmemory").Result(); err != nil || got["maxmemory"] != "5242880" {
+		t.Fatalf("after the shared file's rewrite and a restart: CONFIG GET maxmemory = %v, %v; want 5242880", got, err)
 	}
 
 	if err := ct.Pause(ctx); err != nil {
@@ -93,6 +108,11 @@ func TestStartWithHostNetworkEntrypointFilesAndControl(t *testing.T) {
 func TestFaketimeStepsTheServersClock(t *testing.T) {
 	t.Parallel() // each starts its own container: the starts overlap
 	if os.Getenv(EnvAddr) == "" && dockerReachable() {
+		// testcontainers reads its configuration once per process: not
+		// before this package has set loopback and decided on Ryuk.
+		if note := configure(); note != "" {
+			t.Log(note)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		image := chooseImage(ctx)
 		cancel()

@@ -9,7 +9,11 @@
 // One container per test binary: a package whose TestMain runs Main shares
 // one container across every Start of its tests (they keep apart by their
 // keys, Prefix); StartWith gives a test a server shaped for it (arguments,
-// the host's network, Sentinel, Cluster, libfaketime) that is its alone.
+// the host's network, Sentinel, Cluster, libfaketime, a directory shared
+// with this machine) that is its alone, and StartWithAll several at once.
+// Under Main a test's own containers are removed in the background once it
+// ends, and Main waits for that before the binary exits; SetParallel lets
+// a binary whose tests mostly wait on containers run more of them at once.
 //
 // Locked and on loopback: every container publishes its port on 127.0.0.1
 // only (checked against what the Docker engine reports, PortBindings), and
@@ -33,8 +37,8 @@
 // Finding or starting a Redis (redistest.go), the binary's shared container
 // (shared.go), a container shaped beyond the default for the drills:
 // arguments, the host's network, an entrypoint of its own (Sentinel,
-// Cluster), files, libfaketime, and kill, stop, pause and restart
-// (container.go), the timing lock (lock.go), the Ryuk decision (ryuk.go) and
-// the removal of containers (cleanup.go). Only tests import it; it imports
+// Cluster), files, a shared directory, libfaketime, and kill, stop, pause
+// and restart (container.go), the timing lock (lock.go), the Ryuk decision
+// (ryuk.go) and the removal of containers (cleanup.go). Only tests import it; it imports
 // nothing of this module.
 package redistest

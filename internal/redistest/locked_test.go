@@ -14,11 +14,12 @@ import (
 // to anyone else on the network while the tests run.
 func TestContainersAreLoopbackOnlyAndLocked(t *testing.T) {
 	t.Parallel() // each starts its own container: the starts overlap
+	// Its own first: meanwhile another test starts the shared one.
+	own := StartWith(t, Options{Args: []string{"--maxmemory", "2mb"}})
 	s := Start(t)
 	if s.Password == "" || len(s.Password) < 32 {
 		t.Fatalf("the server's password is %q; want a fresh one of 32 hex digits", s.Password)
 	}
-	own := StartWith(t, Options{Args: []string{"--maxmemory", "2mb"}})
 	shared.mu.Lock()
 	sharedID := ""
 	if shared.c != nil {

@@ -3,5 +3,9 @@ package redistest
 import "testing"
 
 // TestMain gives every Start of this test binary one shared Redis, as
-// Main does for the module's other packages.
-func TestMain(m *testing.M) { Main(m) }
+// Main does for the module's other packages, and runs its parallel tests
+// all at once: each mostly waits for Docker to start or stop a container.
+func TestMain(m *testing.M) {
+	SetParallel(8)
+	Main(m)
+}

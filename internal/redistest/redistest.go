@@ -59,7 +59,7 @@ func Start(t testing.TB) Server {
 	t.Helper()
 	if addr := os.Getenv(EnvAddr); addr != "" {
 		password := os.Getenv(EnvPassword)
-		if err := ping(addr, password); err != nil {
+		if err := ping(addr, password, pingExisting); err != nil {
 			unavailable(t, fmt.Sprintf("%s=%s does not answer PING: %v", EnvAddr, addr, err))
 		}
 		return Server{Addr: addr, Password: password, Source: EnvAddr + "=" + addr}
@@ -73,11 +73,11 @@ func Start(t testing.TB) Server {
 	if s, ok := shared.get(t); ok {
 		return s
 	}
-	ct, reason := startContainer(t, Options{})
-	if ct == nil {
+	cts, reason := startContainers(t, []Options{{}})
+	if cts == nil {
 		unavailable(t, reason)
 	}
-	return ct.Server
+	return cts[0].Server
 }
 
 // Client returns a go-redis client of s with go-redis's default pool; it
@@ -144,21 +144,31 @@ func unavailable(t testing.TB, reason string) {
 	t.Skip(msg)
 }
 
-func ping(addr, password string) error {
+// ping waits until the server at addr answers PING, trying every 10 ms
+// (a restarted server takes a moment to listen) for up to within, and
+// returns the last error if it never does.
+func ping(addr, password string, within time.Duration) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, Password: password, DisableIdentity: true, MaxRetries: -1})
 	defer c.Close()
-	var err error
-	for range 50 { // a restarted server takes a moment to listen
+	deadline := time.Now().Add(within)
+	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err = c.Ping(ctx).Err()
+		err := c.Ping(ctx).Err()
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
-	return err
 }
+
+// How long ping waits: an existing server (OVERSHOOT_REDIS) answers at once
+// or is not there; a container's server, once it has logged that it is
+// ready or been started again, may be slowed by a loaded machine.
+const (
+	pingExisting  = 5 * time.Second
+	pingContainer = 15 * time.Second
+)
 
 // dockerReachable reports whether a Docker engine may be there: its
 // socket exists, or DOCKER_HOST names a remote engine.

@@ -10,6 +10,7 @@ import (
 
 // The helper hands out a Redis 7 that answers, and keys that are the test's own.
 func TestStartGivesARedis7(t *testing.T) {
+	t.Parallel() // the shared container's start overlaps the others'
 	s := redistest.Start(t)
 	c := s.Client(t)
 	ctx := context.Background()

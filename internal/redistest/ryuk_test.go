@@ -75,6 +75,7 @@ func TestDecideRyuk(t *testing.T) {
 // A registry that accepts connections and never answers costs the check
 // its answer bound, not the whole pull's.
 func TestRyukPullIsBounded(t *testing.T) {
+	t.Parallel() // it waits out the answer bound, beside the containers' starts
 	docker := dockerForTest(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

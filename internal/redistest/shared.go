@@ -2,7 +2,9 @@ package redistest
 
 import (
 	"context"
+	"flag"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,13 +17,43 @@ import (
 // Main removes it when the tests are done, then exits with their code.
 // Starting a container takes about a second; a package's tests start
 // many, each only to keep its keys apart, which Prefix already does.
+//
+// A container a test started of its own (StartWith) is removed in the
+// background once the test ends; Main waits for those removals too, and
+// exits non-zero if one failed.
 func Main(m *testing.M) {
 	shared.mu.Lock()
 	shared.active = true
 	shared.mu.Unlock()
+	removals.mu.Lock()
+	removals.active = true
+	removals.mu.Unlock()
 	code := m.Run()
-	shared.close()
+	var wg sync.WaitGroup
+	wg.Go(shared.close)
+	if err := waitRemovals(); err != nil {
+		// The signal handler and `make clean-containers` find them by their label.
+		os.Stderr.WriteString(err.Error() + "\n")
+		code = max(code, 1)
+	}
+	wg.Wait()
 	os.Exit(code)
+}
+
+// SetParallel has the binary run n parallel tests at once (the testing
+// package's -test.parallel, which defaults to GOMAXPROCS), unless the
+// command line sets -test.parallel itself: for a binary whose parallel
+// tests mostly wait (for containers to start, a Sentinel to fail over, a
+// timeout) rather than compute. Call it from TestMain, before Main.
+func SetParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+			panic(err)
+		}
+	}
 }
 
 var shared sharedServer

@@ -1,0 +1,118 @@
+package redisrate_test
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/adapters/redisrate"
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/properties"
+	"github.com/overshoot-go/overshoot/scenarios"
+)
+
+// defaults runs redis_rate through the checks at the sizes a built-in
+// algorithm gets: the default hunt, the default matrix, properties.Check's
+// default case counts. Each call is a script run on simredis, so together
+// they take minutes; `make libraries` runs them.
+var defaults = flag.Bool("redisrate.defaults", false, "run redis_rate through the default hunt, matrix and properties (minutes; make libraries)")
+
+func needDefaults(t *testing.T) {
+	t.Helper()
+	if !*defaults {
+		t.Skip("the default-size runs take minutes: go test ./adapters/redisrate -redisrate.defaults (make libraries)")
+	}
+}
+
+// At the default size, redis_rate's float GCRA breaks the exact promise by
+// one admit, where the small runs above see nothing: the default hunt (200
+// seeds of 12 s, 100 per second, nine clients) behind one store catches it
+// over-admitting on every seed, first 250 admits in 1.5 s where 249 are
+// promised, and never by more than one, and it never errs.
+func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
+	needDefaults(t)
+	verdicts, err := scenarios.Hunt([]scenarios.Suspect{{Limiter: redisrate.Spec(), Deployment: model.StoreClock}}, scenarios.HuntOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts[0]
+	t.Logf("%s: %d requests, caught on %d of %d seeds (by kind %v), first seed %d (%s client): %v %v",
+		v.Suspect, v.Requests, v.SeedsCaught, v.Seeds, v.SeedsBy, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First)
+	if v.Errors != 0 {
+		t.Errorf("%d errors, the first %v", v.Errors, v.FirstError)
+	}
+	if v.SeedsBy[scenarios.OverAdmission] < v.Seeds*9/10 || v.FirstBreach != scenarios.OverAdmission {
+		t.Errorf("over-admission on %d of %d seeds, first breach %v: want nearly every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds, v.FirstBreach)
+	}
+	if v.First == nil || v.First.Admits-v.First.Allowed != 1 {
+		t.Errorf("first breach %v: want exactly one admit beyond the promise", v.First)
+	}
+}
+
+// The default matrix (seeds 1-10, 100 per second, 20 s, every client) puts
+// redis_rate beside the built-in GCRA. In the columns that apply to a
+// library reading the store's clock, it breaks its promise in runs where
+// GCRA keeps it (ideal and store clock; the wiped store breaks both), yet
+// its peak is never more than one admit above GCRA's and its overshoot is
+// GCRA's within 0.5 points: the breach is the float's one admit.
+func TestDefaultMatrixBesideGCRA(t *testing.T) {
+	needDefaults(t)
+	m, err := scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), scenarios.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	applies := map[model.Deployment]bool{model.Ideal: true, model.StoreClock: true, model.StoreWiped: true}
+	for _, c := range m.Columns {
+		g, rr := cell(t, m, "gcra", c.Deployment), cell(t, m, redisrate.Name, c.Deployment)
+		if !applies[c.Deployment] {
+			if rr.NotApplicable == "" {
+				t.Errorf("%s ran redis_rate, which reads the store's clock and has no state to copy", c.Name)
+			}
+			continue
+		}
+		if rr.Errors != 0 {
+			t.Errorf("%s: %d errors, the first %v", c.Name, rr.Errors, rr.FirstError)
+		}
+		if rr.Peak < g.Peak || rr.Peak > g.Peak+1 || rr.Over-g.Over > 0.5 || g.Over-rr.Over > 0.5 {
+			t.Errorf("%s: redis_rate peak %d (%.2fx) over %.1f%%; gcra %d (%.2fx) over %.1f%%: want the peak at most one above, the over within 0.5",
+				c.Name, rr.Peak, rr.PeakX, rr.Over, g.Peak, g.PeakX, g.Over)
+		}
+		if c.Deployment != model.StoreWiped && (g.Violations != 0 || rr.Violations == 0) {
+			t.Errorf("%s: promise broken in %d runs of redis_rate, %d of gcra: want some, and none", c.Name, rr.Violations, g.Violations)
+		}
+	}
+}
+
+func cell(t *testing.T, m scenarios.Matrix, name string, d model.Deployment) scenarios.Cell {
+	t.Helper()
+	c, ok := m.Cell(name, d)
+	if !ok {
+		t.Fatalf("the matrix has no cell for %s, %s", name, d)
+	}
+	return c
+}
+
+// properties.Check's contract at the default limit (100 per second, burst
+// 100) with every property's default number of cases: redis_rate keeps
+// its promise, its Retry-After, non-negative answers and its Reset, and
+// breaks four clauses by the float's one step (a Remaining one short, a
+// deadline one µs later), each on a case rapid draws early.
+func TestDefaultPropertiesAtTheDefaultLimit(t *testing.T) {
+	needDefaults(t)
+	broken := map[string]bool{"burst-from-idle": true, "retry-loop-never-extends": true, "remaining-is-exact": true, "refill-capped-after-idle": true}
+	for _, p := range properties.Properties(redisrate.Spec(), properties.WithLimit(scenarios.DefaultOptions().Limit)) {
+		failed, report := properties.Fails(p.Prop, p.Checks)
+		first, _, _ := strings.Cut(report, "\n")
+		t.Logf("%s (%d cases): broken %v %s", p.Name, p.Checks, failed, first)
+		if failed != broken[p.Name] {
+			t.Errorf("%s: broken %v, want %v:\n%s", p.Name, failed, broken[p.Name], report)
+		}
+	}
+}
