@@ -29,13 +29,17 @@ import (
 // Two throughputs compare fairly only if the machine gave both the same.
 // The test holds the timing lock (no other live test of this repository
 // runs beside it), and takes the two in turns, three slices of each, and
-// compares the best slice of each: a machine busy with other work starves
-// one slice, seldom all three of one side (with both cores busy besides,
-// one run in six flipped when each side had a single second). Each slice
-// logs the CPU its side got (this process, redis-benchmark's), so that a
-// failure says how starved it was. A third of a second of each measures
-// the path's rate to a few % (some 1,000 requests); the path runs at about
-// half Redis's rate, a margin far wider.
+// compares the best slice of each. Each slice measures the CPU its side
+// got (this process, redis-benchmark's): a slice where the path had less
+// than half a CPU, or redis-benchmark less than a fifth of one (it takes
+// 40 to 50% on a quiet machine), measured the machine's other work, not
+// the path or Redis, and is not judged; the test takes more slices, up to
+// twelve, until three of each side were fed (with both cores busy
+// besides, one run in seven had every slice starved to a tenth of a CPU
+// and compared two meaningless rates). When no slice of a side was fed,
+// it skips, saying how starved each slice was. A third of a second of each
+// measures the path's rate to a few % (some 1,000 requests); the path runs
+// at about half Redis's rate, a margin far wider.
 func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 	redistest.LockTiming(t)
 	bench, err := exec.LookPath("redis-benchmark")
@@ -63,7 +67,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 	if *full {
 		slice = 10 * time.Second / 3
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(slices)*slice+60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(8*slices)*slice+60*time.Second)
 	defer cancel()
 	script, err := lua.New(algos.TokenBucket.Name)
 	if err != nil {
@@ -77,10 +81,13 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A side fed less than this share of a CPU in a slice was starved.
+	const pathFed, benchFed = 50.0, 20.0
 	var pathBest, benchBest float64
+	var pathFedSlices, benchFedSlices int
 	var best ceiling.Result
 	var lines strings.Builder
-	for i := range slices {
+	for i := 0; i < 4*slices && (pathFedSlices < slices || benchFedSlices < slices); i++ {
 		cpu := processCPU()
 		path, err := ceiling.Saturate(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Duration: slice}, workers)
 		if err != nil {
@@ -91,8 +98,11 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 			t.Fatalf("the admit path answered %d failures and %d rejections of %d; the first failure: %s", path.Failed, path.Rejected, path.Sent, path.FirstFailure)
 		}
 		pathRate := float64(path.Sent) / path.Span.Seconds()
-		if pathRate > pathBest {
-			pathBest, best = pathRate, path
+		if pathCPU >= pathFed {
+			pathFedSlices++
+			if pathRate > pathBest {
+				pathBest, best = pathRate, path
+			}
 		}
 
 		args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * slice.Seconds())), "-c", strconv.FormatUint(workers, 10), "-q",
@@ -118,14 +128,20 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		benchBest = max(benchBest, evalsha)
-		fmt.Fprintf(&lines, "\n  slice %d: the path %6.0f req/s on %s of a CPU; redis-benchmark %6.0f req/s on %s of one", i+1, pathRate, pathCPU, evalsha, benchCPU)
+		if benchCPU >= benchFed {
+			benchFedSlices++
+			benchBest = max(benchBest, evalsha)
+		}
+		fmt.Fprintf(&lines, "\n  slice %d: the path %6.0f req/s on %3.0f%% of a CPU; redis-benchmark %6.0f req/s on %3.0f%% of one", i+1, pathRate, pathCPU, evalsha, benchCPU)
 	}
-	t.Logf("the path's ceiling, %d closed-loop clients, %d slices of %v of each in turn, one key, every request admitted:\n"+
+	if pathFedSlices == 0 || benchFedSlices == 0 {
+		t.Skipf("no slice fed both sides (the path at least %.0f%% of a CPU, redis-benchmark %.0f%% of one): this machine's other work was measured, not the path:%s", pathFed, benchFed, lines.String())
+	}
+	t.Logf("the path's ceiling, %d closed-loop clients, slices of %v of each in turn (%d of the path's and %d of redis-benchmark's fed), one key, every request admitted:\n"+
 		"  HTTP + middleware + go-redis + Redis  %8.0f req/s at best  (p50 %.2fms, p99 %.2fms)\n"+
 		"  redis-benchmark EVALSHA, same script  %8.0f req/s at best  (-c %d)\n"+
 		"  the path is %.1f%% of what Redis alone does%s",
-		workers, slices, slice.Round(time.Millisecond), pathBest, best.P50.Seconds()*1000, best.P99.Seconds()*1000, benchBest, workers, 100*pathBest/benchBest, lines.String())
+		workers, slice.Round(time.Millisecond), pathFedSlices, benchFedSlices, pathBest, best.P50.Seconds()*1000, best.P99.Seconds()*1000, benchBest, workers, 100*pathBest/benchBest, lines.String())
 	if pathBest >= benchBest {
 		t.Errorf("the path decided %.0f req/s at best, faster than Redis alone runs the script (%.0f at best): one of the two measures is wrong, or the machine starved one side in every slice:%s",
 			pathBest, benchBest, lines.String())
@@ -134,7 +150,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 
 // processCPU starts a measure of the CPU this process gets, and returns
 // what ends it: the CPU time it used in between, as a share of one CPU.
-func processCPU() func() string {
+func processCPU() func() float64 {
 	used := func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -143,15 +159,15 @@ func processCPU() func() string {
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	start, began := used(), time.Now()
-	return func() string { return share(used()-start, time.Since(began)) }
+	return func() float64 { return share(used()-start, time.Since(began)) }
 }
 
-// share is cpu as a percentage of wall.
-func share(cpu, wall time.Duration) string {
+// share is cpu as a percentage of wall (0 for no wall time).
+func share(cpu, wall time.Duration) float64 {
 	if wall <= 0 {
-		return "?"
+		return 0
 	}
-	return fmt.Sprintf("%.0f%%", 100*cpu.Seconds()/wall.Seconds())
+	return 100 * cpu.Seconds() / wall.Seconds()
 }
 
 // Fifty requests for a fresh key at the same instant, through HTTP, to a
