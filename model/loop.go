@@ -125,6 +125,16 @@ func (r *runner) schedule(c int32, last *Reply, at int64) error {
 	return nil
 }
 
+// nextLoopSend is the time of the next closed-loop send, or MaxInt64 when
+// none is pending: the static requests sent up to it may be decided
+// without the general path's sending.
+func (r *runner) nextLoopSend() int64 {
+	if r.loop != nil && len(r.loop.sends) > 0 {
+		return r.loop.sends[0].t
+	}
+	return math.MaxInt64
+}
+
 // peekSend is the true time of the next request to send, static or
 // closed-loop, and false when there is none.
 func (r *runner) peekSend() (int64, bool) {

@@ -543,10 +543,7 @@ func (r *runner) runIdeal() error {
 		if d.store != nil {
 			// The static requests sent before the next closed-loop one,
 			// decided without the general path's sending (runLocal).
-			until := int64(math.MaxInt64)
-			if r.loop != nil && len(r.loop.sends) > 0 {
-				until = r.loop.sends[0].t
-			}
+			until := r.nextLoopSend()
 			for r.next < r.static {
 				p := &r.plan[r.next]
 				if p.Send > until {
@@ -606,10 +603,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			// request is no client's, so deciding one answers nobody and
 			// the next closed-loop send stays where it is. A node not yet
 			// opened, or due to restart, is left to the general path.
-			until := int64(math.MaxInt64)
-			if r.loop != nil && len(r.loop.sends) > 0 {
-				until = r.loop.sends[0].t
-			}
+			until := r.nextLoopSend()
 			for r.next < r.static {
 				p := &r.plan[r.next]
 				own := nodes[p.Node]
