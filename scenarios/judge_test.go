@@ -168,14 +168,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 				}
 				all := sc.requestsOf(cfg, &res)
 				honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &want)
-				for c := range got {
-					if describe(got[c]) != describe(want[c]) {
-						t.Errorf("%s %s seed %d, client %d: in order %s, sorted %s", a.Name, d, seed, c, describe(got[c]), describe(want[c]))
-					}
-					if got[c] != nil {
-						found++
-					}
-				}
+				found += sameFindings(t, fmt.Sprintf("%s %s seed %d", a.Name, d, seed), "in order", "sorted", &got, &want)
 			}
 		}
 	}
@@ -191,6 +184,23 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
 	}
+}
+
+// sameFindings reports on t every client whose finding got (by the way
+// named gotBy) and want (by wantBy) describe differently, and returns how
+// many clients got a finding.
+func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[NumClients]*finding) int {
+	t.Helper()
+	found := 0
+	for c := range got {
+		if describe(got[c]) != describe(want[c]) {
+			t.Errorf("%s, client %d: %s %s, %s %s", run, c, gotBy, describe(got[c]), wantBy, describe(want[c]))
+		}
+		if got[c] != nil {
+			found++
+		}
+	}
+	return found
 }
 
 // describe is everything a finding says.
@@ -233,14 +243,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 				for _, lc := range cfg.Loop {
 					retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &want)
 				}
-				for c := range got {
-					if describe(got[c]) != describe(want[c]) {
-						t.Errorf("%s %s seed %d, client %d: in one pass %s, listed %s", a.Name, d, seed, c, describe(got[c]), describe(want[c]))
-					}
-					if got[c] != nil {
-						found++
-					}
-				}
+				found += sameFindings(t, fmt.Sprintf("%s %s seed %d", a.Name, d, seed), "in one pass", "listed", &got, &want)
 			}
 		}
 	}
