@@ -105,7 +105,7 @@ func (g *gcraLibrary) Allow(now time.Time) (ok bool, retryAfter, resetAfter time
 // making one object per key, and a Decider telling it the time.
 var myLibrary = limiter.Spec{
 	Name: "my-library", Clock: limiter.CallerClock, Promise: algos.BucketPromise, ExactRetry: true,
-	New: limiter.PerKey(func(l algos.Limit) (limiter.Decider, error) {
+	New: limiter.PerKey(func(l algos.Limit, _ int64) (limiter.Decider, error) {
 		interval := time.Duration(l.Window/l.Rate) * time.Microsecond
 		g := &gcraLibrary{interval: interval, tolerance: time.Duration(l.Burst) * interval}
 		return limiter.DecideFunc(func(now int64) algos.Decision {

@@ -78,7 +78,7 @@ func TestRunSpendsEachRequestsCostWhole(t *testing.T) {
 func TestRunRefusesCostsALimiterCannotTake(t *testing.T) {
 	plain := limiter.Spec{
 		Name: "plain", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
-		New: limiter.PerKey(func(l algos.Limit) (limiter.Decider, error) {
+		New: limiter.PerKey(func(algos.Limit, int64) (limiter.Decider, error) {
 			return limiter.DecideFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
 		}),
 	}

@@ -3,6 +3,7 @@ package limiter_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,12 +88,15 @@ func TestMemoryIsTheAlgorithmWithExpiry(t *testing.T) {
 	}
 }
 
-// PerKey makes one object per key, on the key's first request, and a
-// panic in the object is an error through limiter.Allow.
+// PerKey makes one object per key, on the key's first request and told
+// that request's time, and a panic in the object is an error through
+// limiter.Allow.
 func TestPerKeyMakesOneObjectPerKey(t *testing.T) {
 	made := 0
-	newKey := func(algos.Limit) (limiter.Decider, error) {
+	var firsts []int64
+	newKey := func(_ algos.Limit, first int64) (limiter.Decider, error) {
 		made++
+		firsts = append(firsts, first)
 		n := 0
 		return limiter.DecideFunc(func(now int64) algos.Decision {
 			n++
@@ -108,29 +112,20 @@ func TestPerKeyMakesOneObjectPerKey(t *testing.T) {
 	}
 	ctx := context.Background()
 	var got []bool
-	for _, key := range []int{0, 0, 0, 3, 3} {
-		d, err := limiter.Allow(ctx, lim, key, 1)
+	for i, key := range []int{0, 0, 0, 3, 3} {
+		d, err := limiter.Allow(ctx, lim, key, int64(10+i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, d.Allowed)
 	}
-	if want := []bool{true, true, false, true, true}; made != 3 || !equal(got, want) {
+	if want := []bool{true, true, false, true, true}; made != 3 || !slices.Equal(got, want) {
 		t.Errorf("made %d objects (want 3: one up front, one per key), decisions %v (want %v)", made, got, want)
+	}
+	if want := []int64{0, 10, 13}; !slices.Equal(firsts, want) {
+		t.Errorf("objects built at %v µs, want %v: up front at 0, then each at its key's first call", firsts, want)
 	}
 	if _, err := limiter.Allow(ctx, lim, 0, -1); err == nil || !strings.Contains(err.Error(), "negative time") {
 		t.Errorf("a panicking object: %v, want the panic as an error", err)
 	}
-}
-
-func equal(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -91,11 +91,15 @@ func (f DecideFunc) Decide(now int64) algos.Decision { return f(now) }
 
 // PerKey is the New of a Spec whose limiter is a Go object per key: newKey
 // makes a fresh one under l, called once per key on the key's first
-// request (and once up front, so that a limit it refuses is an error of New
-// rather than of the first call).
-func PerKey(newKey func(l algos.Limit) (Decider, error)) func(l algos.Limit) (Limiter, error) {
+// request with that request's time (first, on the caller's clock), so that
+// an object that starts its clock when it is built (a window opened at
+// construction, a last-refill time set to now) starts it in the run's time,
+// not at 0 or at the machine's. It is also called once up front, with first
+// 0, so that a limit it refuses is an error of New rather than of the first
+// call.
+func PerKey(newKey func(l algos.Limit, first int64) (Decider, error)) func(l algos.Limit) (Limiter, error) {
 	return func(l algos.Limit) (Limiter, error) {
-		if _, err := newKey(l); err != nil {
+		if _, err := newKey(l, 0); err != nil {
 			return nil, err
 		}
 		return &perKey{newKey: newKey, limit: l}, nil
@@ -103,7 +107,7 @@ func PerKey(newKey func(l algos.Limit) (Decider, error)) func(l algos.Limit) (Li
 }
 
 type perKey struct {
-	newKey func(algos.Limit) (Decider, error)
+	newKey func(algos.Limit, int64) (Decider, error)
 	limit  algos.Limit
 	keys   []Decider
 }
@@ -116,7 +120,7 @@ func (p *perKey) Allow(_ context.Context, key int, now int64) (algos.Decision, e
 		p.keys = append(p.keys, nil)
 	}
 	if p.keys[key] == nil {
-		d, err := p.newKey(p.limit)
+		d, err := p.newKey(p.limit, now)
 		if err != nil {
 			return algos.Decision{}, err
 		}

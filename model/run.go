@@ -33,11 +33,29 @@ type Outcome struct {
 // limiter answered with an error. Violation is the first place the key's
 // admits, placed at their true decision times, break Limiter.Promise(Limit),
 // or nil if they keep it.
+//
+// BadAnswers counts the key's answers that no limiter may give, whatever
+// its algorithm (algos.AnswerBounds: a negative Remaining, Retry-After or
+// Reset, a Retry-After on an admit or past the Reset, a Remaining or a wait
+// beyond any limit of this size), and FirstBadAnswer is the first, in
+// decision order; nil when there is none. A bad answer is a breach to
+// report, not an error: the run goes on, and the answer counts as the admit
+// or denial it says.
 type KeyResult struct {
-	Requests  int
-	Admitted  int
-	Errors    int
-	Violation *algos.Violation
+	Requests       int
+	Admitted       int
+	Errors         int
+	BadAnswers     int
+	Violation      *algos.Violation
+	FirstBadAnswer *BadAnswer
+}
+
+// BadAnswer is an answer no limiter may give: the request it answered (an
+// index into Result.Outcomes), the answer, and the rule it breaks.
+type BadAnswer struct {
+	Request  int
+	Decision algos.Decision
+	Why      string
 }
 
 // Result is one run. Outcomes is parallel to Config.Requests, followed by
@@ -89,6 +107,15 @@ func (r Result) Errors() int {
 	n := 0
 	for _, k := range r.Keys {
 		n += k.Errors
+	}
+	return n
+}
+
+// BadAnswers counts the answers of every key that no limiter may give.
+func (r Result) BadAnswers() int {
+	n := 0
+	for _, k := range r.Keys {
+		n += k.BadAnswers
 	}
 	return n
 }
@@ -162,6 +189,7 @@ func run(cfg Config, res *Result, reuse bool) error {
 		pure:   pure,
 		ctx:    context.Background(),
 		static: n,
+		bounds: cfg.Limit.Answers(cfg.clockSpread()),
 	}
 	if reuse {
 		r.res = Result{
@@ -293,6 +321,8 @@ type runner struct {
 	slotOf   []int32       // GetSet: each static request's slot, from its GET
 
 	admitted []admit // every admit, in the order decided
+
+	bounds algos.AnswerBounds // what an answer may say (record)
 }
 
 // admit is one admitted request: its key and its true decision time.
@@ -437,14 +467,26 @@ type slot struct {
 // record stores request i's outcome (for key, decided at true time at on
 // node) and counts it for its key; tally places the admits once the run
 // ends.
-func (r *runner) record(i, key int, at int64, node int, admitted bool) {
-	r.out[i] = Outcome{Decided: at, Node: int32(node), Admitted: admitted}
+func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
+	r.out[i] = Outcome{Decided: at, Node: int32(node), Admitted: d.Allowed}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
-	if admitted {
+	if d.Allowed {
 		k.Admitted++
 		r.admitted = append(r.admitted, admit{key: int32(key), at: at})
+	}
+	if r.bounds.Bad(d) {
+		r.badAnswer(i, k, *d)
+	}
+}
+
+// badAnswer counts d, the answer to request i, as one no limiter may give,
+// keeping the key's first.
+func (r *runner) badAnswer(i int, k *KeyResult, d algos.Decision) {
+	k.BadAnswers++
+	if k.FirstBadAnswer == nil {
+		k.FirstBadAnswer = &BadAnswer{Request: i, Decision: d, Why: r.bounds.Why(d)}
 	}
 }
 
@@ -510,7 +552,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 	if d.store != nil {
 		d.store.SetClock(at)
 		dec := d.store.Call(key, now)
-		d.r.record(i, key, decided, node, dec.Allowed)
+		d.r.record(i, key, decided, node, &dec)
 		return dec, nil
 	}
 	dec, err := limiter.Allow(d.r.ctx, d.lim, key, now)
@@ -518,7 +560,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 		d.r.fail(i, key, decided, node, err)
 		return algos.Decision{}, err
 	}
-	d.r.record(i, key, decided, node, dec.Allowed)
+	d.r.record(i, key, decided, node, &dec)
 	return dec, nil
 }
 
@@ -556,7 +598,7 @@ func (r *runner) runIdeal() error {
 				} else {
 					dec = d.store.Call(p.Key, p.Send)
 				}
-				r.record(r.next, p.Key, p.Send, 0, dec.Allowed)
+				r.record(r.next, p.Key, p.Send, 0, &dec)
 				r.next++
 			}
 		}
@@ -617,7 +659,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				} else {
 					dec = own.store.Call(p.Key, p.Clock)
 				}
-				r.record(r.next, p.Key, p.Send, p.Node, dec.Allowed)
+				r.record(r.next, p.Key, p.Send, p.Node, &dec)
 				r.next++
 			}
 		}
@@ -650,7 +692,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
 			own.store.SetClock(p.Send)
 			dec = own.store.Call(p.Key, p.Clock)
-			r.record(i, p.Key, p.Send, p.Node, dec.Allowed)
+			r.record(i, p.Key, p.Send, p.Node, &dec)
 		} else {
 			dec, derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node)
 		}
@@ -765,14 +807,14 @@ func (r *runner) runStore() (err error) {
 					} else {
 						dec = store.Call(q.Key, told)
 					}
-					r.record(j, q.Key, t, q.Node, dec.Allowed)
+					r.record(j, q.Key, t, q.Node, &dec)
 				case ord&evSet == 0: // GET, as the general path below
 					s := r.alloc(r.decideAt[j])
 					r.slotOf[j] = s
 					sl := &r.slots[s]
 					store.GetInto(q.Key, &sl.st)
 					sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
-					r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
+					r.record(j, q.Key, sl.decideAt, q.Node, &sl.d)
 				default: // SET
 					s := r.slotOf[j]
 					sl := &r.slots[s]
@@ -823,7 +865,7 @@ func (r *runner) runStore() (err error) {
 				if store != nil { // d.decide for a pure algorithm, written out: once per request
 					store.SetClock(storeNow)
 					dec = store.Call(q.Key, told)
-					r.record(j, q.Key, ev.t, q.Node, dec.Allowed)
+					r.record(j, q.Key, ev.t, q.Node, &dec)
 				} else {
 					dec, err = d.decide(j, storeNow, told, ev.t, q.Node)
 				}
@@ -839,7 +881,7 @@ func (r *runner) runStore() (err error) {
 				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
 				sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
-				r.record(j, q.Key, sl.decideAt, q.Node, sl.d.Allowed)
+				r.record(j, q.Key, sl.decideAt, q.Node, &sl.d)
 				if r.isLoop(j) {
 					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(j, sl.d, nil)})
 				}

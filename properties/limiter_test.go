@@ -17,20 +17,20 @@ import (
 // bucket is one key's integer token bucket as a Go object that is told the
 // time, written apart from algos: tokens in scaled units (a request costs
 // l.Unit, a µs refills l.Refill), and a last refill time that only moves
-// forward, so a caller whose clock is behind waits the gap too.
+// forward, so a caller whose clock is behind waits the gap too. It starts
+// full at the time it is built, as such objects do (limiter.PerKey builds
+// it at its key's first call).
 type bucket struct {
 	l            algos.Limit
-	set          bool
 	tokens, last int64
 }
 
-func newBucket(l algos.Limit) (limiter.Decider, error) { return &bucket{l: l}, nil }
+func newBucket(l algos.Limit, first int64) (limiter.Decider, error) {
+	return &bucket{l: l, tokens: l.Burst * l.Unit, last: first}, nil
+}
 
 func (b *bucket) Decide(now int64) algos.Decision {
 	capacity := b.l.Burst * b.l.Unit
-	if !b.set {
-		b.set, b.tokens, b.last = true, capacity, now
-	}
 	if elapsed := now - b.last; elapsed > 0 {
 		if room := capacity - b.tokens; elapsed >= (room+b.l.Refill-1)/b.l.Refill {
 			b.tokens = capacity
@@ -92,7 +92,8 @@ func (s *storeBuckets) Allow(_ context.Context, key int, now int64) (algos.Decis
 	s.clock = now
 	b := s.keys[key]
 	if b == nil {
-		b = &bucket{l: s.l}
+		d, _ := newBucket(s.l, now)
+		b = d.(*bucket)
 		s.keys[key] = b
 	}
 	return b.Decide(now), nil

@@ -42,10 +42,16 @@ const (
 	// fewer than its reference (Suspect.Reference) on the same requests,
 	// past the suspect's tolerance.
 	OffReference
+	// BadAnswer: the limiter gave an answer no limiter may give, whatever
+	// its algorithm (model.BadAnswer: a negative Remaining, Retry-After or
+	// Reset, a Retry-After on an admit or past the Reset, a Remaining or a
+	// wait beyond any limit of its size). Judged in every deployment: an
+	// answer's sense does not depend on where the state lives.
+	BadAnswer
 	numBreaches = iota + 1 // the kinds, and the zero Breach
 )
 
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference"}
+var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer"}
 
 // String is the breach's short name.
 func (b Breach) String() string {
@@ -440,6 +446,32 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		out[r.key] = f
 	}
 	return true
+}
+
+// badAnswers gives each client whose key was answered badly, and has no
+// other breach in the run, a BadAnswer finding: its first bad answer, with
+// the request it answered.
+func badAnswers(v *runView, out *[NumClients]*finding) {
+	for c := range min(NumClients, len(v.res.Keys)) {
+		b := v.res.Keys[c].FirstBadAnswer
+		if b == nil || out[c] != nil {
+			continue
+		}
+		r := v.at(int32(b.Request))
+		out[c] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), b.Why, v.res.Keys[c].BadAnswers)},
+			trace: []string{traceLine(r, answerText(b.Decision))}}
+	}
+}
+
+// answerText is a whole answer, as a trace line shows it.
+func answerText(d algos.Decision) string {
+	verdict := "refused"
+	if d.Allowed {
+		verdict = "admitted"
+	}
+	return fmt.Sprintf("%s, Remaining %d, Retry-After %s, Reset %s", verdict, d.Remaining,
+		algos.FormatMicros(d.RetryAfter), algos.FormatMicros(d.Reset))
 }
 
 // instanceLimit is the limit one instance enforces.

@@ -11,6 +11,16 @@ import (
 // program with a pace of its own; with no latency and a limiter that
 // admits everything, "at once" would otherwise be forever at one instant).
 // They are model.Clients, for model.Config.Loop, each on its own key.
+//
+// A wait they are told is taken as a program takes it: one that is
+// negative is none (they come back at once), and one that reaches past
+// their end ends them (wait). Such answers are the judge's to report
+// (BadAnswer), not a reason to stop a run.
+
+// wait is a wait of d µs as a client takes it, at most most: none for a
+// negative d, so that the time it comes back is never before the answer
+// and never overflows.
+func wait(d, most int64) int64 { return min(max(d, 0), most) }
 
 // RetryAfterClient is a greedy client that honours Retry-After: from start
 // it sends, gap µs after its last request once an admit arrives, and
@@ -35,7 +45,7 @@ func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
 	c.keep(last)
 	next := last.At
 	if !last.Decision.Allowed {
-		next += last.Decision.RetryAfter
+		next += wait(last.Decision.RetryAfter, c.end)
 	}
 	next = max(next, last.Send+c.gap)
 	return next, next < c.end
@@ -65,7 +75,7 @@ func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
 	next := max(last.At, last.Send+c.gap)
 	if !last.Decision.Allowed {
 		c.cycle++
-		next = last.At + last.Decision.Reset*(1+(c.cycle-1)%8)/8 + 1000
+		next = last.At + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
 	}
 	return next, next < c.end
 }
@@ -98,15 +108,15 @@ func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 	d, next := last.Decision, last.At
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
-		target := last.At + d.Reset
+		target := last.At + wait(d.Reset, c.end)
 		next = max(last.At, target-c.margin)
 		c.until, c.bursting = target+c.margin, true
 	case last.At < c.until && d.Allowed:
 		next = max(next, last.Send+c.gap)
 	case last.At < c.until:
-		next = max(next+min(d.RetryAfter, c.until-last.At), last.Send+c.gap)
+		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.At), last.Send+c.gap)
 	default: // the burst is over: wait until the key is idle, then probe again
-		next += d.Reset + 1000
+		next += wait(d.Reset, c.end) + 1000
 		c.bursting = false
 	}
 	return next, next < c.end

@@ -49,21 +49,13 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		return jobRun{}, err
 	}
 	var found [NumClients]*finding
-	if judge && judgeable(cfg) {
+	if judge {
 		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
 		sc.offsets = v.offsets
-		if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &found) {
-			all := sc.requestsOf(cfg, res)
-			honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &found)
+		if judgeable(cfg) {
+			sc.judgeContract(&cfg, &v, &found)
 		}
-		if !sc.retriesInOrder(&v, &found) {
-			mine := sc.sentBy(&v)
-			for _, lc := range cfg.Loop {
-				if lc.Key >= 0 && lc.Key < NumClients {
-					retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &found)
-				}
-			}
-		}
+		badAnswers(&v, &found)
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {
@@ -88,6 +80,23 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		}
 	}
 	return run, nil
+}
+
+// judgeContract holds a judgeable run (v, of cfg) to honesty and to its
+// Retry-Afters, keeping each client's first breach in found.
+func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]*finding) {
+	if !sc.honestyInOrder(cfg.Limiter, *cfg, v, found) {
+		all := sc.requestsOf(*cfg, v.res)
+		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
+	}
+	if !sc.retriesInOrder(v, found) {
+		mine := sc.sentBy(v)
+		for _, lc := range cfg.Loop {
+			if lc.Key >= 0 && lc.Key < NumClients {
+				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], found)
+			}
+		}
+	}
 }
 
 // judgeScratch is the memory one run works in and drops when it ends: the

@@ -111,7 +111,7 @@ type key struct {
 	fullN int64 // admits at one instant from a full bucket: Burst, at ≤ 10⁹/s
 }
 
-func newKey(l algos.Limit) (limiter.Decider, error) {
+func newKey(l algos.Limit, _ int64) (limiter.Decider, error) {
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("xtimerate: %w", err)
 	}

@@ -402,7 +402,7 @@ func TestFieldsAreExact(t *testing.T) {
 
 // replay is a fresh key that has decided at each of times.
 func replay(t *testing.T, l algos.Limit, times []int64) limiter.Decider {
-	k, err := newKey(l)
+	k, err := newKey(l, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,3 +110,30 @@ func decidePlantedGCRARetryAfterFloored(s *algos.State, now int64, l algos.Limit
 	}
 	return d
 }
+
+// GCRAResetWholeSeconds is GCRA answering its Reset from a whole-second
+// Unix time.
+//
+// PLANTED BUG: `d.Reset = FloorDiv(tat, Second)·Second - now` instead of
+// `GCRAReset(tat, frac, now)`. The author computes the reset as an
+// X-RateLimit-Reset header does, a Unix time in whole seconds, truncated,
+// and the caller turns it back into a wait by subtracting now. Whenever
+// the key gets back to idle within the second it is in, the reset is
+// already in the past: a negative wait, which no limiter may answer. It
+// admits exactly as GCRA does, so no promise is broken, and its Remaining
+// and Retry-After are GCRA's.
+var GCRAResetWholeSeconds = algos.Algorithm{
+	Name:       "planted-gcra-reset-whole-seconds",
+	Decide:     decidePlantedGCRAResetWholeSeconds,
+	Promise:    algos.BucketPromise,
+	StateDoc:   "theoretical arrival time (µs and a remainder)",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedGCRAResetWholeSeconds(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	d := algos.GCRA.Decide(s, now, l)
+	tat := s.A                                                     // the theoretical arrival time the decision left, in µs
+	d.Reset = algos.FloorDiv(tat, algos.Second)*algos.Second - now // PLANTED: was arith.GCRAReset(tat, frac, now)
+	return d
+}
