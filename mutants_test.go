@@ -45,7 +45,8 @@ func correctSuspects() []scenarios.Suspect {
 // a jittered leg blurs the µs and it is seldom seen), a burst one short, a
 // Retry-After rounded down, and a sliding counter whose estimate is wrong,
 // judged against the real one, a Reset from a whole-second Unix time (a
-// wait in the past); and two deployment mistakes of correct algorithms.
+// wait in the past), a Remaining read before the admit took its token; and
+// two deployment mistakes of correct algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
 		{Limiter: limiter.FromAlgorithm(planted.UncappedTokenBucket), Deployment: model.StoreClock},
@@ -59,6 +60,7 @@ func plantedSuspects() []scenarios.Suspect {
 		{Limiter: limiter.FromAlgorithm(planted.SlidingCounterWrongWeight), Deployment: model.StoreClock,
 			Reference: limiter.FromAlgorithm(algos.SlidingCounter)},
 		{Limiter: limiter.FromAlgorithm(planted.GCRAResetWholeSeconds), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.TokenBucketRemainingBeforeTake), Deployment: model.StoreClock},
 		{Name: "fixed-window, GET then decide then SET", Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet},
 		{Name: "token-bucket, local, each node the full limit", Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull},
 	}
@@ -68,11 +70,12 @@ func plantedSuspects() []scenarios.Suspect {
 // the hunt must find it, with the breach it must find it by: on at least
 // 95% of the seeds.
 var contractBugs = map[string]scenarios.Breach{
-	planted.FixedWindowShifted.Name + ", local-split":        scenarios.OverAdmission,
-	planted.TokenBucketBurstOneShort.Name + ", store-clock":  scenarios.HonestTurnedAway,
-	planted.GCRARetryAfterFloored.Name + ", store-clock":     scenarios.RetryDenied,
-	planted.SlidingCounterWrongWeight.Name + ", store-clock": scenarios.OffReference,
-	planted.GCRAResetWholeSeconds.Name + ", store-clock":     scenarios.BadAnswer,
+	planted.FixedWindowShifted.Name + ", local-split":             scenarios.OverAdmission,
+	planted.TokenBucketBurstOneShort.Name + ", store-clock":       scenarios.HonestTurnedAway,
+	planted.GCRARetryAfterFloored.Name + ", store-clock":          scenarios.RetryDenied,
+	planted.SlidingCounterWrongWeight.Name + ", store-clock":      scenarios.OffReference,
+	planted.GCRAResetWholeSeconds.Name + ", store-clock":          scenarios.BadAnswer,
+	planted.TokenBucketRemainingBeforeTake.Name + ", store-clock": scenarios.RemainingTooHigh,
 }
 
 // mutantOptions are HuntOptions; -short keeps 20 of the 200 seeds.
@@ -130,8 +133,8 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	if v := verdicts[len(correct)+4]; v.FirstClient != scenarios.Edge {
 		t.Errorf("%s was first caught by the %s client, want the edge client", v.Suspect, v.FirstClient)
 	}
-	if matched != len(contractBugs) || matched != 5 {
-		t.Errorf("%d of the %d contract bugs were hunted, want the 5 kinds", matched, len(contractBugs))
+	if matched != len(contractBugs) || matched != 6 {
+		t.Errorf("%d of the %d contract bugs were hunted, want the 6 kinds", matched, len(contractBugs))
 	}
 	t.Logf("measured: %d of %d planted bugs caught, %d correct deployments clean, %d seeds", caught, len(planted), len(correct), len(o.Seeds))
 
@@ -142,8 +145,9 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	fmt.Fprintf(&b, "(%s) at %s, each on its own key; %d seeds of %s.\n", clientList(o), o.Limit, len(o.Seeds), algos.FormatMicros(o.Duration))
 	fmt.Fprintf(&b, "Under these conditions every limiter must keep its whole contract: its promise (no over-admission),\n"+
 		"no honest request turned away, every retry at its Retry-After admitted and no early retry told to wait\n"+
-		"longer, no answer that no limiter may give (a negative wait, say), and, where a reference is named, its\n"+
-		"admits per window. So the first %d rows must be clean and the last %d caught.\n\n", len(correct), len(planted))
+		"longer, no answer that no limiter may give (a negative wait, say), no Remaining above what the promise\n"+
+		"still allows, and, where a reference is named, its admits per window. So the first %d rows must be clean\n"+
+		"and the last %d caught.\n\n", len(correct), len(planted))
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}

@@ -79,11 +79,7 @@ func (e *Envelope) Allows(t int64) bool {
 	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
 	switch e.kind {
 	case bucketPromise:
-		level := int64(0)
-		if e.count > 0 {
-			level = e.scale.afterGap(e.level, t-e.last)
-		}
-		return level+e.scale.perAdmit <= e.scale.capacity
+		return e.levelAt(t)+e.scale.perAdmit <= e.scale.capacity
 	case alignedWindowPromise:
 		if e.count == 0 || !e.inWindowOf(t) {
 			return 1 <= l.Rate
@@ -102,6 +98,14 @@ func (e *Envelope) Allows(t int64) bool {
 		return t-e.recent[e.head] >= l.Window
 	}
 	return false
+}
+
+// levelAt is a bucket promise's meter at t, after every admit so far.
+func (e *Envelope) levelAt(t int64) int64 {
+	if e.count == 0 {
+		return 0
+	}
+	return e.scale.afterGap(e.level, t-e.last)
 }
 
 // AllowsFrom is the earliest time, no earlier than the latest admit, at
@@ -146,6 +150,44 @@ func (e *Envelope) AllowsFrom() int64 {
 		return math.MaxInt64
 	}
 	return from
+}
+
+// Headroom is how many more admits at t, after every admit so far, keep
+// the promise: the most an honest Remaining may say at t. t must not be
+// before the latest admit. It is the count of Admit(t) calls Allows(t)
+// would allow one after another.
+func (e *Envelope) Headroom(t int64) int64 {
+	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
+	switch e.kind {
+	case bucketPromise:
+		return max(0, (e.scale.capacity-e.levelAt(t))/e.scale.perAdmit)
+	case alignedWindowPromise:
+		if e.count == 0 || !e.inWindowOf(t) {
+			return l.Rate
+		}
+		return max(0, l.Rate-e.inWindow)
+	case anchoredWindowPromise:
+		if e.count == 0 || t-e.start >= l.Window {
+			return l.Rate
+		}
+		return max(0, l.Rate-e.inWindow)
+	case slidingWindowPromise:
+		// The admits within W before t, of the latest L (oldest at head,
+		// in order around the ring): those after the first one later than
+		// t-W.
+		n := len(e.recent)
+		i, j := 0, n // the first, in ring order, later than t-W
+		for i < j {
+			m := int(uint(i+j) >> 1)
+			if e.recent[(e.head+m)%n] > t-l.Window {
+				j = m
+			} else {
+				i = m + 1
+			}
+		}
+		return l.Rate - int64(n-i)
+	}
+	return 0
 }
 
 // Admit records an admit at t (not before the latest). An admit the

@@ -55,6 +55,18 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 					if allows != want {
 						t.Fatalf("seed %d, %s: admits %v, then %d: Allows = %v, CheckAdmits says %v", seed, p.Text, admits, now, allows, want)
 					}
+					// Headroom is how many admits at now CheckAdmits takes.
+					more := append([]int64(nil), admits...)
+					room := int64(0)
+					for room <= l.Burst+l.Rate {
+						if more = append(more, now); p.CheckAdmits(more) != nil {
+							break
+						}
+						room++
+					}
+					if got := e.Headroom(now); got != room {
+						t.Fatalf("seed %d, %s: admits %v: Headroom(%d) = %d, CheckAdmits takes %d more", seed, p.Text, admits, now, got, room)
+					}
 				}
 				if allows || r.IntN(40) == 0 {
 					e.Admit(now)

@@ -22,11 +22,15 @@ import (
 // Failed is set when the limiter answered an error instead of a decision:
 // the request is then neither admitted nor denied, and is counted in
 // KeyResult.Errors.
+//
+// Remaining is the Remaining the answer said (0 for an error), for the
+// judge to hold against the admits before it.
 type Outcome struct {
-	Decided  int64
-	Node     int32
-	Admitted bool
-	Failed   bool
+	Decided   int64
+	Remaining int64
+	Node      int32
+	Admitted  bool
+	Failed    bool
 }
 
 // KeyResult totals one key over a run. Errors counts the requests the
@@ -468,7 +472,7 @@ type slot struct {
 // node) and counts it for its key; tally places the admits once the run
 // ends.
 func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
-	r.out[i] = Outcome{Decided: at, Node: int32(node), Admitted: d.Allowed}
+	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, Node: int32(node), Admitted: d.Allowed}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++

@@ -48,10 +48,18 @@ const (
 	// wait beyond any limit of its size). Judged in every deployment: an
 	// answer's sense does not depend on where the state lives.
 	BadAnswer
+	// RemainingTooHigh: an answer's Remaining said more requests would be
+	// admitted at that instant than the promise allows after the
+	// instance's admits before it, or the instance admitted a request at
+	// the very instant it had answered Remaining 0 (nothing can have
+	// refilled it). Judged wherever honesty is, Conservative limiters
+	// included: refusing more than the promise asks is a design, promising
+	// more than it allows is not.
+	RemainingTooHigh
 	numBreaches = iota + 1 // the kinds, and the zero Breach
 )
 
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer"}
+var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high"}
 
 // String is the breach's short name.
 func (b Breach) String() string {
@@ -97,6 +105,7 @@ func outcome(r judged) string {
 // judged is one request as the judge sees it.
 type judged struct {
 	told, decided    int64
+	remaining        int64
 	key, node        int32
 	instance         int32
 	admitted, failed bool
@@ -140,7 +149,7 @@ func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged
 			p := &res.LoopRequests[i-fixed]
 			key, send = p.Key, p.Send
 		}
-		r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed}
+		r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, admitted: o.Admitted, failed: o.Failed}
 		switch cfg.Deployment {
 		case model.StoreClock:
 			r.told = o.Decided
@@ -291,7 +300,7 @@ func (v *runView) at(i int32) judged {
 		key, send = p.Key, p.Send
 	}
 	o := &v.res.Outcomes[i]
-	r := judged{key: int32(key), node: o.Node, decided: o.Decided, admitted: o.Admitted, failed: o.Failed}
+	r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, admitted: o.Admitted, failed: o.Failed}
 	switch v.cfg.Deployment {
 	case model.StoreClock:
 		r.told = o.Decided
@@ -323,6 +332,65 @@ type instanceState struct {
 	candidate       int
 	candidateIndex  int32
 	candidateAdmits int
+	remaining       remainingState
+}
+
+// remainingState follows what one instance's answers said of its
+// Remaining: the time it last answered Remaining 0, and its first answer
+// whose Remaining the promise did not allow (RemainingTooHigh).
+type remainingState struct {
+	zeroAt   int64 // told of its latest answer with Remaining 0; MinInt64 for none
+	found    bool
+	pos      int   // the answer, as a position in Order (or in its instance's group)
+	index    int32 // and as a request index
+	admits   int   // the instance's admits up to and with it
+	headroom int64 // what the promise allowed it to say (-1: an admit after Remaining 0)
+}
+
+// check holds r, an answer of the instance at position pos, to what env
+// (the instance's admits up to and with r) allows, keeping the first
+// answer that claims more.
+func (s *remainingState) check(env *algos.Envelope, r *judged, pos int, index int32, admits int) {
+	if s.found || r.failed {
+		return
+	}
+	if r.admitted && r.told == s.zeroAt {
+		*s = remainingState{found: true, pos: pos, index: index, admits: admits, headroom: -1}
+		return
+	}
+	if r.remaining == 0 {
+		s.zeroAt = r.told
+		return
+	}
+	if room := env.Headroom(r.told); r.remaining > room {
+		*s = remainingState{found: true, pos: pos, index: index, admits: admits, headroom: room}
+	}
+}
+
+// finding is the RemainingTooHigh finding of s, for r, its answer, with
+// before, the requests its instance decided just before it (latest
+// first).
+func (s *remainingState) finding(r judged, before []judged, where string, promise algos.Promise) *finding {
+	reason := fmt.Sprintf("%s answered Remaining %d at %s, after %d admits, where the promise allows %d more (%s)",
+		where, r.remaining, algos.FormatTime(r.told), s.admits, s.headroom, promise.Text)
+	if s.headroom < 0 {
+		reason = fmt.Sprintf("%s admitted a request at %s, the instant it had answered Remaining 0 (after %d admits)",
+			where, algos.FormatTime(r.told), s.admits)
+	}
+	f := &finding{breach: RemainingTooHigh, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
+	for k := len(before) - 1; k >= 0; k-- {
+		f.trace = append(f.trace, traceLine(before[k], remainingText(before[k])))
+	}
+	f.trace = append(f.trace, traceLine(r, remainingText(r)))
+	return f
+}
+
+// remainingText is a request's outcome with the Remaining it was told.
+func remainingText(r judged) string {
+	if r.failed {
+		return outcome(r)
+	}
+	return fmt.Sprintf("%s, Remaining %d", outcome(r), r.remaining)
 }
 
 // honestyInOrder is honesty, judged in one pass over the run's decisions
@@ -332,16 +400,15 @@ type instanceState struct {
 // having found nothing, when an instance's decisions come in any other
 // order: the caller then lays the requests out and sorts them (honesty).
 // The finding kept for a client is the one honesty keeps: its instances'
-// first, taken in instance order.
+// first, taken in instance order, honest requests turned away before
+// Remainings too high.
 func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]*finding) bool {
-	if spec.Conservative {
-		return true
-	}
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	if probe := (algos.Envelope{}); !probe.Reset(promise) {
 		return true
 	}
+	honest := !spec.Conservative
 	n := len(v.res.Keys)
 	if v.local {
 		n *= cfg.Nodes
@@ -355,9 +422,10 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		st.env.Reset(promise)
 		st.before, st.lastDecided, st.lastIndex = math.MinInt64, math.MinInt64, -1
 		st.ended, st.stale, st.admits, st.candidate = false, true, 0, -1
+		st.remaining = remainingState{zeroAt: math.MinInt64}
 	}
-	// v.at, written out and cut to what honesty reads: the loop runs once
-	// per request of every judged run.
+	// v.at, written out and cut to what the checks read: the loop runs
+	// once per request of every judged run.
 	reqs, loopReqs, outcomes, offsets := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes, v.offsets
 	fixed := int32(len(reqs))
 	nodes, local := int(v.nodes), v.local
@@ -401,11 +469,12 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		st.before = told
 		switch {
 		case o.Failed:
+			continue
 		case o.Admitted:
 			st.env.Admit(told)
 			st.admits++
 			st.stale = true
-		case key < NumClients && st.candidate < 0:
+		case honest && key < NumClients && st.candidate < 0:
 			// told is no earlier than the instance's admits, so Allows(told)
 			// is told ≥ AllowsFrom, asked once per admit rather than once
 			// per refusal (most of a flood's requests).
@@ -415,6 +484,12 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			if told >= st.allowsFrom {
 				st.candidate, st.candidateIndex, st.candidateAdmits = pos, i, st.admits
 			}
+		}
+		// Most answers say Remaining 0 after an answer that did, or are
+		// found already: neither needs the request laid out.
+		if rs := &st.remaining; key < NumClients && !rs.found && (o.Remaining != 0 || rs.zeroAt != told || o.Admitted) {
+			r := judged{told: told, remaining: o.Remaining, admitted: o.Admitted}
+			rs.check(&st.env, &r, pos, i, st.admits)
 		}
 	}
 	for inst := range states {
@@ -426,26 +501,47 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		if out[r.key] != nil {
 			continue
 		}
-		where := "the store"
-		if v.local {
-			where = fmt.Sprintf("node %d", r.node)
-		}
 		f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
-			where, algos.FormatTime(r.told), st.candidateAdmits, promise.Text)}}
+			where(r, v.local), algos.FormatTime(r.told), st.candidateAdmits, promise.Text)}}
 		// The refusal and the requests its instance decided just before.
-		trace := []judged{r}
-		for pos := st.candidate - 1; pos >= 0 && len(trace) < traceLength; pos-- {
-			if p := v.at(v.res.Order[pos]); p.instance == r.instance {
-				trace = append(trace, p)
-			}
+		for _, p := range sc.before(v, st.candidate, r.instance) {
+			f.trace = append([]string{traceLine(p, outcome(p))}, f.trace...)
 		}
-		for k := len(trace) - 1; k >= 0; k-- {
-			f.trace = append(f.trace, traceLine(trace[k], outcome(trace[k])))
-		}
+		f.trace = append(f.trace, traceLine(r, outcome(r)))
 		out[r.key] = f
 	}
+	for inst := range states {
+		rs := &states[inst].remaining
+		if !rs.found {
+			continue
+		}
+		r := v.at(rs.index)
+		if out[r.key] == nil {
+			out[r.key] = rs.finding(r, sc.before(v, rs.pos, r.instance), where(r, v.local), promise)
+		}
+	}
 	return true
+}
+
+// before is the requests instance decided just before position pos of
+// the run's Order, latest first, at most traceLength-1 of them.
+func (sc *judgeScratch) before(v *runView, pos int, instance int32) []judged {
+	var out []judged
+	for p := pos - 1; p >= 0 && len(out) < traceLength-1; p-- {
+		if r := v.at(v.res.Order[p]); r.instance == instance {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// where names the instance that decided r: the store, or its node.
+func where(r judged, local bool) string {
+	if local {
+		return fmt.Sprintf("node %d", r.node)
+	}
+	return "the store"
 }
 
 // badAnswers gives each client whose key was answered badly, and has no
@@ -496,15 +592,20 @@ const traceLength = 6
 // is judged only up to there: past that, the promise says nothing of what
 // it owes.
 func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[NumClients]*finding) {
-	if spec.Conservative {
-		return
-	}
 	l := instanceLimit(cfg)
+	promise := spec.Promise(l)
+	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
+	type keyed struct {
+		key int32
+		f   *finding
+	}
+	var high []keyed // each instance's Remaining too high, kept after the refusals
 	for _, g := range groups {
-		env, ok := spec.Promise(l).Envelope()
+		env, ok := promise.Envelope()
 		if !ok {
 			return
 		}
+		rs := remainingState{zeroAt: math.MinInt64}
 		var before int64
 		admits := 0
 		for j, i := range g {
@@ -518,19 +619,29 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 			case r.admitted:
 				env.Admit(r.told)
 				admits++
-			case r.key < NumClients && out[r.key] == nil && env.Allows(r.told):
-				where := "the store"
-				if cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull {
-					where = fmt.Sprintf("node %d", r.node)
-				}
+			case !spec.Conservative && r.key < NumClients && out[r.key] == nil && env.Allows(r.told):
 				f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 					"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
-					where, algos.FormatTime(r.told), admits, spec.Promise(l).Text)}}
+					where(r, local), algos.FormatTime(r.told), admits, promise.Text)}}
 				for _, k := range g[max(0, j-traceLength+1) : j+1] {
 					f.trace = append(f.trace, traceLine(all[k], outcome(all[k])))
 				}
 				out[r.key] = f
 			}
+			if r.key < NumClients && !rs.found {
+				if rs.check(env, &r, j, i, admits); rs.found {
+					var prior []judged
+					for _, k := range slices.Backward(g[max(0, j-traceLength+1):j]) {
+						prior = append(prior, all[k])
+					}
+					high = append(high, keyed{r.key, rs.finding(r, prior, where(r, local), promise)})
+				}
+			}
+		}
+	}
+	for _, h := range high {
+		if out[h.key] == nil {
+			out[h.key] = h.f
 		}
 	}
 }

@@ -116,6 +116,13 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
 	run := func(spec limiter.Spec, told []int64, admitted []bool) *finding {
 		all := judgedRun(told, admitted)
+		for i := range all { // each answer's Remaining: the admits still to come (all at one instant here)
+			for _, a := range admitted[i+1:] {
+				if a {
+					all[i].remaining++
+				}
+			}
+		}
 		var found [NumClients]*finding
 		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
 		return found[RetryAfter]
@@ -134,6 +141,38 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	}
 	if f := run(spec, []int64{10, 5}, []bool{true, false}); f != nil {
 		t.Errorf("a refusal told a time before the last was judged: %q", f.v.Reason)
+	}
+}
+
+// A Remaining is held to the promise after the instance's admits, for a
+// conservative limiter too: a bucket of 2 per second that has admitted one
+// may say 1 more, not 2; and it may not admit at the instant it said 0.
+func TestRemainingIsHeldToThePromise(t *testing.T) {
+	spec := limiter.FromAlgorithm(algos.TokenBucket)
+	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
+	run := func(spec limiter.Spec, told []int64, admitted []bool, remaining []int64) *finding {
+		all := judgedRun(told, admitted)
+		for i := range all {
+			all[i].remaining = remaining[i]
+		}
+		var found [NumClients]*finding
+		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
+		return found[RetryAfter]
+	}
+	if f := run(spec, []int64{0, 0, 0, 600_000}, []bool{true, true, false, true}, []int64{1, 0, 0, 0}); f != nil {
+		t.Errorf("honest Remainings judged: %q", f.v.Reason)
+	}
+	conservative := spec
+	conservative.Conservative = true
+	for _, s := range []limiter.Spec{spec, conservative} {
+		f := run(s, []int64{0, 0}, []bool{true, true}, []int64{2, 0})
+		if f == nil || f.breach != RemainingTooHigh || !strings.Contains(f.v.Reason, "answered Remaining 2 at 0.000000s, after 1 admits, where the promise allows 1 more") {
+			t.Errorf("conservative %v: Remaining 2 after one admit of a burst of 2: %+v", s.Conservative, f)
+		}
+		f = run(s, []int64{0, 5, 5}, []bool{true, true, true}, []int64{1, 0, 0})
+		if f == nil || f.breach != RemainingTooHigh || !strings.Contains(f.v.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.trace) != 3 {
+			t.Errorf("conservative %v: an admit at the instant of a Remaining 0: %+v", s.Conservative, f)
+		}
 	}
 }
 

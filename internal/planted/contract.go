@@ -137,3 +137,41 @@ func decidePlantedGCRAResetWholeSeconds(s *algos.State, now int64, l algos.Limit
 	d.Reset = algos.FloorDiv(tat, algos.Second)*algos.Second - now // PLANTED: was arith.GCRAReset(tat, frac, now)
 	return d
 }
+
+// TokenBucketRemainingBeforeTake is the token bucket answering the
+// Remaining it had before the request took its token.
+//
+// PLANTED BUG: the Remaining is read before the admit's `tokens -= l.Unit`
+// instead of after it. The author fills in the answer where the bucket is
+// first refilled, the natural place to read it, and takes the token later.
+// Every admit says one more than the bucket will admit at that instant:
+// a caller that spends its Remaining is refused the last of it. It admits
+// exactly as the token bucket does, so no promise is broken.
+var TokenBucketRemainingBeforeTake = algos.Algorithm{
+	Name:       "planted-token-bucket-remaining-before-take",
+	Decide:     decidePlantedTokenBucketRemainingBeforeTake,
+	Promise:    algos.BucketPromise,
+	StateDoc:   "tokens (scaled integer), last refill time",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	capacity := l.Capacity()
+	if !s.Set {
+		*s = algos.State{Set: true, A: capacity, B: now}
+	}
+	tokens, last := s.A, s.B
+	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
+	last = now
+	d := algos.Decision{Remaining: tokens / l.Unit} // PLANTED: was `d.Remaining = tokens / l.Unit` after the take
+	if tokens >= l.Unit {
+		tokens -= l.Unit
+		d.Allowed = true
+	} else {
+		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
+	}
+	s.A, s.B = tokens, last
+	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
+	return d
+}
