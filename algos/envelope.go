@@ -100,6 +100,34 @@ func (e *Envelope) Allows(t int64) bool {
 	return false
 }
 
+// IdleAt is the earliest time, no earlier than the latest admit, from
+// which a whole burst at one instant keeps the promise (Headroom is then
+// the most it ever is: Burst for a bucket, Rate for a window): the
+// earliest honest Reset. An envelope with no admit is idle at any time:
+// math.MinInt64.
+func (e *Envelope) IdleAt() int64 {
+	if e.count == 0 {
+		return math.MinInt64
+	}
+	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
+	switch e.kind {
+	case bucketPromise:
+		gap := e.level / e.scale.perMicro
+		if e.level%e.scale.perMicro != 0 {
+			gap++
+		}
+		if gap > math.MaxInt64-e.last {
+			return math.MaxInt64
+		}
+		return e.last + gap
+	case alignedWindowPromise, anchoredWindowPromise:
+		return max(e.last, e.start+l.Window) // the window of the latest admit has ended
+	case slidingWindowPromise:
+		return e.last + l.Window // the latest admit has left every window from there
+	}
+	return math.MaxInt64
+}
+
 // levelAt is a bucket promise's meter at t, after every admit so far.
 func (e *Envelope) levelAt(t int64) int64 {
 	if e.count == 0 {

@@ -67,6 +67,19 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 					if got := e.Headroom(now); got != room {
 						t.Fatalf("seed %d, %s: admits %v: Headroom(%d) = %d, CheckAdmits takes %d more", seed, p.Text, admits, now, got, room)
 					}
+					// IdleAt is the first time from which a whole burst fits.
+					full := l.Rate
+					if p.Text == BucketPromise(l).Text {
+						full = l.Burst
+					}
+					if idle := e.IdleAt(); len(admits) > 0 {
+						if e.Headroom(idle) != full || e.Headroom(idle+l.Window) != full || (idle > admits[len(admits)-1] && e.Headroom(idle-1) == full) {
+							t.Fatalf("seed %d, %s: admits %v: IdleAt = %d, where Headroom is %d (a µs before: %d), want the first time of %d",
+								seed, p.Text, admits, idle, e.Headroom(idle), e.Headroom(idle-1), full)
+						}
+					} else if idle != math.MinInt64 {
+						t.Fatalf("an empty envelope is idle from %d", idle)
+					}
 				}
 				if allows || r.IntN(40) == 0 {
 					e.Admit(now)

@@ -23,11 +23,12 @@ import (
 // the request is then neither admitted nor denied, and is counted in
 // KeyResult.Errors.
 //
-// Remaining is the Remaining the answer said (0 for an error), for the
+// Remaining and Reset are what the answer said (0 for an error), for the
 // judge to hold against the admits before it.
 type Outcome struct {
 	Decided   int64
 	Remaining int64
+	Reset     int64
 	Node      int32
 	Admitted  bool
 	Failed    bool
@@ -472,7 +473,7 @@ type slot struct {
 // node) and counts it for its key; tally places the admits once the run
 // ends.
 func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
-	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, Node: int32(node), Admitted: d.Allowed}
+	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, Reset: d.Reset, Node: int32(node), Admitted: d.Allowed}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++

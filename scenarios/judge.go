@@ -56,10 +56,17 @@ const (
 	// included: refusing more than the promise asks is a design, promising
 	// more than it allows is not.
 	RemainingTooHigh
+	// ResetTooShort: an answer's Reset named a time before which the
+	// promise, after the instance's admits, cannot give a whole burst at
+	// one instant (algos.Envelope.IdleAt): a client that comes back at its
+	// Reset for a fresh burst is refused, or the limiter admits it by
+	// breaking its promise. Judged wherever honesty is, Conservative
+	// limiters included; a negative Reset is a BadAnswer instead.
+	ResetTooShort
 	numBreaches = iota + 1 // the kinds, and the zero Breach
 )
 
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high"}
+var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short"}
 
 // String is the breach's short name.
 func (b Breach) String() string {
@@ -105,7 +112,7 @@ func outcome(r judged) string {
 // judged is one request as the judge sees it.
 type judged struct {
 	told, decided    int64
-	remaining        int64
+	remaining, reset int64
 	key, node        int32
 	instance         int32
 	admitted, failed bool
@@ -149,7 +156,7 @@ func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged
 			p := &res.LoopRequests[i-fixed]
 			key, send = p.Key, p.Send
 		}
-		r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, admitted: o.Admitted, failed: o.Failed}
+		r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
 		switch cfg.Deployment {
 		case model.StoreClock:
 			r.told = o.Decided
@@ -300,7 +307,7 @@ func (v *runView) at(i int32) judged {
 		key, send = p.Key, p.Send
 	}
 	o := &v.res.Outcomes[i]
-	r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, admitted: o.Admitted, failed: o.Failed}
+	r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
 	switch v.cfg.Deployment {
 	case model.StoreClock:
 		r.told = o.Decided
@@ -332,57 +339,97 @@ type instanceState struct {
 	candidate       int
 	candidateIndex  int32
 	candidateAdmits int
-	remaining       remainingState
+	answers         answerState
 }
 
-// remainingState follows what one instance's answers said of its
-// Remaining: the time it last answered Remaining 0, and its first answer
-// whose Remaining the promise did not allow (RemainingTooHigh).
-type remainingState struct {
-	zeroAt   int64 // told of its latest answer with Remaining 0; MinInt64 for none
-	found    bool
-	pos      int   // the answer, as a position in Order (or in its instance's group)
-	index    int32 // and as a request index
-	admits   int   // the instance's admits up to and with it
-	headroom int64 // what the promise allowed it to say (-1: an admit after Remaining 0)
+// answerState follows what one instance's answers said of its Remaining
+// and its Reset: the time it last answered Remaining 0, and its first
+// answer whose Remaining the promise did not allow (RemainingTooHigh) and
+// whose Reset came too soon (ResetTooShort).
+type answerState struct {
+	zeroAt           int64 // told of its latest answer with Remaining 0; MinInt64 for none
+	remaining, reset claim
 }
+
+// claim is an instance's first answer that claimed what the promise did
+// not allow: its position in Order (or in its instance's group), its
+// request index, the instance's admits up to and with it, and the bound it
+// broke (for a Remaining, the most it could say, -1 for an admit at the
+// instant of a Remaining 0; for a Reset, the earliest idle time).
+type claim struct {
+	found  bool
+	pos    int
+	index  int32
+	admits int
+	bound  int64
+}
+
+// done is true once both claims are found: nothing more to check.
+func (s *answerState) done() bool { return s.remaining.found && s.reset.found }
 
 // check holds r, an answer of the instance at position pos, to what env
 // (the instance's admits up to and with r) allows, keeping the first
-// answer that claims more.
-func (s *remainingState) check(env *algos.Envelope, r *judged, pos int, index int32, admits int) {
-	if s.found || r.failed {
+// answer that claims more of each kind.
+func (s *answerState) check(env *algos.Envelope, r *judged, pos int, index int32, admits int) {
+	if r.failed {
 		return
 	}
-	if r.admitted && r.told == s.zeroAt {
-		*s = remainingState{found: true, pos: pos, index: index, admits: admits, headroom: -1}
-		return
+	if !s.reset.found && r.reset >= 0 { // a negative one is a bad answer
+		if idle := env.IdleAt(); r.told+r.reset < idle {
+			s.reset = claim{found: true, pos: pos, index: index, admits: admits, bound: idle}
+		}
 	}
-	if r.remaining == 0 {
+	switch {
+	case s.remaining.found:
+	case r.admitted && r.told == s.zeroAt:
+		s.remaining = claim{found: true, pos: pos, index: index, admits: admits, bound: -1}
+	case r.remaining == 0:
 		s.zeroAt = r.told
-		return
-	}
-	if room := env.Headroom(r.told); r.remaining > room {
-		*s = remainingState{found: true, pos: pos, index: index, admits: admits, headroom: room}
+	default:
+		if room := env.Headroom(r.told); r.remaining > room {
+			s.remaining = claim{found: true, pos: pos, index: index, admits: admits, bound: room}
+		}
 	}
 }
 
-// finding is the RemainingTooHigh finding of s, for r, its answer, with
-// before, the requests its instance decided just before it (latest
-// first).
-func (s *remainingState) finding(r judged, before []judged, where string, promise algos.Promise) *finding {
+// remainingFinding is the RemainingTooHigh finding of c, for r, its
+// answer, with before, the requests its instance decided just before it
+// (latest first).
+func (c *claim) remainingFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
 	reason := fmt.Sprintf("%s answered Remaining %d at %s, after %d admits, where the promise allows %d more (%s)",
-		where, r.remaining, algos.FormatTime(r.told), s.admits, s.headroom, promise.Text)
-	if s.headroom < 0 {
+		where, r.remaining, algos.FormatTime(r.told), c.admits, c.bound, promise.Text)
+	if c.bound < 0 {
 		reason = fmt.Sprintf("%s admitted a request at %s, the instant it had answered Remaining 0 (after %d admits)",
-			where, algos.FormatTime(r.told), s.admits)
+			where, algos.FormatTime(r.told), c.admits)
 	}
-	f := &finding{breach: RemainingTooHigh, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
+	return claimFinding(RemainingTooHigh, reason, r, before, remainingText)
+}
+
+// resetFinding is the ResetTooShort finding of c, as remainingFinding.
+func (c *claim) resetFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
+	reason := fmt.Sprintf("%s answered Reset %s at %s (idle at %s), after %d admits, where the promise gives a whole burst only from %s (%s)",
+		where, algos.FormatMicros(r.reset), algos.FormatTime(r.told), algos.FormatTime(r.told+r.reset), c.admits,
+		algos.FormatTime(c.bound), promise.Text)
+	return claimFinding(ResetTooShort, reason, r, before, resetText)
+}
+
+// claimFinding is a finding of breach at r, its trace the requests before
+// it (latest first) and r, each as text says.
+func claimFinding(breach Breach, reason string, r judged, before []judged, text func(judged) string) *finding {
+	f := &finding{breach: breach, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
 	for k := len(before) - 1; k >= 0; k-- {
-		f.trace = append(f.trace, traceLine(before[k], remainingText(before[k])))
+		f.trace = append(f.trace, traceLine(before[k], text(before[k])))
 	}
-	f.trace = append(f.trace, traceLine(r, remainingText(r)))
+	f.trace = append(f.trace, traceLine(r, text(r)))
 	return f
+}
+
+// resetText is a request's outcome with the Reset it was told.
+func resetText(r judged) string {
+	if r.failed {
+		return outcome(r)
+	}
+	return fmt.Sprintf("%s, Reset %s", outcome(r), algos.FormatMicros(r.reset))
 }
 
 // remainingText is a request's outcome with the Remaining it was told.
@@ -422,7 +469,7 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		st.env.Reset(promise)
 		st.before, st.lastDecided, st.lastIndex = math.MinInt64, math.MinInt64, -1
 		st.ended, st.stale, st.admits, st.candidate = false, true, 0, -1
-		st.remaining = remainingState{zeroAt: math.MinInt64}
+		st.answers = answerState{zeroAt: math.MinInt64}
 	}
 	// v.at, written out and cut to what the checks read: the loop runs
 	// once per request of every judged run.
@@ -485,11 +532,9 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 				st.candidate, st.candidateIndex, st.candidateAdmits = pos, i, st.admits
 			}
 		}
-		// Most answers say Remaining 0 after an answer that did, or are
-		// found already: neither needs the request laid out.
-		if rs := &st.remaining; key < NumClients && !rs.found && (o.Remaining != 0 || rs.zeroAt != told || o.Admitted) {
-			r := judged{told: told, remaining: o.Remaining, admitted: o.Admitted}
-			rs.check(&st.env, &r, pos, i, st.admits)
+		if as := &st.answers; key < NumClients && !as.done() {
+			r := judged{told: told, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted}
+			as.check(&st.env, &r, pos, i, st.admits)
 		}
 	}
 	for inst := range states {
@@ -512,13 +557,21 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 		out[r.key] = f
 	}
 	for inst := range states {
-		rs := &states[inst].remaining
-		if !rs.found {
-			continue
-		}
-		r := v.at(rs.index)
-		if out[r.key] == nil {
-			out[r.key] = rs.finding(r, sc.before(v, rs.pos, r.instance), where(r, v.local), promise)
+		as := &states[inst].answers
+		for _, c := range []*claim{&as.remaining, &as.reset} {
+			if !c.found {
+				continue
+			}
+			r := v.at(c.index)
+			if out[r.key] != nil {
+				continue
+			}
+			before := sc.before(v, c.pos, r.instance)
+			if c == &as.remaining {
+				out[r.key] = c.remainingFinding(r, before, where(r, v.local), promise)
+			} else {
+				out[r.key] = c.resetFinding(r, before, where(r, v.local), promise)
+			}
 		}
 	}
 	return true
@@ -544,9 +597,8 @@ func where(r judged, local bool) string {
 	return "the store"
 }
 
-// badAnswers gives each client whose key was answered badly, and has no
-// other breach in the run, a BadAnswer finding: its first bad answer, with
-// the request it answered.
+// badAnswers gives each client whose key was answered badly a BadAnswer
+// finding: its first bad answer, with the request it answered.
 func badAnswers(v *runView, out *[NumClients]*finding) {
 	for c := range min(NumClients, len(v.res.Keys)) {
 		b := v.res.Keys[c].FirstBadAnswer
@@ -599,13 +651,13 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 		key int32
 		f   *finding
 	}
-	var high []keyed // each instance's Remaining too high, kept after the refusals
+	var high []keyed // each instance's Remaining too high and Reset too short, kept after the refusals
 	for _, g := range groups {
 		env, ok := promise.Envelope()
 		if !ok {
 			return
 		}
-		rs := remainingState{zeroAt: math.MinInt64}
+		as := answerState{zeroAt: math.MinInt64}
 		var before int64
 		admits := 0
 		for j, i := range g {
@@ -628,13 +680,14 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 				}
 				out[r.key] = f
 			}
-			if r.key < NumClients && !rs.found {
-				if rs.check(env, &r, j, i, admits); rs.found {
-					var prior []judged
-					for _, k := range slices.Backward(g[max(0, j-traceLength+1):j]) {
-						prior = append(prior, all[k])
-					}
-					high = append(high, keyed{r.key, rs.finding(r, prior, where(r, local), promise)})
+			if r.key < NumClients && !as.done() {
+				had := as
+				as.check(env, &r, j, i, admits)
+				if as.remaining.found && !had.remaining.found {
+					high = append(high, keyed{r.key, as.remaining.remainingFinding(r, prior(all, g, j), where(r, local), promise)})
+				}
+				if as.reset.found && !had.reset.found {
+					high = append(high, keyed{r.key, as.reset.resetFinding(r, prior(all, g, j), where(r, local), promise)})
 				}
 			}
 		}
@@ -644,6 +697,16 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 			out[h.key] = h.f
 		}
 	}
+}
+
+// prior is the requests of group g decided just before its j-th, latest
+// first, at most traceLength-1 of them.
+func prior(all []judged, g []int32, j int) []judged {
+	var out []judged
+	for _, k := range slices.Backward(g[max(0, j-traceLength+1):j]) {
+		out = append(out, all[k])
+	}
+	return out
 }
 
 // retries holds a closed-loop client (on key) to the answers it was given:

@@ -58,7 +58,8 @@ func TestEdgeTrafficLandsOnEveryEdge(t *testing.T) {
 func judgedRun(told []int64, admitted []bool) []judged {
 	all := make([]judged, len(told))
 	for i := range told {
-		all[i] = judged{told: told[i], decided: int64(i), admitted: admitted[i], key: int32(RetryAfter), instance: int32(RetryAfter)}
+		// Each answer's Reset is an hour: never too short for the limits here.
+		all[i] = judged{told: told[i], decided: int64(i), admitted: admitted[i], reset: 3600 * algos.Second, key: int32(RetryAfter), instance: int32(RetryAfter)}
 	}
 	return all
 }
@@ -144,10 +145,11 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	}
 }
 
-// A Remaining is held to the promise after the instance's admits, for a
-// conservative limiter too: a bucket of 2 per second that has admitted one
-// may say 1 more, not 2; and it may not admit at the instant it said 0.
-func TestRemainingIsHeldToThePromise(t *testing.T) {
+// A Remaining and a Reset are held to the promise after the instance's
+// admits, for a conservative limiter too: a bucket of 2 per second that has
+// admitted one may say 1 more, not 2, it may not admit at the instant it
+// said 0, and after one admit it is idle again 500 ms later, not sooner.
+func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 	spec := limiter.FromAlgorithm(algos.TokenBucket)
 	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
 	run := func(spec limiter.Spec, told []int64, admitted []bool, remaining []int64) *finding {
@@ -172,6 +174,18 @@ func TestRemainingIsHeldToThePromise(t *testing.T) {
 		f = run(s, []int64{0, 5, 5}, []bool{true, true, true}, []int64{1, 0, 0})
 		if f == nil || f.breach != RemainingTooHigh || !strings.Contains(f.v.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.trace) != 3 {
 			t.Errorf("conservative %v: an admit at the instant of a Remaining 0: %+v", s.Conservative, f)
+		}
+		for _, reset := range []int64{500_000, 499_999} {
+			all := judgedRun([]int64{0}, []bool{true})
+			all[0].remaining, all[0].reset = 1, reset
+			var found [NumClients]*finding
+			honesty(s, cfg, all, new(judgeScratch).byInstance(all), &found)
+			switch f := found[RetryAfter]; {
+			case reset == 500_000 && f != nil:
+				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.v.Reason)
+			case reset < 500_000 && (f == nil || f.breach != ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
+				t.Errorf("conservative %v: a Reset 1 µs short: %+v", s.Conservative, f)
+			}
 		}
 	}
 }

@@ -52,10 +52,12 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	if judge {
 		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
 		sc.offsets = v.offsets
+		// An answer no limiter may give is reported before what the
+		// contract makes of it (a negative Reset is also too short).
+		badAnswers(&v, &found)
 		if judgeable(cfg) {
 			sc.judgeContract(&cfg, &v, &found)
 		}
-		badAnswers(&v, &found)
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {

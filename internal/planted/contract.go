@@ -175,3 +175,39 @@ func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l al
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d
 }
+
+// FixedWindowResetFromStart is the fixed window answering, as its Reset,
+// the time since its window started instead of the time until it ends.
+//
+// PLANTED BUG: `d.Reset = now - idx·W` instead of `(idx+1)·W - now`. The
+// author names the wrong edge of the window. Early in a window the Reset
+// is short, so a client that comes back at it for a fresh burst is
+// refused; late in one it is long. It admits exactly as the fixed window
+// does, and its Retry-After is the fixed window's, so no promise is broken.
+var FixedWindowResetFromStart = algos.Algorithm{
+	Name:       "planted-fixed-window-reset-from-start",
+	Decide:     decidePlantedFixedWindowResetFromStart,
+	Promise:    algos.AlignedWindowPromise,
+	StateDoc:   "window index, count",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedFixedWindowResetFromStart(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	idx := algos.FloorDiv(now, l.Window)
+	window, count := s.A, s.B
+	if !s.Set || window != idx {
+		window, count = idx, 0
+	}
+	end := (idx+1)*l.Window - now
+	d := algos.Decision{Reset: now - idx*l.Window} // PLANTED: was Reset: end
+	if count < l.Rate {
+		count++
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	*s = algos.State{Set: true, A: window, B: count}
+	d.Remaining = l.Rate - count
+	return d
+}

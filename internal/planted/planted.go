@@ -22,6 +22,7 @@ func All() []algos.Algorithm {
 		FixedWindowOffByOne, SlidingLogTrimsTooMuch, TokenBucketNegativeRefill,
 		FixedWindowShifted, TokenBucketBurstOneShort, GCRARetryAfterFloored,
 		SlidingCounterWrongWeight, GCRAResetWholeSeconds, TokenBucketRemainingBeforeTake,
+		FixedWindowResetFromStart,
 	}
 }
 
