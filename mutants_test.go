@@ -154,6 +154,10 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}
+	fmt.Fprintf(&b, "\nEvery kind of breach each caught suspect showed, on how many seeds, and its first example:\n\n")
+	if err := scenarios.WriteBreaches(&b, verdicts[len(correct):]); err != nil {
+		t.Fatal(err)
+	}
 	fmt.Fprintf(&b, "\nThe requests that show each first breach the promise cannot (on the limiter that decided them):\n")
 	if err := scenarios.WriteTraces(&b, verdicts); err != nil {
 		t.Fatal(err)

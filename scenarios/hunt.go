@@ -82,8 +82,11 @@ type Verdict struct {
 	// the judge keeps them (an honest request turned away, a retry); empty
 	// otherwise.
 	Trace []string
-	// SeedsBy counts, per Breach, the seeds whose run showed it.
+	// SeedsBy counts, per Breach, the seeds whose run showed it, and
+	// FirstBy is its first example (nil for a kind never seen), found as
+	// the first breach is: in seed order, then client order.
 	SeedsBy [numBreaches]int
+	FirstBy [numBreaches]*Example
 	// Requests is how many requests the hunt simulated, for throughput.
 	Requests int
 	// Errors is how many of them the limiter answered with an error, and
@@ -91,6 +94,16 @@ type Verdict struct {
 	// judged on those requests: a hunt that must be clean needs none.
 	Errors     int
 	FirstError error
+}
+
+// Example is one breach a hunt found: the seed and the client whose run
+// showed it, where and why, and the requests that show it where the judge
+// keeps them.
+type Example struct {
+	Seed      uint64
+	Client    Client
+	Violation *algos.Violation
+	Trace     []string
 }
 
 // Hunt runs every suspect on every seed of o (every client of o, each on
@@ -148,15 +161,18 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 				cr := run.clients[c]
 				v.Requests += cr.Requests
 				v.Errors += cr.Errors
-				var found []finding
+				found := run.found[c]
 				if cr.Violation != nil {
-					found = append(found, finding{breach: OverAdmission, v: cr.Violation})
-				}
-				if f := run.found[c]; f != nil {
-					found = append(found, *f)
+					found[OverAdmission] = &finding{breach: OverAdmission, v: cr.Violation}
 				}
 				for _, f := range found {
+					if f == nil {
+						continue
+					}
 					seen[f.breach] = true
+					if v.FirstBy[f.breach] == nil {
+						v.FirstBy[f.breach] = &Example{Seed: o.Seeds[j], Client: c, Violation: f.v, Trace: f.trace}
+					}
 					if !v.Caught {
 						v.Caught, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = true, o.Seeds[j], c, f.breach, f.v, f.trace
 					}

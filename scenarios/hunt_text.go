@@ -28,6 +28,34 @@ func WriteVerdicts(w io.Writer, verdicts []Verdict) error {
 	return tw.Flush()
 }
 
+// WriteBreaches writes, for every caught suspect, every kind of breach it
+// showed: on how many seeds, and its first example (seed, client, why).
+func WriteBreaches(w io.Writer, verdicts []Verdict) error {
+	width := 0
+	for _, b := range Breaches() {
+		width = max(width, len(b.String()))
+	}
+	for _, v := range verdicts {
+		if !v.Caught {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", v.Suspect); err != nil {
+			return err
+		}
+		for _, b := range Breaches() {
+			e := v.FirstBy[b]
+			if e == nil {
+				continue
+			}
+			seeds := fmt.Sprintf("%d/%d", v.SeedsBy[b], v.Seeds)
+			if _, err := fmt.Fprintf(w, "    %-*s  %-7s  seed %d, %s client: %s\n", width, b, seeds, e.Seed, e.Client, e.Violation.Reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // WriteTraces writes, for every caught suspect whose first breach has a
 // trace, the suspect, the breach and the requests that show it.
 func WriteTraces(w io.Writer, verdicts []Verdict) error {

@@ -93,6 +93,20 @@ type finding struct {
 	trace  []string // the requests that show it, one a line, when the judge has them
 }
 
+// kinds is one client's first finding of each kind of breach in a run
+// (nil where it showed none), indexed by Breach.
+type kinds [numBreaches]*finding
+
+// keep sets f as its kind's finding unless the client has one already,
+// and reports whether it did.
+func (k *kinds) keep(f *finding) bool {
+	if k[f.breach] != nil {
+		return false
+	}
+	k[f.breach] = f
+	return true
+}
+
 // traceLine is one request of a trace: when its instance was told it, who
 // sent it, when it was decided, and what was decided.
 func traceLine(r judged, what string) string {
@@ -449,7 +463,7 @@ func remainingText(r judged) string {
 // The finding kept for a client is the one honesty keeps: its instances'
 // first, taken in instance order, honest requests turned away before
 // Remainings too high.
-func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]*finding) bool {
+func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]kinds) bool {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	if probe := (algos.Envelope{}); !probe.Reset(promise) {
@@ -543,7 +557,7 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			continue
 		}
 		r := v.at(st.candidateIndex)
-		if out[r.key] != nil {
+		if out[r.key][HonestTurnedAway] != nil {
 			continue
 		}
 		f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
@@ -554,7 +568,7 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			f.trace = append([]string{traceLine(p, outcome(p))}, f.trace...)
 		}
 		f.trace = append(f.trace, traceLine(r, outcome(r)))
-		out[r.key] = f
+		out[r.key][HonestTurnedAway] = f
 	}
 	for inst := range states {
 		as := &states[inst].answers
@@ -563,14 +577,11 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 				continue
 			}
 			r := v.at(c.index)
-			if out[r.key] != nil {
-				continue
-			}
 			before := sc.before(v, c.pos, r.instance)
 			if c == &as.remaining {
-				out[r.key] = c.remainingFinding(r, before, where(r, v.local), promise)
+				out[r.key].keep(c.remainingFinding(r, before, where(r, v.local), promise))
 			} else {
-				out[r.key] = c.resetFinding(r, before, where(r, v.local), promise)
+				out[r.key].keep(c.resetFinding(r, before, where(r, v.local), promise))
 			}
 		}
 	}
@@ -599,14 +610,14 @@ func where(r judged, local bool) string {
 
 // badAnswers gives each client whose key was answered badly a BadAnswer
 // finding: its first bad answer, with the request it answered.
-func badAnswers(v *runView, out *[NumClients]*finding) {
+func badAnswers(v *runView, out *[NumClients]kinds) {
 	for c := range min(NumClients, len(v.res.Keys)) {
 		b := v.res.Keys[c].FirstBadAnswer
-		if b == nil || out[c] != nil {
+		if b == nil || out[c][BadAnswer] != nil {
 			continue
 		}
 		r := v.at(int32(b.Request))
-		out[c] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), b.Why, v.res.Keys[c].BadAnswers)},
 			trace: []string{traceLine(r, answerText(b.Decision))}}
 	}
@@ -643,7 +654,7 @@ const traceLength = 6
 // An instance told a time earlier than one before it (clocks that disagree)
 // is judged only up to there: past that, the promise says nothing of what
 // it owes.
-func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[NumClients]*finding) {
+func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[NumClients]kinds) {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
@@ -671,14 +682,14 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 			case r.admitted:
 				env.Admit(r.told)
 				admits++
-			case !spec.Conservative && r.key < NumClients && out[r.key] == nil && env.Allows(r.told):
+			case !spec.Conservative && r.key < NumClients && out[r.key][HonestTurnedAway] == nil && env.Allows(r.told):
 				f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 					"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 					where(r, local), algos.FormatTime(r.told), admits, promise.Text)}}
 				for _, k := range g[max(0, j-traceLength+1) : j+1] {
 					f.trace = append(f.trace, traceLine(all[k], outcome(all[k])))
 				}
-				out[r.key] = f
+				out[r.key][HonestTurnedAway] = f
 			}
 			if r.key < NumClients && !as.done() {
 				had := as
@@ -693,9 +704,7 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 		}
 	}
 	for _, h := range high {
-		if out[h.key] == nil {
-			out[h.key] = h.f
-		}
+		out[h.key].keep(h.f)
 	}
 }
 
@@ -718,18 +727,20 @@ func prior(all []judged, g []int32, j int) []judged {
 // requests, in the order it sent them; retryAfter are the Retry-Afters of
 // the answers it was handed, in the same order (the last request may have
 // none).
-func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]*finding) {
-	if key >= NumClients || out[key] != nil {
+func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]kinds) {
+	if key >= NumClients {
 		return
 	}
 	mine = mine[:min(len(mine), len(retryAfter))]
-	for k := 1; k < len(mine); k++ {
+	for k := 1; k < len(mine) && !retriesDone(&out[key]); k++ {
 		if f := retryPair(mine[k-1], mine[k], retryAfter[k-1], retryAfter[k]); f != nil {
-			out[key] = f
-			return
+			out[key].keep(f)
 		}
 	}
 }
+
+// retriesDone is true once a client has both kinds of retry breach.
+func retriesDone(k *kinds) bool { return k[RetryDenied] != nil && k[RetryExtended] != nil }
 
 // retryPair judges r, a closed-loop client's next request after d, which
 // it was answered with Retry-After dRetry (and r with rRetry): a finding
@@ -766,7 +777,7 @@ func retryPair(d, r judged, dRetry, rRetry int64) *finding {
 // when some closed-loop client's key also has fixed requests (they come
 // first in its order; a hunt's traffic has none): the caller then lists
 // them (sentBy) and calls retries.
-func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]*finding) bool {
+func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool {
 	type follow struct {
 		n      int   // the client's requests so far
 		prev   int32 // its last one's index
@@ -776,11 +787,14 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]*finding) bo
 	var keys [NumClients]follow
 	for _, lc := range v.cfg.Loop {
 		if lc.Key >= 0 && lc.Key < NumClients {
-			keys[lc.Key].on = out[lc.Key] == nil
+			keys[lc.Key].on = !retriesDone(&out[lc.Key])
 		}
 	}
 	var loops [NumClients]int
-	var found [NumClients]*finding
+	var found [NumClients]kinds
+	for k := range found {
+		found[k][RetryDenied], found[k][RetryExtended] = out[k][RetryDenied], out[k][RetryExtended]
+	}
 	fixed := int32(len(v.cfg.Requests))
 	outcomes := v.res.Outcomes
 	for j, q := range v.res.LoopRequests {
@@ -804,8 +818,8 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]*finding) bo
 		// (retryPair); the rest pass without being laid out.
 		if st.n > 0 && st.denied && !o.Admitted && !o.Failed {
 			if f := retryPair(v.at(st.prev), v.at(i), ra[st.n-1], ra[st.n]); f != nil {
-				found[key], st.on = f, false
-				continue
+				found[key].keep(f)
+				st.on = !retriesDone(&found[key])
 			}
 		}
 		st.prev, st.denied = i, !o.Admitted && !o.Failed
@@ -816,10 +830,8 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]*finding) bo
 			return false
 		}
 	}
-	for k, f := range found {
-		if f != nil {
-			out[k] = f
-		}
+	for k := range found {
+		out[k][RetryDenied], out[k][RetryExtended] = found[k][RetryDenied], found[k][RetryExtended]
 	}
 	return true
 }
@@ -855,8 +867,8 @@ func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref l
 		return nil
 	}
 	row := past.Row
-	if row.Key >= 0 && row.Key < NumClients && run.found[row.Key] == nil {
-		run.found[row.Key] = &finding{breach: OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
+	if row.Key >= 0 && row.Key < NumClients && run.found[row.Key][OffReference] == nil {
+		run.found[row.Key][OffReference] = &finding{breach: OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
 	}
 	return nil
 }

@@ -87,10 +87,10 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(60)}, 0},
 		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, RetryExtended},
 	} {
-		var found [NumClients]*finding
+		var found [NumClients]kinds
 		retries(judgedRun(tc.told, tc.admitted), int(RetryAfter), tc.replies, &found)
 		got := Breach(0)
-		if f := found[RetryAfter]; f != nil {
+		if f := found[RetryAfter].first(); f != nil {
 			got = f.breach
 		}
 		if got != tc.want {
@@ -101,9 +101,9 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 	// never denied it anything.
 	all := judgedRun([]int64{0, 100}, []bool{false, false})
 	all[1].instance++
-	var found [NumClients]*finding
-	if retries(all, int(RetryAfter), []int64{deny(100), deny(5)}, &found); found[RetryAfter] != nil {
-		t.Errorf("a retry on another instance was judged: %v", found[RetryAfter].v.Reason)
+	var found [NumClients]kinds
+	if retries(all, int(RetryAfter), []int64{deny(100), deny(5)}, &found); found[RetryAfter].first() != nil {
+		t.Errorf("a retry on another instance was judged: %v", found[RetryAfter].first().v.Reason)
 	}
 }
 
@@ -124,9 +124,9 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 				}
 			}
 		}
-		var found [NumClients]*finding
+		var found [NumClients]kinds
 		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
-		return found[RetryAfter]
+		return found[RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0}, []bool{true, true, false}); f != nil {
 		t.Errorf("the third of a burst of 2 refused: judged %q", f.v.Reason)
@@ -157,9 +157,9 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 		for i := range all {
 			all[i].remaining = remaining[i]
 		}
-		var found [NumClients]*finding
+		var found [NumClients]kinds
 		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
-		return found[RetryAfter]
+		return found[RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0, 600_000}, []bool{true, true, false, true}, []int64{1, 0, 0, 0}); f != nil {
 		t.Errorf("honest Remainings judged: %q", f.v.Reason)
@@ -178,9 +178,9 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 		for _, reset := range []int64{500_000, 499_999} {
 			all := judgedRun([]int64{0}, []bool{true})
 			all[0].remaining, all[0].reset = 1, reset
-			var found [NumClients]*finding
+			var found [NumClients]kinds
 			honesty(s, cfg, all, new(judgeScratch).byInstance(all), &found)
-			switch f := found[RetryAfter]; {
+			switch f := found[RetryAfter].first(); {
 			case reset == 500_000 && f != nil:
 				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.v.Reason)
 			case reset < 500_000 && (f == nil || f.breach != ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
@@ -215,7 +215,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 				}
 				sc := new(judgeScratch)
 				v := newRunView(&cfg, &res, make([]int64, cfg.Nodes))
-				var got, want [NumClients]*finding
+				var got, want [NumClients]kinds
 				if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 					t.Fatalf("%s %s seed %d: the model's order was refused", a.Name, d, seed)
 				}
@@ -233,27 +233,39 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
 	v := newRunView(&cfg, &res, make([]int64, 1))
-	var got [NumClients]*finding
+	var got [NumClients]kinds
 	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
 	}
 }
 
-// sameFindings reports on t every client whose finding got (by the way
-// named gotBy) and want (by wantBy) describe differently, and returns how
-// many clients got a finding.
-func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[NumClients]*finding) int {
+// sameFindings reports on t every client and kind whose finding got (by
+// the way named gotBy) and want (by wantBy) describe differently, and
+// returns how many findings got has.
+func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[NumClients]kinds) int {
 	t.Helper()
 	found := 0
 	for c := range got {
-		if describe(got[c]) != describe(want[c]) {
-			t.Errorf("%s, client %d: %s %s, %s %s", run, c, gotBy, describe(got[c]), wantBy, describe(want[c]))
-		}
-		if got[c] != nil {
-			found++
+		for b := range got[c] {
+			if describe(got[c][b]) != describe(want[c][b]) {
+				t.Errorf("%s, client %d: %s %s, %s %s", run, c, gotBy, describe(got[c][b]), wantBy, describe(want[c][b]))
+			}
+			if got[c][b] != nil {
+				found++
+			}
 		}
 	}
 	return found
+}
+
+// first is the client's finding of the first kind it has, or nil.
+func (k *kinds) first() *finding {
+	for _, f := range k {
+		if f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 // describe is everything a finding says.
@@ -288,7 +300,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 					t.Fatal(err)
 				}
 				v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
-				var got, want [NumClients]*finding
+				var got, want [NumClients]kinds
 				if !sc.retriesInOrder(&v, &got) {
 					t.Fatalf("%s %s seed %d: the one pass was refused", a.Name, d, seed)
 				}
@@ -313,7 +325,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
-	var got [NumClients]*finding
+	var got [NumClients]kinds
 	if sc.retriesInOrder(&v, &got) {
 		t.Error("a closed-loop key with a fixed request was judged in one pass")
 	}

@@ -48,7 +48,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	if err := model.RunInto(cfg, res); err != nil {
 		return jobRun{}, err
 	}
-	var found [NumClients]*finding
+	var found [NumClients]kinds
 	if judge {
 		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
 		sc.offsets = v.offsets
@@ -86,7 +86,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 
 // judgeContract holds a judgeable run (v, of cfg) to honesty and to its
 // Retry-Afters, keeping each client's first breach in found.
-func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]*finding) {
+func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]kinds) {
 	if !sc.honestyInOrder(cfg.Limiter, *cfg, v, found) {
 		all := sc.requestsOf(*cfg, v.res)
 		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
@@ -182,7 +182,7 @@ type jobRun struct {
 	clients       [NumClients]ClientRun
 	firstError    error
 	notApplicable string
-	found         [NumClients]*finding // judged runs: each client's first breach beyond the promise
+	found         [NumClients]kinds // judged runs: each client's first breach of each kind beyond the promise
 }
 
 // runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
