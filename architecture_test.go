@@ -39,7 +39,7 @@ var allowedImports = map[string][]string{
 	"adapters/redisrate": {"adapters/redislib", "algos", "limiter"},
 	"adapters/redislib":  {"algos", "limiter", "simredis"},
 	"internal/arith":     {},
-	"internal/planted":   {"algos", "internal/arith"},
+	"internal/planted":   {"algos", "internal/arith", "limiter"},
 	"internal/golden":    {},
 	"internal/redistest": {},
 	"cmd/badges":         {},

@@ -46,8 +46,8 @@ func correctSuspects() []scenarios.Suspect {
 // Retry-After rounded down, and a sliding counter whose estimate is wrong,
 // judged against the real one, a Reset from a whole-second Unix time (a
 // wait in the past), a Remaining read before the admit took its token, a
-// Reset from the wrong edge of the window; and two deployment mistakes of
-// correct algorithms.
+// Reset from the wrong edge of the window, a keyed limiter whose keys 1024
+// apart share a bucket; and two deployment mistakes of correct algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
 		{Limiter: limiter.FromAlgorithm(planted.UncappedTokenBucket), Deployment: model.StoreClock},
@@ -63,6 +63,7 @@ func plantedSuspects() []scenarios.Suspect {
 		{Limiter: limiter.FromAlgorithm(planted.GCRAResetWholeSeconds), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.TokenBucketRemainingBeforeTake), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.FixedWindowResetFromStart), Deployment: model.StoreClock},
+		{Limiter: planted.KeysShareBuckets(), Deployment: model.StoreClock},
 		{Name: "fixed-window, GET then decide then SET", Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet},
 		{Name: "token-bucket, local, each node the full limit", Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull},
 	}
@@ -79,6 +80,7 @@ var contractBugs = map[string]scenarios.Breach{
 	planted.GCRAResetWholeSeconds.Name + ", store-clock":          scenarios.BadAnswer,
 	planted.TokenBucketRemainingBeforeTake.Name + ", store-clock": scenarios.RemainingTooHigh,
 	planted.FixedWindowResetFromStart.Name + ", store-clock":      scenarios.ResetTooShort,
+	planted.KeysShareBuckets().Name + ", store-clock":             scenarios.KeysShareState,
 }
 
 // mutantOptions are HuntOptions; -short keeps 20 of the 200 seeds.
@@ -136,8 +138,8 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	if v := verdicts[len(correct)+4]; v.FirstClient != scenarios.Edge {
 		t.Errorf("%s was first caught by the %s client, want the edge client", v.Suspect, v.FirstClient)
 	}
-	if matched != len(contractBugs) || matched != 7 {
-		t.Errorf("%d of the %d contract bugs were hunted, want the 7 kinds", matched, len(contractBugs))
+	if matched != len(contractBugs) || matched != 8 {
+		t.Errorf("%d of the %d contract bugs were hunted, want the 8 kinds", matched, len(contractBugs))
 	}
 	t.Logf("measured: %d of %d planted bugs caught, %d correct deployments clean, %d seeds", caught, len(planted), len(correct), len(o.Seeds))
 
@@ -149,8 +151,9 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	fmt.Fprintf(&b, "Under these conditions every limiter must keep its whole contract: its promise (no over-admission),\n"+
 		"no honest request turned away, every retry at its Retry-After admitted and no early retry told to wait\n"+
 		"longer, no answer that no limiter may give (a negative wait, say), no Remaining above what the promise\n"+
-		"still allows, no Reset before the promise gives a whole burst again, and, where a reference is named,\n"+
-		"its admits per window. So the first %d rows must be clean and the last %d caught.\n\n", len(correct), len(planted))
+		"still allows, no Reset before the promise gives a whole burst again, no key's answers changed by other\n"+
+		"keys, and, where a reference is named, its admits per window. So the first %d rows must be clean and\n"+
+		"the last %d caught.\n\n", len(correct), len(planted))
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,11 @@ func Properties(spec limiter.Spec, opts ...Option) []Property {
 		{"reset-reaches-idle", "at now+Reset the key grants a full burst again", 1000, ResetReachesIdle(spec, opts...)},
 		{"refill-capped-after-idle", "after an hour or more idle, one admit leaves exactly the burst minus one", 3000, RefillCappedAfterIdle(spec, opts...)},
 	}
+	if _, pure := spec.Algorithm(); !pure {
+		// A pure algorithm's keys each have their own state in
+		// limiter.Memory, overshoot's store: isolated by construction.
+		ps = append(ps, Property{"keys-isolated", "a key's answers are the same alone and among another key's calls, 1024 or 65536 above it", 1000, KeysIsolated(spec, opts...)})
+	}
 	if stepBackApplies(spec) {
 		ps = append(ps,
 			Property{"step-back-no-negative-refill", "a clock stepping back never makes remaining negative, nor leaves the key worse off than its own admits once the clock has caught up", 2000, StepBackNoNegativeRefill(spec, opts...)},

@@ -63,10 +63,15 @@ const (
 	// breaking its promise. Judged wherever honesty is, Conservative
 	// limiters included; a negative Reset is a BadAnswer instead.
 	ResetTooShort
+	// KeysShareState: a client's answers changed when the other clients'
+	// keys moved onto keys that fall together in common tables (isolation):
+	// the limiter folds keys into shared state. Judged in every deployment,
+	// for a limiter that is not a pure algorithm.
+	KeysShareState
 	numBreaches = iota + 1 // the kinds, and the zero Breach
 )
 
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short"}
+var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short", "keys share state"}
 
 // String is the breach's short name.
 func (b Breach) String() string {

@@ -58,6 +58,11 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		if judgeable(cfg) {
 			sc.judgeContract(&cfg, &v, &found)
 		}
+		if _, pure := plain.Limiter.Algorithm(); !pure {
+			if err := sc.isolation(plain, res, &found); err != nil {
+				return jobRun{}, err
+			}
+		}
 	}
 	w := cfg.Limit.Window
 	for c := range min(NumClients, len(res.Keys)) {
@@ -122,6 +127,9 @@ type judgeScratch struct {
 	offsets    []int64              // each node's clock offset (runView)
 	states     []instanceState      // honestyInOrder
 	mine       [NumClients][]judged // each closed-loop client's requests, in the order sent (sentBy)
+	movedReqs  []model.Request      // the run's requests on the clients' moved keys (isolation)
+	movedLoop  []model.LoopClient   // and its closed-loop clients
+	movedRes   model.Result         // and that run
 }
 
 var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}

@@ -1,0 +1,42 @@
+package planted
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+)
+
+// KeysShareBuckets is a keyed token bucket, a limiter of its own (not a
+// pure decision: the model's store would keep its keys apart), that keeps
+// its keys' buckets in a table of 1024 entries.
+//
+// PLANTED BUG: `&t.buckets[key%1024]` instead of a bucket per key. The
+// author sizes a table for the keys they expect and reduces the key to fit,
+// as a hash table without collision chains does. Keys 1024 apart share one
+// bucket: each spends the other's burst. Every key alone keeps the whole
+// contract, so only a check that puts such keys side by side sees it.
+func KeysShareBuckets() limiter.Spec {
+	return limiter.Spec{
+		Name:       "planted-keys-share-buckets",
+		Clock:      limiter.CallerClock,
+		Promise:    algos.BucketPromise,
+		ExactRetry: true,
+		New: func(l algos.Limit) (limiter.Limiter, error) {
+			return &sharedBuckets{limit: l}, nil
+		},
+	}
+}
+
+type sharedBuckets struct {
+	limit   algos.Limit
+	buckets [1024]algos.State
+}
+
+func (t *sharedBuckets) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+	if key < 0 {
+		return algos.Decision{}, fmt.Errorf("planted-keys-share-buckets: negative key %d", key)
+	}
+	return algos.TokenBucket.Decide(&t.buckets[key%1024], now, t.limit), nil // PLANTED: was one bucket per key
+}

@@ -1,0 +1,132 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// Keys must not share state: a key's answers may depend on its own
+// requests and on time, never on which other keys are in use. A limiter
+// that indexes a table by a key's number (a fixed array of buckets, a hash
+// reduced modulo a power of two, a slot) can fold two keys into one state,
+// and every other check, which judges each key alone, passes it. So the
+// judge plays each run a second time with the clients' keys moved onto keys
+// that fold together in such tables (collidingKey), and holds every client
+// to answering exactly as it did. The model's own store keeps one state per
+// key, so a pure algorithm (limiter.FromAlgorithm) is isolated by
+// construction and not played again.
+
+// collidingKey is where the key of client k moves for the second run: the
+// clients in threes, each three on i, i+1024 and i+65536, which fall in one
+// slot of a table of 1024 entries (and the last two of one of 65536).
+func collidingKey(k int) int {
+	return k - k%3 + [3]int{0, 1024, 65536}[k%3]
+}
+
+// answer is what isolation compares of a request: when it was sent and
+// everything the judge reads of its answer.
+type answer struct {
+	send             int64
+	remaining, reset int64
+	admitted, failed bool
+}
+
+// isolation plays plain (a judged run's Config, without the judge's
+// recorders; res is its run) again with every client's key moved by
+// collidingKey, and gives each client whose requests or answers changed a
+// KeysShareState finding at its first difference.
+func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[NumClients]kinds) error {
+	moved := plain
+	moved.Requests = append(sc.movedReqs[:0], plain.Requests...)
+	sc.movedReqs = moved.Requests
+	for i := range moved.Requests {
+		if k := moved.Requests[i].Key; k < NumClients {
+			moved.Requests[i].Key = collidingKey(k)
+		}
+	}
+	moved.Loop = append(sc.movedLoop[:0], plain.Loop...)
+	sc.movedLoop = moved.Loop
+	for i := range moved.Loop {
+		if k := moved.Loop[i].Key; k < NumClients {
+			moved.Loop[i].Key = collidingKey(k)
+		}
+	}
+	if err := model.RunInto(moved, &sc.movedRes); err != nil {
+		return fmt.Errorf("the run again with the clients' keys moved: %w", err)
+	}
+	var first, second [NumClients][]answer
+	sc.answersOf(&plain, res, func(k int) int { return k }, &first)
+	sc.answersOf(&moved, &sc.movedRes, func(k int) int {
+		for c := range NumClients {
+			if collidingKey(c) == k {
+				return c
+			}
+		}
+		return NumClients
+	}, &second)
+	var keys []string
+	for c := range NumClients {
+		keys = append(keys, fmt.Sprint(collidingKey(c)))
+	}
+	for c := range NumClients {
+		a, b := first[c], second[c]
+		n := 0
+		for n < min(len(a), len(b)) && a[n] == b[n] {
+			n++
+		}
+		if n == len(a) && n == len(b) {
+			continue
+		}
+		f := &finding{breach: KeysShareState, v: &algos.Violation{Reason: fmt.Sprintf(
+			"its request %d was answered otherwise when the clients' keys moved from 0-%d to %s, which fall together in tables of 1024 and 65536 slots: its answers depend on other keys",
+			n+1, NumClients-1, strings.Join(keys, ", "))}}
+		for _, side := range []struct {
+			name string
+			list []answer
+		}{{fmt.Sprintf("keys 0-%d", NumClients-1), a}, {"keys moved", b}} {
+			if n < len(side.list) {
+				x := side.list[n]
+				f.v.From, f.v.To = x.send, x.send
+				f.trace = append(f.trace, fmt.Sprintf("%-10s  sent %s  %s", side.name, algos.FormatTime(x.send), x.text()))
+			} else {
+				f.trace = append(f.trace, fmt.Sprintf("%-10s  no such request", side.name))
+			}
+		}
+		out[c].keep(f)
+	}
+	return nil
+}
+
+// answersOf lists, per client (client of a key), the client's requests in
+// request order (the fixed ones, then the closed-loop ones as sent) with
+// their answers, in lists of sc's memory.
+func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, client func(key int) int, lists *[NumClients][]answer) {
+	for c := range lists {
+		lists[c] = nil
+	}
+	add := func(key int, send int64, o *model.Outcome) {
+		if c := client(key); c >= 0 && c < NumClients {
+			lists[c] = append(lists[c], answer{send: send, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed})
+		}
+	}
+	for i, q := range cfg.Requests {
+		add(q.Key, q.Send, &res.Outcomes[i])
+	}
+	for j, q := range res.LoopRequests {
+		add(q.Key, q.Send, &res.Outcomes[len(cfg.Requests)+j])
+	}
+}
+
+// text is an answer in a trace line's words.
+func (a answer) text() string {
+	switch {
+	case a.failed:
+		return "error"
+	case a.admitted:
+		return fmt.Sprintf("admitted, Remaining %d, Reset %s", a.remaining, algos.FormatMicros(a.reset))
+	}
+	return fmt.Sprintf("refused, Remaining %d, Reset %s", a.remaining, algos.FormatMicros(a.reset))
+}
