@@ -161,7 +161,7 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	if err := scenarios.WriteBreaches(&b, verdicts[len(correct):]); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&b, "\nThe requests that show each first breach the promise cannot (on the limiter that decided them):\n")
+	fmt.Fprintf(&b, "\nThe requests that show each first breach, on the limiter that decided them (for an over-admission,\nthe admits that opened the window and those that closed it):\n")
 	if err := scenarios.WriteTraces(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}

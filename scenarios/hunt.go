@@ -161,11 +161,7 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 				cr := run.clients[c]
 				v.Requests += cr.Requests
 				v.Errors += cr.Errors
-				found := run.found[c]
-				if cr.Violation != nil {
-					found[OverAdmission] = &finding{breach: OverAdmission, v: cr.Violation}
-				}
-				for _, f := range found {
+				for _, f := range run.found[c] {
 					if f == nil {
 						continue
 					}

@@ -628,6 +628,36 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 	}
 }
 
+// overAdmission is the OverAdmission finding of the client on key, whose
+// admits broke the promise as viol says: its trace is the admits that
+// opened the window and those that closed it, each on the limiter that
+// decided it.
+func overAdmission(v *runView, key int, viol *algos.Violation) *finding {
+	var in []judged
+	for _, i := range v.res.Order {
+		if o := &v.res.Outcomes[i]; o.Admitted && o.Decided >= viol.From && o.Decided <= viol.To {
+			if r := v.at(i); int(r.key) == key {
+				in = append(in, r)
+			}
+		}
+	}
+	slices.SortStableFunc(in, func(a, b judged) int { return cmp.Compare(a.decided, b.decided) })
+	if viol.Admits > 0 && int64(len(in)) > viol.Admits {
+		in = in[:viol.Admits] // an aligned window's admits past the one that broke it
+	}
+	f := &finding{breach: OverAdmission, v: viol}
+	const ends = 3 // admits shown at each end of the window
+	for j, r := range in {
+		switch {
+		case j < ends || j >= len(in)-ends:
+			f.trace = append(f.trace, traceLine(r, fmt.Sprintf("admitted, %d of %d", j+1, len(in))))
+		case j == ends:
+			f.trace = append(f.trace, fmt.Sprintf("... %d more admitted", len(in)-2*ends))
+		}
+	}
+	return f
+}
+
 // answerText is a whole answer, as a trace line shows it.
 func answerText(d algos.Decision) string {
 	verdict := "refused"

@@ -55,6 +55,11 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		// An answer no limiter may give is reported before what the
 		// contract makes of it (a negative Reset is also too short).
 		badAnswers(&v, &found)
+		for c := range min(NumClients, len(res.Keys)) {
+			if viol := res.Keys[c].Violation; viol != nil {
+				found[c][OverAdmission] = overAdmission(&v, c, viol)
+			}
+		}
 		if judgeable(cfg) {
 			sc.judgeContract(&cfg, &v, &found)
 		}
