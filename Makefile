@@ -24,38 +24,48 @@ all: lint test
 ## The root package's simulated claims (ROOT_SIMULATIONS: the table, the sweeps, the hunts, the
 ## libraries) run once more without -race instead: each run is one goroutine of the model, and
 ## the harness that runs them in parallel is raced in package scenarios; under -race they alone
-## took over six minutes of CI. So do golang.org/x/time/rate's contract and hunt (XTIMERATE_SIMULATIONS,
-## pure Go in one goroutine a run): two minutes of a loaded CI under -race, 11 s without; and
-## redis_rate's checks that run the library on simredis (REDISRATE_SIMULATIONS: one goroutine a
-## run, or a live fleet whose twin replays on simredis; simredis's own concurrency is raced in
-## package simredis, the live fleet's in package replay): 225 s under -race, 15 s without; and
-## adapters/redislib's example script under the properties (REDISLIB_SIMULATIONS): 84 s and 3 s.
-## The model's allocation count (MODEL_ALLOCATIONS) runs without -race too, as the only place it
-## means something: under -race sync.Pool drops a quarter of what it is given, on purpose.
+## took over six minutes of CI. So do the other packages' simulations (SIMULATIONS, by exact
+## name, so that a test not named there is raced): golang.org/x/time/rate's contract and hunt
+## (two minutes of a loaded CI under -race, 11 s without); redis_rate's checks that run the
+## library on simredis (one goroutine a run, or a live fleet whose twin replays on simredis;
+## simredis's own concurrency is raced in package simredis, the live fleet's in package replay:
+## 225 s under -race, 15 s without); adapters/redislib's example script under the properties
+## (84 s and 3 s); the rapid properties of whole limiters (package properties: 60 s of a loaded
+## run under -race; its Fails and parallel checks stay raced), the judge's one-pass readings
+## against its sorted ones (scenarios), the Lua pattern matcher and format fast path against
+## gopher-lua's (simredis), the adversary's searches (its determinism test stays raced), the
+## planted sliding counter's contract, and the fast checkers against brute force on every small
+## admit set (algos): one goroutine each, 80 s of the race run between them. The model's
+## allocation count runs without -race too, as the only place it means something: under -race
+## sync.Pool drops a quarter of what it is given, on purpose.
 ## Every other test, the root's live ones included, runs with -race.
 ## gotestsum prints what `go test` prints and keeps the run's JSON record in $(TEST_JSON),
 ## from which `make badges` makes the findings' badges: the same run, not a second one.
 TEST_JSON ?= .test-results/go-test.json
 MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
-XTIMERATE_SIMULATIONS := ^(TestKeepsTheContract|TestHuntBehindAStoreIsClean)$$
-REDISRATE_SIMULATIONS := ^(TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep)$$
-REDISLIB_SIMULATIONS := ^(TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec)$$
-MODEL_ALLOCATIONS := ^TestNoAllocationPerRequest$$
+SIMULATIONS := ^($\
+TestKeepsTheContract|TestHuntBehindAStoreIsClean|$\
+TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep|$\
+TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec|$\
+TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudgedLikeTheBuiltIns|TestDoubleRefillIsTheWeaknessOfTheOtherThree|$\
+TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
+TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|$\
+TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|$\
+TestSearchFindsTheAttacks|TestGoldenAttacks|TestSearchFindsNoneWhereThePromiseHolds|$\
+TestSlidingCounterWrongWeightKeepsTheContract|$\
+TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\
+TestNoAllocationPerRequest)$$
+SIMULATION_PACKAGES := ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model
+
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]
 	@mkdir -p $(dir $(TEST_JSON))
 	@status=0; parts=; \
 	run() { part=$$1; shift; parts="$$parts $$part"; \
 		$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).$$part -- -count=1 "$$@" || status=1; }; \
-	run race -race $$($(GO) list ./... | grep -v -e '^$(MODULE)$$' -e '/adapters/xtimerate$$' -e '/adapters/redisrate$$' -e '/adapters/redislib$$'); \
-	run xtimerate-race -race -skip '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate; \
-	run xtimerate-sim -run '$(XTIMERATE_SIMULATIONS)' ./adapters/xtimerate; \
-	run redisrate-race -race -skip '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate; \
-	run redisrate-sim -run '$(REDISRATE_SIMULATIONS)' ./adapters/redisrate; \
-	run redislib-race -race -skip '$(REDISLIB_SIMULATIONS)' ./adapters/redislib; \
-	run redislib-sim -run '$(REDISLIB_SIMULATIONS)' ./adapters/redislib; \
-	run model-alloc -run '$(MODEL_ALLOCATIONS)' ./model; \
+	run race -race -skip '$(SIMULATIONS)' $$($(GO) list ./... | grep -v -e '^$(MODULE)$$'); \
+	run sim -run '$(SIMULATIONS)' $(SIMULATION_PACKAGES); \
 	run root-race -race -skip '$(ROOT_SIMULATIONS)' .; \
 	run root-sim -run '$(ROOT_SIMULATIONS)' .; \
 	for p in $$parts; do cat $(TEST_JSON).$$p; done > $(TEST_JSON); \

@@ -168,12 +168,12 @@ func (c *Config) ClockAt(node int, t int64) int64 { return c.clockSet().node(nod
 // StoreClockAt is what the store's clock reads at true time t in a run of c.
 func (c *Config) StoreClockAt(t int64) int64 { return c.clockSet().store(t) }
 
-// clockSpread bounds how far behind the time a limiter last decided by a
+// ClockSpread bounds how far behind the time a limiter last decided by a
 // caller's clock can be: the skew, every step, and the most any drift
 // gains or loses by the last static request (a caller-clock limiter told a
 // time before its last rightly adds that gap to a wait; see
 // algos.Limit.Answers).
-func (c *Config) clockSpread() int64 {
+func (c *Config) ClockSpread() int64 {
 	spread := c.Skew
 	for _, st := range c.Clocks.Steps {
 		spread += max(st.By, -st.By)

@@ -23,44 +23,28 @@ import (
 // the request is then neither admitted nor denied, and is counted in
 // KeyResult.Errors.
 //
-// Remaining and Reset are what the answer said (0 for an error), for the
-// judge to hold against the admits before it.
+// Remaining, RetryAfter and Reset are the rest of the answer (0 for an
+// error), for the judge to hold against what no limiter may say and against
+// the admits before it.
 type Outcome struct {
-	Decided   int64
-	Remaining int64
-	Reset     int64
-	Node      int32
-	Admitted  bool
-	Failed    bool
+	Decided    int64
+	Remaining  int64
+	RetryAfter int64
+	Reset      int64
+	Node       int32
+	Admitted   bool
+	Failed     bool
 }
 
 // KeyResult totals one key over a run. Errors counts the requests the
 // limiter answered with an error. Violation is the first place the key's
 // admits, placed at their true decision times, break Limiter.Promise(Limit),
 // or nil if they keep it.
-//
-// BadAnswers counts the key's answers that no limiter may give, whatever
-// its algorithm (algos.AnswerBounds: a negative Remaining, Retry-After or
-// Reset, a Retry-After on an admit or past the Reset, a Remaining or a wait
-// beyond any limit of this size), and FirstBadAnswer is the first, in
-// decision order; nil when there is none. A bad answer is a breach to
-// report, not an error: the run goes on, and the answer counts as the admit
-// or denial it says.
 type KeyResult struct {
-	Requests       int
-	Admitted       int
-	Errors         int
-	BadAnswers     int
-	Violation      *algos.Violation
-	FirstBadAnswer *BadAnswer
-}
-
-// BadAnswer is an answer no limiter may give: the request it answered (an
-// index into Result.Outcomes), the answer, and the rule it breaks.
-type BadAnswer struct {
-	Request  int
-	Decision algos.Decision
-	Why      string
+	Requests  int
+	Admitted  int
+	Errors    int
+	Violation *algos.Violation
 }
 
 // Result is one run. Outcomes is parallel to Config.Requests, followed by
@@ -112,15 +96,6 @@ func (r Result) Errors() int {
 	n := 0
 	for _, k := range r.Keys {
 		n += k.Errors
-	}
-	return n
-}
-
-// BadAnswers counts the answers of every key that no limiter may give.
-func (r Result) BadAnswers() int {
-	n := 0
-	for _, k := range r.Keys {
-		n += k.BadAnswers
 	}
 	return n
 }
@@ -194,7 +169,6 @@ func run(cfg Config, res *Result, reuse bool) error {
 		pure:   pure,
 		ctx:    context.Background(),
 		static: n,
-		bounds: cfg.Limit.Answers(cfg.clockSpread()),
 	}
 	if reuse {
 		r.res = Result{
@@ -326,8 +300,6 @@ type runner struct {
 	slotOf   []int32       // GetSet: each static request's slot, from its GET
 
 	admitted []admit // every admit, in the order decided
-
-	bounds algos.AnswerBounds // what an answer may say (record)
 }
 
 // admit is one admitted request: its key and its true decision time.
@@ -473,25 +445,13 @@ type slot struct {
 // node) and counts it for its key; tally places the admits once the run
 // ends.
 func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
-	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, Reset: d.Reset, Node: int32(node), Admitted: d.Allowed}
+	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, RetryAfter: d.RetryAfter, Reset: d.Reset, Node: int32(node), Admitted: d.Allowed}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
 	if d.Allowed {
 		k.Admitted++
 		r.admitted = append(r.admitted, admit{key: int32(key), at: at})
-	}
-	if r.bounds.Bad(d) {
-		r.badAnswer(i, k, *d)
-	}
-}
-
-// badAnswer counts d, the answer to request i, as one no limiter may give,
-// keeping the key's first.
-func (r *runner) badAnswer(i int, k *KeyResult, d algos.Decision) {
-	k.BadAnswers++
-	if k.FirstBadAnswer == nil {
-		k.FirstBadAnswer = &BadAnswer{Request: i, Decision: d, Why: r.bounds.Why(d)}
 	}
 }
 

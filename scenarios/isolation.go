@@ -57,8 +57,8 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 	if err := model.RunInto(moved, &sc.movedRes); err != nil {
 		return fmt.Errorf("the run again with the clients' keys moved: %w", err)
 	}
-	var first, second [NumClients][]answer
-	sc.answersOf(&plain, res, func(k int) int { return k }, &first)
+	first, second := &sc.answers[0], &sc.answers[1]
+	sc.answersOf(&plain, res, func(k int) int { return k }, first)
 	sc.answersOf(&moved, &sc.movedRes, func(k int) int {
 		for c := range NumClients {
 			if collidingKey(c) == k {
@@ -66,7 +66,7 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 			}
 		}
 		return NumClients
-	}, &second)
+	}, second)
 	var keys []string
 	for c := range NumClients {
 		keys = append(keys, fmt.Sprint(collidingKey(c)))
@@ -102,10 +102,10 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 
 // answersOf lists, per client (client of a key), the client's requests in
 // request order (the fixed ones, then the closed-loop ones as sent) with
-// their answers, in lists of sc's memory.
+// their answers, in lists of sc's memory (sc.answers).
 func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, client func(key int) int, lists *[NumClients][]answer) {
 	for c := range lists {
-		lists[c] = nil
+		lists[c] = lists[c][:0]
 	}
 	add := func(key int, send int64, o *model.Outcome) {
 		if c := client(key); c >= 0 && c < NumClients {

@@ -367,6 +367,8 @@ type instanceState struct {
 // whose Reset came too soon (ResetTooShort).
 type answerState struct {
 	zeroAt           int64 // told of its latest answer with Remaining 0; MinInt64 for none
+	idle             int64 // the envelope's IdleAt, asked again after an admit
+	idleKnown        bool
 	remaining, reset claim
 }
 
@@ -393,9 +395,15 @@ func (s *answerState) check(env *algos.Envelope, r *judged, pos int, index int32
 	if r.failed {
 		return
 	}
+	if r.admitted {
+		s.idleKnown = false
+	}
 	if !s.reset.found && r.reset >= 0 { // a negative one is a bad answer
-		if idle := env.IdleAt(); r.told+r.reset < idle {
-			s.reset = claim{found: true, pos: pos, index: index, admits: admits, bound: idle}
+		if !s.idleKnown {
+			s.idle, s.idleKnown = env.IdleAt(), true
+		}
+		if r.told+r.reset < s.idle {
+			s.reset = claim{found: true, pos: pos, index: index, admits: admits, bound: s.idle}
 		}
 	}
 	switch {
@@ -614,17 +622,49 @@ func where(r judged, local bool) string {
 }
 
 // badAnswers gives each client whose key was answered badly a BadAnswer
-// finding: its first bad answer, with the request it answered.
+// finding: its first bad answer in the order the run decided them
+// (algos.AnswerBounds under the run's limit and clock spread), with the
+// request it answered and how many of the key's answers were bad. One pass
+// over the outcomes, a few comparisons each: the model only keeps the
+// answers.
 func badAnswers(v *runView, out *[NumClients]kinds) {
-	for c := range min(NumClients, len(v.res.Keys)) {
-		b := v.res.Keys[c].FirstBadAnswer
-		if b == nil || out[c][BadAnswer] != nil {
+	bounds := v.cfg.Limit.Answers(v.cfg.ClockSpread())
+	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
+	var count [NumClients]int
+	var first [NumClients]int32
+	for _, i := range v.res.Order {
+		o := &v.res.Outcomes[i]
+		if o.Failed {
 			continue
 		}
-		r := v.at(int32(b.Request))
+		d := algos.Decision{Allowed: o.Admitted, Remaining: o.Remaining, RetryAfter: o.RetryAfter, Reset: o.Reset}
+		if !bounds.Bad(&d) {
+			continue
+		}
+		key := 0
+		if i < fixed {
+			key = reqs[i].Key
+		} else {
+			key = loopReqs[i-fixed].Key
+		}
+		if key < 0 || key >= NumClients {
+			continue
+		}
+		if count[key] == 0 {
+			first[key] = i
+		}
+		count[key]++
+	}
+	for c, n := range count {
+		if n == 0 || out[c][BadAnswer] != nil {
+			continue
+		}
+		r := v.at(first[c])
+		o := &v.res.Outcomes[first[c]]
+		d := algos.Decision{Allowed: o.Admitted, Remaining: o.Remaining, RetryAfter: o.RetryAfter, Reset: o.Reset}
 		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
-			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), b.Why, v.res.Keys[c].BadAnswers)},
-			trace: []string{traceLine(r, answerText(b.Decision))}}
+			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), bounds.Why(d), n)},
+			trace: []string{traceLine(r, answerText(d))}}
 	}
 }
 
@@ -632,10 +672,21 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 // admits broke the promise as viol says: its trace is the admits that
 // opened the window and those that closed it, each on the limiter that
 // decided it.
-func overAdmission(v *runView, key int, viol *algos.Violation) *finding {
-	var in []judged
-	for _, i := range v.res.Order {
-		if o := &v.res.Outcomes[i]; o.Admitted && o.Decided >= viol.From && o.Decided <= viol.To {
+func (sc *judgeScratch) overAdmission(v *runView, key int, viol *algos.Violation) *finding {
+	in := sc.over[:0]
+	defer func() { sc.over = in[:0] }()
+	order, outcomes := v.res.Order, v.res.Outcomes
+	if v.cfg.Deployment != model.GetSet {
+		// Order is by decision time here: only the window's part is read.
+		from, _ := slices.BinarySearchFunc(order, viol.From, func(i int32, t int64) int { return cmp.Compare(outcomes[i].Decided, t) })
+		order = order[from:]
+	}
+	for _, i := range order {
+		o := &outcomes[i]
+		if o.Decided > viol.To && v.cfg.Deployment != model.GetSet {
+			break
+		}
+		if o.Admitted && o.Decided >= viol.From && o.Decided <= viol.To {
 			if r := v.at(i); int(r.key) == key {
 				in = append(in, r)
 			}
@@ -768,8 +819,8 @@ func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]kinds)
 	}
 	mine = mine[:min(len(mine), len(retryAfter))]
 	for k := 1; k < len(mine) && !retriesDone(&out[key]); k++ {
-		if f := retryPair(mine[k-1], mine[k], retryAfter[k-1], retryAfter[k]); f != nil {
-			out[key].keep(f)
+		if b := retryBreach(mine[k-1], mine[k], retryAfter[k-1], retryAfter[k]); b != 0 && out[key][b] == nil {
+			out[key][b] = retryFinding(b, mine[k-1], mine[k], retryAfter[k-1], retryAfter[k])
 		}
 	}
 }
@@ -777,32 +828,40 @@ func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]kinds)
 // retriesDone is true once a client has both kinds of retry breach.
 func retriesDone(k *kinds) bool { return k[RetryDenied] != nil && k[RetryExtended] != nil }
 
-// retryPair judges r, a closed-loop client's next request after d, which
-// it was answered with Retry-After dRetry (and r with rRetry): a finding
-// when r breaks what d's answer promised, nil otherwise (retries).
-func retryPair(d, r judged, dRetry, rRetry int64) *finding {
-	if d.failed || d.admitted || r.failed || r.instance != d.instance || r.told < d.told {
-		return nil
+// retryBreach judges r, a closed-loop client's next request after d,
+// which it was answered with Retry-After dRetry (and r with rRetry): the
+// breach when r breaks what d's answer promised (RetryDenied or
+// RetryExtended), 0 otherwise (retries). It only compares: a client breaks
+// it on most of its retries, and retryFinding words the first of each.
+func retryBreach(d, r judged, dRetry, rRetry int64) Breach {
+	if d.failed || d.admitted || r.failed || r.admitted || r.instance != d.instance || r.told < d.told {
+		return 0
 	}
+	switch deadline := d.told + dRetry; {
+	case r.told >= deadline:
+		return RetryDenied
+	case r.told+rRetry > deadline:
+		return RetryExtended
+	}
+	return 0
+}
+
+// retryFinding is the finding of breach b (retryBreach's) by r after d.
+func retryFinding(b Breach, d, r judged, dRetry, rRetry int64) *finding {
 	deadline := d.told + dRetry
-	trace := func() []string {
-		return []string{
-			traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
-			traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
-		}
+	trace := []string{
+		traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
+		traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
 	}
-	switch {
-	case r.told >= deadline && !r.admitted:
+	if b == RetryDenied {
 		return &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 			"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
 			algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
-			algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace()}
-	case r.told < deadline && !r.admitted && r.told+rRetry > deadline:
-		return &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
-			"denied at %s until %s, retried early at %s and told to wait until %s",
-			algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace()}
+			algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace}
 	}
-	return nil
+	return &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+		"denied at %s until %s, retried early at %s and told to wait until %s",
+		algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace}
 }
 
 // retriesInOrder is retries for every closed-loop client of the run, in
@@ -850,10 +909,11 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool 
 		i := fixed + int32(j)
 		o := &outcomes[i]
 		// Only a denial after a denial can break what the first promised
-		// (retryPair); the rest pass without being laid out.
+		// (retryBreach); the rest pass without being laid out.
 		if st.n > 0 && st.denied && !o.Admitted && !o.Failed {
-			if f := retryPair(v.at(st.prev), v.at(i), ra[st.n-1], ra[st.n]); f != nil {
-				found[key].keep(f)
+			d, r := v.at(st.prev), v.at(i)
+			if b := retryBreach(d, r, ra[st.n-1], ra[st.n]); b != 0 && found[key][b] == nil {
+				found[key][b] = retryFinding(b, d, r, ra[st.n-1], ra[st.n])
 				st.on = !retriesDone(&found[key])
 			}
 		}

@@ -57,7 +57,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		badAnswers(&v, &found)
 		for c := range min(NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
-				found[c][OverAdmission] = overAdmission(&v, c, viol)
+				found[c][OverAdmission] = sc.overAdmission(&v, c, viol)
 			}
 		}
 		if judgeable(cfg) {
@@ -129,12 +129,14 @@ type judgeScratch struct {
 	order      []int32   // request indices grouped by instance (byInstance)
 	groups     [][]int32 // each instance's part of order
 	starts     []int32
-	offsets    []int64              // each node's clock offset (runView)
-	states     []instanceState      // honestyInOrder
-	mine       [NumClients][]judged // each closed-loop client's requests, in the order sent (sentBy)
-	movedReqs  []model.Request      // the run's requests on the clients' moved keys (isolation)
-	movedLoop  []model.LoopClient   // and its closed-loop clients
-	movedRes   model.Result         // and that run
+	offsets    []int64                 // each node's clock offset (runView)
+	states     []instanceState         // honestyInOrder
+	mine       [NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
+	movedReqs  []model.Request         // the run's requests on the clients' moved keys (isolation)
+	movedLoop  []model.LoopClient      // and its closed-loop clients
+	movedRes   model.Result            // and that run
+	answers    [2][NumClients][]answer // each client's answers in the two runs (isolation)
+	over       []judged                // an over-admitting client's admits in the window (overAdmission)
 }
 
 var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}
