@@ -46,8 +46,9 @@
 //
 // Request{Key, Send} → Planned{Key, Node, Send, Clock} (Plan) → the time
 // the algorithm is told: Clock for NodeClock, the store's true time when the
-// script runs for StoreClock → Outcome{Decided, Node, Admitted} (Run). A
-// live replay adds what Redis measured: Told, Ran, Decided (package replay).
+// script runs for StoreClock → Outcome{Decided, Node, Admitted, and the rest
+// of the answer: Remaining, RetryAfter, Reset} (Run). A live replay adds what
+// Redis measured: Told, Ran, Decided (package replay).
 //
 // # Determinism
 //
