@@ -31,7 +31,7 @@ type ClientRun struct {
 
 // measure plays one configuration and summarizes it per client, with the
 // run's first limiter error. With judge, it also holds the run to the rest
-// of the contract (judge.go) and keeps each client's first breach, and
+// of the contract (judge.go) and keeps each client's first breach of each kind, and
 // leaves each client's Peak and AfterWipe zero (a hunt reads neither).
 //
 // With a reference (ref, not nil), it also runs ref on the same requests
@@ -52,8 +52,9 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	if judge {
 		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
 		sc.offsets = v.offsets
-		// An answer no limiter may give is reported before what the
-		// contract makes of it (a negative Reset is also too short).
+		// Each kind of breach is kept apart (kinds): answers no limiter
+		// may give, admits past the promise with the window that shows
+		// them, the rest of the contract, and keys that share state.
 		badAnswers(&v, &found)
 		for c := range min(NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
@@ -94,8 +95,9 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	return run, nil
 }
 
-// judgeContract holds a judgeable run (v, of cfg) to honesty and to its
-// Retry-Afters, keeping each client's first breach in found.
+// judgeContract holds a judgeable run (v, of cfg) to honesty, its
+// Remainings and Resets, and its Retry-Afters, keeping each client's first
+// breach of each kind in found.
 func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]kinds) {
 	if !sc.honestyInOrder(cfg.Limiter, *cfg, v, found) {
 		all := sc.requestsOf(*cfg, v.res)
@@ -197,7 +199,7 @@ type jobRun struct {
 	clients       [NumClients]ClientRun
 	firstError    error
 	notApplicable string
-	found         [NumClients]kinds // judged runs: each client's first breach of each kind beyond the promise
+	found         [NumClients]kinds // judged runs: each client's first breach of each kind
 }
 
 // runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
