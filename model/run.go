@@ -36,6 +36,11 @@ type Outcome struct {
 	Failed     bool
 }
 
+// Decision is the answer o records (the zero Decision for an error).
+func (o *Outcome) Decision() algos.Decision {
+	return algos.Decision{Allowed: o.Admitted, Remaining: o.Remaining, RetryAfter: o.RetryAfter, Reset: o.Reset}
+}
+
 // KeyResult totals one key over a run. Errors counts the requests the
 // limiter answered with an error. Violation is the first place the key's
 // admits, placed at their true decision times, break Limiter.Promise(Limit),

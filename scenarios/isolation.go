@@ -27,11 +27,11 @@ func collidingKey(k int) int {
 }
 
 // answer is what isolation compares of a request: when it was sent and
-// everything the judge reads of its answer.
+// its whole answer.
 type answer struct {
-	send             int64
-	remaining, reset int64
-	admitted, failed bool
+	send   int64
+	d      algos.Decision
+	failed bool
 }
 
 // isolation plays plain (a judged run's Config, without the judge's
@@ -109,7 +109,7 @@ func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, client f
 	}
 	add := func(key int, send int64, o *model.Outcome) {
 		if c := client(key); c >= 0 && c < NumClients {
-			lists[c] = append(lists[c], answer{send: send, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed})
+			lists[c] = append(lists[c], answer{send: send, d: o.Decision(), failed: o.Failed})
 		}
 	}
 	for i, q := range cfg.Requests {
@@ -122,11 +122,8 @@ func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, client f
 
 // text is an answer in a trace line's words.
 func (a answer) text() string {
-	switch {
-	case a.failed:
+	if a.failed {
 		return "error"
-	case a.admitted:
-		return fmt.Sprintf("admitted, Remaining %d, Reset %s", a.remaining, algos.FormatMicros(a.reset))
 	}
-	return fmt.Sprintf("refused, Remaining %d, Reset %s", a.remaining, algos.FormatMicros(a.reset))
+	return answerText(a.d)
 }

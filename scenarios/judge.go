@@ -102,14 +102,11 @@ type finding struct {
 // (nil where it showed none), indexed by Breach.
 type kinds [numBreaches]*finding
 
-// keep sets f as its kind's finding unless the client has one already,
-// and reports whether it did.
-func (k *kinds) keep(f *finding) bool {
-	if k[f.breach] != nil {
-		return false
+// keep sets f as its kind's finding unless the client has one already.
+func (k *kinds) keep(f *finding) {
+	if k[f.breach] == nil {
+		k[f.breach] = f
 	}
-	k[f.breach] = f
-	return true
 }
 
 // traceLine is one request of a trace: when its instance was told it, who
@@ -637,8 +634,7 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 		if o.Failed {
 			continue
 		}
-		d := algos.Decision{Allowed: o.Admitted, Remaining: o.Remaining, RetryAfter: o.RetryAfter, Reset: o.Reset}
-		if !bounds.Bad(&d) {
+		if d := o.Decision(); !bounds.Bad(&d) {
 			continue
 		}
 		key := 0
@@ -660,8 +656,7 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 			continue
 		}
 		r := v.at(first[c])
-		o := &v.res.Outcomes[first[c]]
-		d := algos.Decision{Allowed: o.Admitted, Remaining: o.Remaining, RetryAfter: o.RetryAfter, Reset: o.Reset}
+		d := v.res.Outcomes[first[c]].Decision()
 		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), bounds.Why(d), n)},
 			trace: []string{traceLine(r, answerText(d))}}
