@@ -450,7 +450,9 @@ type slot struct {
 // node) and counts it for its key; tally places the admits once the run
 // ends.
 func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
-	r.out[i] = Outcome{Decided: at, Remaining: d.Remaining, RetryAfter: d.RetryAfter, Reset: d.Reset, Node: int32(node), Admitted: d.Allowed}
+	o := &r.out[i] // field by field: a composite literal is zeroed in place first
+	o.Decided, o.Remaining, o.RetryAfter, o.Reset = at, d.Remaining, d.RetryAfter, d.Reset
+	o.Node, o.Admitted, o.Failed = int32(node), d.Allowed, false
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++

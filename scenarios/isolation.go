@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -35,38 +37,27 @@ type answer struct {
 }
 
 // isolation plays plain (a judged run's Config, without the judge's
-// recorders; res is its run) again with every client's key moved by
-// collidingKey, and gives each client whose requests or answers changed a
-// KeysShareState finding at its first difference.
+// recorders; res is its run) again on the same requests with the limiter
+// seeing every client's key moved by collidingKey (movedKeys), and gives
+// each client whose answers changed a KeysShareState finding at its first
+// difference. The model's keys stay the clients' own, so the second run
+// costs what the first did.
 func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[NumClients]kinds) error {
 	moved := plain
-	moved.Requests = append(sc.movedReqs[:0], plain.Requests...)
-	sc.movedReqs = moved.Requests
-	for i := range moved.Requests {
-		if k := moved.Requests[i].Key; k < NumClients {
-			moved.Requests[i].Key = collidingKey(k)
+	inner := plain.Limiter
+	moved.Limiter.New = func(l algos.Limit) (limiter.Limiter, error) {
+		lim, err := inner.Open(l)
+		if err != nil {
+			return nil, err
 		}
-	}
-	moved.Loop = append(sc.movedLoop[:0], plain.Loop...)
-	sc.movedLoop = moved.Loop
-	for i := range moved.Loop {
-		if k := moved.Loop[i].Key; k < NumClients {
-			moved.Loop[i].Key = collidingKey(k)
-		}
+		return movedKeys{lim}, nil
 	}
 	if err := model.RunInto(moved, &sc.movedRes); err != nil {
 		return fmt.Errorf("the run again with the clients' keys moved: %w", err)
 	}
 	first, second := &sc.answers[0], &sc.answers[1]
-	sc.answersOf(&plain, res, func(k int) int { return k }, first)
-	sc.answersOf(&moved, &sc.movedRes, func(k int) int {
-		for c := range NumClients {
-			if collidingKey(c) == k {
-				return c
-			}
-		}
-		return NumClients
-	}, second)
+	sc.answersOf(&plain, res, first)
+	sc.answersOf(&moved, &sc.movedRes, second)
 	var keys []string
 	for c := range NumClients {
 		keys = append(keys, fmt.Sprint(collidingKey(c)))
@@ -100,16 +91,31 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 	return nil
 }
 
-// answersOf lists, per client (client of a key), the client's requests in
+// movedKeys is a limiter that asks the one it wraps about a client's key
+// moved by collidingKey (other keys as they are).
+type movedKeys struct{ limiter.Limiter }
+
+// Allow decides key's request as the wrapped limiter decides its moved key's.
+func (m movedKeys) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
+	if key >= 0 && key < NumClients {
+		key = collidingKey(key)
+	}
+	return m.Limiter.Allow(ctx, key, now)
+}
+
+// Close closes the wrapped limiter.
+func (m movedKeys) Close() error { return limiter.Close(m.Limiter) }
+
+// answersOf lists, per client, the client's requests in
 // request order (the fixed ones, then the closed-loop ones as sent) with
 // their answers, in lists of sc's memory (sc.answers).
-func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, client func(key int) int, lists *[NumClients][]answer) {
+func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer) {
 	for c := range lists {
 		lists[c] = lists[c][:0]
 	}
 	add := func(key int, send int64, o *model.Outcome) {
-		if c := client(key); c >= 0 && c < NumClients {
-			lists[c] = append(lists[c], answer{send: send, d: o.Decision(), failed: o.Failed})
+		if key >= 0 && key < NumClients {
+			lists[key] = append(lists[key], answer{send: send, d: o.Decision(), failed: o.Failed})
 		}
 	}
 	for i, q := range cfg.Requests {

@@ -627,9 +627,17 @@ func where(r judged, local bool) string {
 func badAnswers(v *runView, out *[NumClients]kinds) {
 	bounds := v.cfg.Limit.Answers(v.cfg.ClockSpread())
 	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
+	keyOf := func(i int32) int {
+		if i < fixed {
+			return reqs[i].Key
+		}
+		return loopReqs[i-fixed].Key
+	}
+	// Counted in request order, which reads the outcomes in memory order;
+	// only a run with a bad answer is read again in decision order, for
+	// each client's first.
 	var count [NumClients]int
-	var first [NumClients]int32
-	for _, i := range v.res.Order {
+	for i := range v.res.Outcomes {
 		o := &v.res.Outcomes[i]
 		if o.Failed {
 			continue
@@ -637,19 +645,32 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 		if d := o.Decision(); !bounds.Bad(&d) {
 			continue
 		}
-		key := 0
-		if i < fixed {
-			key = reqs[i].Key
-		} else {
-			key = loopReqs[i-fixed].Key
+		if key := keyOf(int32(i)); key >= 0 && key < NumClients {
+			count[key]++
 		}
-		if key < 0 || key >= NumClients {
+	}
+	var first [NumClients]int32
+	wanted := 0 // clients with a bad answer whose first is not found yet
+	for c, n := range count {
+		if first[c] = -1; n > 0 {
+			wanted++
+		}
+	}
+	for _, i := range v.res.Order {
+		if wanted == 0 {
+			break
+		}
+		o := &v.res.Outcomes[i]
+		if o.Failed {
 			continue
 		}
-		if count[key] == 0 {
-			first[key] = i
+		if d := o.Decision(); !bounds.Bad(&d) {
+			continue
 		}
-		count[key]++
+		if key := keyOf(i); key >= 0 && key < NumClients && first[key] < 0 {
+			first[key] = i
+			wanted--
+		}
 	}
 	for c, n := range count {
 		if n == 0 || out[c][BadAnswer] != nil {

@@ -134,9 +134,7 @@ type judgeScratch struct {
 	offsets    []int64                 // each node's clock offset (runView)
 	states     []instanceState         // honestyInOrder
 	mine       [NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
-	movedReqs  []model.Request         // the run's requests on the clients' moved keys (isolation)
-	movedLoop  []model.LoopClient      // and its closed-loop clients
-	movedRes   model.Result            // and that run
+	movedRes   model.Result            // the run with the clients' keys moved (isolation)
 	answers    [2][NumClients][]answer // each client's answers in the two runs (isolation)
 	over       []judged                // an over-admitting client's admits in the window (overAdmission)
 }
