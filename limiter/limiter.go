@@ -46,8 +46,10 @@ func (c Clock) String() string {
 // before it calls (simredis.Server.SetClock), and one on a real store
 // ignores it. Calls come in order of now for a StoreClock limiter; a
 // CallerClock limiter may be told a time earlier than the last (skewed
-// callers). An error is reported as an error, never as a denial: the
-// simulator counts it apart from the admits and denials.
+// callers). The simulator's calls also carry, in ctx, what the calling
+// node's clock read when it sent the request (NodeTime), for a limiter
+// that sends that along. An error is reported as an error, never as a
+// denial: the simulator counts it apart from the admits and denials.
 //
 // A Limiter that also implements io.Closer is closed by whoever created it
 // once its run is over. Limiters are not called concurrently.

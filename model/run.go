@@ -527,7 +527,10 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 		d.r.record(i, key, decided, node, &dec)
 		return dec, nil
 	}
-	dec, err := limiter.Allow(d.r.ctx, d.lim, key, now)
+	// The node's clock at sending, for a limiter that sends it along (and
+	// for the judge to see that a store-clock limiter ignores it).
+	ctx := limiter.WithNodeTime(d.r.ctx, d.r.plan[i].Clock)
+	dec, err := limiter.Allow(ctx, d.lim, key, now)
 	if err != nil {
 		d.r.fail(i, key, decided, node, err)
 		return algos.Decision{}, err

@@ -28,14 +28,6 @@ func collidingKey(k int) int {
 	return k - k%3 + [3]int{0, 1024, 65536}[k%3]
 }
 
-// answer is what isolation compares of a request: when it was sent and
-// its whole answer.
-type answer struct {
-	send   int64
-	d      algos.Decision
-	failed bool
-}
-
 // isolation plays plain (a judged run's Config, without the judge's
 // recorders; res is its run) again on the same requests with the limiter
 // seeing every client's key moved by collidingKey (movedKeys), and gives
@@ -52,43 +44,17 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 		}
 		return movedKeys{lim}, nil
 	}
-	if err := model.RunInto(moved, &sc.movedRes); err != nil {
-		return fmt.Errorf("the run again with the clients' keys moved: %w", err)
-	}
-	first, second := &sc.answers[0], &sc.answers[1]
-	sc.answersOf(&plain, res, first)
-	sc.answersOf(&moved, &sc.movedRes, second)
 	var keys []string
 	for c := range NumClients {
 		keys = append(keys, fmt.Sprint(collidingKey(c)))
 	}
-	for c := range NumClients {
-		a, b := first[c], second[c]
-		n := 0
-		for n < min(len(a), len(b)) && a[n] == b[n] {
-			n++
-		}
-		if n == len(a) && n == len(b) {
-			continue
-		}
-		f := &finding{breach: KeysShareState, v: &algos.Violation{Reason: fmt.Sprintf(
-			"its request %d was answered otherwise when the clients' keys moved from 0-%d to %s, which fall together in tables of 1024 and 65536 slots: its answers depend on other keys",
-			n+1, NumClients-1, strings.Join(keys, ", "))}}
-		for _, side := range []struct {
-			name string
-			list []answer
-		}{{fmt.Sprintf("keys 0-%d", NumClients-1), a}, {"keys moved", b}} {
-			if n < len(side.list) {
-				x := side.list[n]
-				f.v.From, f.v.To = x.send, x.send
-				f.trace = append(f.trace, fmt.Sprintf("%-10s  sent %s  %s", side.name, algos.FormatTime(x.send), x.text()))
-			} else {
-				f.trace = append(f.trace, fmt.Sprintf("%-10s  no such request", side.name))
-			}
-		}
-		out[c].keep(f)
-	}
-	return nil
+	return sc.answeredAlike(plain, res, moved, playedAgain{
+		breach: KeysShareState,
+		what:   "the clients' keys moved",
+		why: fmt.Sprintf("when the clients' keys moved from 0-%d to %s, which fall together in tables of 1024 and 65536 slots: its answers depend on other keys",
+			NumClients-1, strings.Join(keys, ", ")),
+		first: fmt.Sprintf("keys 0-%d", NumClients-1), second: "keys moved",
+	}, out)
 }
 
 // movedKeys is a limiter that asks the one it wraps about a client's key
@@ -105,31 +71,3 @@ func (m movedKeys) Allow(ctx context.Context, key int, now int64) (algos.Decisio
 
 // Close closes the wrapped limiter.
 func (m movedKeys) Close() error { return limiter.Close(m.Limiter) }
-
-// answersOf lists, per client, the client's requests in
-// request order (the fixed ones, then the closed-loop ones as sent) with
-// their answers, in lists of sc's memory (sc.answers).
-func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer) {
-	for c := range lists {
-		lists[c] = lists[c][:0]
-	}
-	add := func(key int, send int64, o *model.Outcome) {
-		if key >= 0 && key < NumClients {
-			lists[key] = append(lists[key], answer{send: send, d: o.Decision(), failed: o.Failed})
-		}
-	}
-	for i, q := range cfg.Requests {
-		add(q.Key, q.Send, &res.Outcomes[i])
-	}
-	for j, q := range res.LoopRequests {
-		add(q.Key, q.Send, &res.Outcomes[len(cfg.Requests)+j])
-	}
-}
-
-// text is an answer in a trace line's words.
-func (a answer) text() string {
-	if a.failed {
-		return "error"
-	}
-	return answerText(a.d)
-}

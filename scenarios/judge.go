@@ -68,10 +68,16 @@ const (
 	// the limiter folds keys into shared state. Judged in every deployment,
 	// for a limiter that is not a pure algorithm.
 	KeysShareState
+	// ReadsNodeClock: a limiter that claims the store's clock
+	// (limiter.StoreClock) answered a client otherwise when the nodes'
+	// clocks were set ±60 s apart (clockClaim): it decides by a time a
+	// node sends. Judged in the deployments with nodes, for a limiter that
+	// is not a pure algorithm.
+	ReadsNodeClock
 	numBreaches = iota + 1 // the kinds, and the zero Breach
 )
 
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short", "keys share state"}
+var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short", "keys share state", "reads node clock"}
 
 // String is the breach's short name.
 func (b Breach) String() string {

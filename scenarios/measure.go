@@ -54,7 +54,8 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		sc.offsets = v.offsets
 		// Each kind of breach is kept apart (kinds): answers no limiter
 		// may give, admits past the promise with the window that shows
-		// them, the rest of the contract, and keys that share state.
+		// them, the rest of the contract, keys that share state, and a
+		// store-clock claim that node clocks can move.
 		badAnswers(&v, &found)
 		for c := range min(NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
@@ -66,6 +67,11 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		}
 		if _, pure := plain.Limiter.Algorithm(); !pure {
 			if err := sc.isolation(plain, res, &found); err != nil {
+				return jobRun{}, err
+			}
+		}
+		if claimsStoreClock(plain) {
+			if err := sc.clockClaim(plain, res, &found); err != nil {
 				return jobRun{}, err
 			}
 		}
@@ -134,8 +140,8 @@ type judgeScratch struct {
 	offsets    []int64                 // each node's clock offset (runView)
 	states     []instanceState         // honestyInOrder
 	mine       [NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
-	movedRes   model.Result            // the run with the clients' keys moved (isolation)
-	answers    [2][NumClients][]answer // each client's answers in the two runs (isolation)
+	againRes   model.Result            // the run played again (answeredAlike)
+	answers    [2][NumClients][]answer // each client's answers in the two runs (answeredAlike)
 	over       []judged                // an over-admitting client's admits in the window (overAdmission)
 }
 

@@ -1,0 +1,98 @@
+package scenarios
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/model"
+)
+
+// Some promises are about what a limiter must NOT depend on: other keys
+// (isolation), the nodes' clocks when it claims the store's (clockClaim).
+// Such a promise is checked by playing the run again with that one thing
+// changed and the same requests, and holding every client to being
+// answered exactly as it was.
+
+// answer is what isolation compares of a request: when it was sent and
+// its whole answer.
+type answer struct {
+	send   int64
+	d      algos.Decision
+	failed bool
+}
+
+// playedAgain names a second run and the breach its differences are.
+type playedAgain struct {
+	breach Breach
+	what   string // what the second run changed, for the error of a run that fails
+	why    string // "when ...: ...", after "its request N was answered otherwise "
+	first  string // the two runs' names in a trace
+	second string
+}
+
+// answeredAlike plays again (plain, res being its run, with one thing
+// changed) and gives each client whose answers differ a finding of
+// p.breach at its first difference, with both runs' answers to it.
+func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[NumClients]kinds) error {
+	if err := model.RunInto(again, &sc.againRes); err != nil {
+		return fmt.Errorf("the run again with %s: %w", p.what, err)
+	}
+	first, second := &sc.answers[0], &sc.answers[1]
+	width := max(utf8.RuneCountInString(p.first), utf8.RuneCountInString(p.second))
+	sc.answersOf(&plain, res, first)
+	sc.answersOf(&again, &sc.againRes, second)
+	for c := range NumClients {
+		a, b := first[c], second[c]
+		n := 0
+		for n < min(len(a), len(b)) && a[n] == b[n] {
+			n++
+		}
+		if n == len(a) && n == len(b) {
+			continue
+		}
+		f := &finding{breach: p.breach, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
+		for _, side := range []struct {
+			name string
+			list []answer
+		}{{p.first, a}, {p.second, b}} {
+			if n < len(side.list) {
+				x := side.list[n]
+				f.v.From, f.v.To = x.send, x.send
+				f.trace = append(f.trace, fmt.Sprintf("%-*s  sent %s  %s", width, side.name, algos.FormatTime(x.send), x.text()))
+			} else {
+				f.trace = append(f.trace, fmt.Sprintf("%-*s  no such request", width, side.name))
+			}
+		}
+		out[c].keep(f)
+	}
+	return nil
+}
+
+// answersOf lists, per client, the client's requests in
+// request order (the fixed ones, then the closed-loop ones as sent) with
+// their answers, in lists of sc's memory (sc.answers).
+func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer) {
+	for c := range lists {
+		lists[c] = lists[c][:0]
+	}
+	add := func(key int, send int64, o *model.Outcome) {
+		if key >= 0 && key < NumClients {
+			lists[key] = append(lists[key], answer{send: send, d: o.Decision(), failed: o.Failed})
+		}
+	}
+	for i, q := range cfg.Requests {
+		add(q.Key, q.Send, &res.Outcomes[i])
+	}
+	for j, q := range res.LoopRequests {
+		add(q.Key, q.Send, &res.Outcomes[len(cfg.Requests)+j])
+	}
+}
+
+// text is an answer in a trace line's words.
+func (a answer) text() string {
+	if a.failed {
+		return "error"
+	}
+	return answerText(a.d)
+}
