@@ -170,13 +170,28 @@ func Close(lim Limiter) error {
 	return nil
 }
 
-// Allow calls lim, turning a panic into an error, so that a user's limiter
-// that panics is reported rather than taking the run down with it.
+// Allow calls lim, turning a panic into an error (a *Panic), so that a
+// user's limiter that panics is reported rather than taking the run down
+// with it.
 func Allow(ctx context.Context, lim Limiter, key int, now int64) (d algos.Decision, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("limiter: Allow panicked at %s on key %d: %v", algos.FormatTime(now), key, v)
+			err = &Panic{Key: key, Now: now, Value: v}
 		}
 	}()
 	return lim.Allow(ctx, key, now)
+}
+
+// Panic is the error Allow returns for a limiter that panicked: a panic is
+// never an answer, so the judge counts it as a bad answer, where an error
+// the limiter returned is only counted.
+type Panic struct {
+	Key   int
+	Now   int64
+	Value any // what the limiter panicked with
+}
+
+// Error says where the limiter panicked and with what.
+func (p *Panic) Error() string {
+	return fmt.Sprintf("limiter: Allow panicked at %s on key %d: %v", algos.FormatTime(p.Now), p.Key, p.Value)
 }

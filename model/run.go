@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,7 +22,8 @@ import (
 //
 // Failed is set when the limiter answered an error instead of a decision:
 // the request is then neither admitted nor denied, and is counted in
-// KeyResult.Errors.
+// KeyResult.Errors. Panicked is set too when that error was a panic
+// (limiter.Panic).
 //
 // Remaining, RetryAfter and Reset are the rest of the answer (0 for an
 // error), for the judge to hold against what no limiter may say and against
@@ -34,6 +36,7 @@ type Outcome struct {
 	Node       int32
 	Admitted   bool
 	Failed     bool
+	Panicked   bool
 }
 
 // Decision is the answer o records (the zero Decision for an error).
@@ -452,7 +455,7 @@ type slot struct {
 func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
 	o := &r.out[i] // field by field: a composite literal is zeroed in place first
 	o.Decided, o.Remaining, o.RetryAfter, o.Reset = at, d.Remaining, d.RetryAfter, d.Reset
-	o.Node, o.Admitted, o.Failed = int32(node), d.Allowed, false
+	o.Node, o.Admitted, o.Failed, o.Panicked = int32(node), d.Allowed, false, false
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
@@ -541,7 +544,8 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 
 // fail records that the limiter answered request i (for key) with err.
 func (r *runner) fail(i, key int, at int64, node int, err error) {
-	r.out[i] = Outcome{Decided: at, Node: int32(node), Failed: true}
+	var panicked *limiter.Panic
+	r.out[i] = Outcome{Decided: at, Node: int32(node), Failed: true, Panicked: errors.As(err, &panicked)}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++

@@ -36,8 +36,25 @@ var epochReset = limiter.Spec{
 	}),
 }
 
-// A limiter that answers what no limiter may is caught on every seed by
-// that breach, with the answer that showed it, and never stops the hunt:
+// panicsOnTheHundredth is a Go object per key that panics on its key's
+// hundredth call (an index out of range, a nil map, in a real one) and
+// decides every other call as the token bucket does.
+var panicsOnTheHundredth = limiter.Spec{
+	Name: "panics-on-the-hundredth", Clock: limiter.CallerClock, Promise: algos.BucketPromise, ExactRetry: true,
+	New: limiter.PerKey(func(l algos.Limit, _ int64) (limiter.Decider, error) {
+		var s algos.State
+		calls := 0
+		return limiter.DecideFunc(func(now int64) algos.Decision {
+			if calls++; calls == 100 {
+				panic("index out of range [100] with length 100")
+			}
+			return algos.TokenBucket.Decide(&s, now, l)
+		}), nil
+	}),
+}
+
+// A limiter that answers what no limiter may, or panics, is caught on
+// every seed by that breach, with the answer that showed it, and never stops the hunt:
 // the correct suspect beside it keeps its clean verdict. Before bad answers
 // were judged, the negative Retry-After aborted Hunt and RunMatrix with an
 // error blaming the Retry-After client.
@@ -48,13 +65,14 @@ func TestBadAnswersAreBreachesNotAborts(t *testing.T) {
 	suspects := []scenarios.Suspect{
 		{Limiter: limiter.FromAlgorithm(negativeRetryAfter), Deployment: model.StoreClock},
 		{Limiter: epochReset, Deployment: model.StoreClock},
+		{Limiter: panicsOnTheHundredth, Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.StoreClock},
 	}
 	verdicts, err := scenarios.Hunt(suspects, o)
 	if err != nil {
 		t.Fatalf("a bad answer stopped the hunt: %v", err)
 	}
-	for i, want := range []string{"with a negative Retry-After", "longer than any limit of this size needs"} {
+	for i, want := range []string{"with a negative Retry-After", "longer than any limit of this size needs", "the limiter panicked"} {
 		v := verdicts[i]
 		if v.SeedsBy[scenarios.BadAnswer] != v.Seeds || !strings.Contains(v.First.Reason, want) || len(v.Trace) != 1 {
 			t.Errorf("%s: bad answers on %d of %d seeds, first %s: %q (trace %q), want every seed, %q",
@@ -62,7 +80,10 @@ func TestBadAnswersAreBreachesNotAborts(t *testing.T) {
 		}
 		t.Logf("%s: %s on %d of %d seeds: %s\n    %s", v.Suspect, v.FirstBreach, v.SeedsCaught, v.Seeds, v.First.Reason, strings.Join(v.Trace, "\n    "))
 	}
-	if v := verdicts[2]; v.Caught {
+	if v := verdicts[2]; v.Errors == 0 || v.FirstError == nil || !strings.Contains(v.FirstError.Error(), "index out of range") {
+		t.Errorf("%s: %d errors, first %v; want each panic counted as an error too, with what it panicked with", v.Suspect, v.Errors, v.FirstError)
+	}
+	if v := verdicts[3]; v.Caught {
 		t.Errorf("the correct token bucket beside them was caught: %s: %s", v.FirstBreach, v.First.Reason)
 	}
 

@@ -43,10 +43,12 @@ const (
 	// past the suspect's tolerance.
 	OffReference
 	// BadAnswer: the limiter gave an answer no limiter may give, whatever
-	// its algorithm (model.BadAnswer: a negative Remaining, Retry-After or
-	// Reset, a Retry-After on an admit or past the Reset, a Remaining or a
-	// wait beyond any limit of its size). Judged in every deployment: an
-	// answer's sense does not depend on where the state lives.
+	// its algorithm (algos.AnswerBounds: a negative Remaining, Retry-After
+	// or Reset, a Retry-After on an admit or past the Reset, a Remaining or
+	// a wait beyond any limit of its size), or panicked (limiter.Panic; an
+	// error it returns is counted in Verdict.Errors instead). Judged in
+	// every deployment: an answer's sense does not depend on where the
+	// state lives.
 	BadAnswer
 	// RemainingTooHigh: an answer's Remaining said more requests would be
 	// admitted at that instant than the promise allows after the
@@ -624,8 +626,8 @@ func where(r judged, local bool) string {
 	return "the store"
 }
 
-// badAnswers gives each client whose key was answered badly a BadAnswer
-// finding: its first bad answer in the order the run decided them
+// badAnswers gives each client whose key was answered badly (or whose
+// limiter panicked) a BadAnswer finding: its first bad answer in the order the run decided them
 // (algos.AnswerBounds under the run's limit and clock spread), with the
 // request it answered and how many of the key's answers were bad. One pass
 // over the outcomes, a few comparisons each: the model only keeps the
@@ -633,6 +635,13 @@ func where(r judged, local bool) string {
 func badAnswers(v *runView, out *[NumClients]kinds) {
 	bounds := v.cfg.Limit.Answers(v.cfg.ClockSpread())
 	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
+	bad := func(o *model.Outcome) bool {
+		if o.Failed {
+			return o.Panicked
+		}
+		d := o.Decision()
+		return bounds.Bad(&d)
+	}
 	keyOf := func(i int32) int {
 		if i < fixed {
 			return reqs[i].Key
@@ -644,11 +653,7 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 	// each client's first.
 	var count [NumClients]int
 	for i := range v.res.Outcomes {
-		o := &v.res.Outcomes[i]
-		if o.Failed {
-			continue
-		}
-		if d := o.Decision(); !bounds.Bad(&d) {
+		if !bad(&v.res.Outcomes[i]) {
 			continue
 		}
 		if key := keyOf(int32(i)); key >= 0 && key < NumClients {
@@ -666,11 +671,7 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 		if wanted == 0 {
 			break
 		}
-		o := &v.res.Outcomes[i]
-		if o.Failed {
-			continue
-		}
-		if d := o.Decision(); !bounds.Bad(&d) {
+		if !bad(&v.res.Outcomes[i]) {
 			continue
 		}
 		if key := keyOf(i); key >= 0 && key < NumClients && first[key] < 0 {
@@ -683,10 +684,14 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 			continue
 		}
 		r := v.at(first[c])
-		d := v.res.Outcomes[first[c]].Decision()
+		o := &v.res.Outcomes[first[c]]
+		why, text := "the limiter panicked (a panic is never an answer)", "panicked"
+		if !o.Failed {
+			why, text = bounds.Why(o.Decision()), answerText(o.Decision())
+		}
 		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
-			"told %s, %s; %d such answers in the run", algos.FormatTime(r.told), bounds.Why(d), n)},
-			trace: []string{traceLine(r, answerText(d))}}
+			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, map[bool]string{true: "answer", false: "answers"}[n == 1])},
+			trace: []string{traceLine(r, text)}}
 	}
 }
 
