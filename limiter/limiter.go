@@ -82,6 +82,12 @@ type Spec struct {
 	// the admits before it, would have allowed is an honest request turned
 	// away.
 	Conservative bool
+	// Reference, when named, is the algorithm the limiter claims to
+	// implement (a GCRA library names algos.GCRA). The table then also
+	// measures its over against the reference's ideal run on the same
+	// requests: its own ideal run carries any defect built into it, and
+	// shows +0.0% over itself.
+	Reference algos.Algorithm
 
 	algo *algos.Algorithm // set by FromAlgorithm
 }
@@ -134,6 +140,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("limiter: %q has no New function", s.Name)
 	case s.algo != nil && s.algo.Decide == nil:
 		return fmt.Errorf("limiter: algorithm %q has no Decide function", s.Name)
+	case s.Reference.Name != "" && s.Reference.Decide == nil:
+		return fmt.Errorf("limiter: %q names reference %q, which has no Decide function", s.Name, s.Reference.Name)
 	}
 	return nil
 }

@@ -49,6 +49,11 @@ type Matrix struct {
 	Columns []Column
 	// SeedRuns holds run (a, c, s) at index (a·len(Columns) + c)·len(Seeds) + s.
 	SeedRuns []SeedRun
+	// References are, per algorithm, the name of the reference its Spec
+	// names (limiter.Spec.Reference; "" for none), and ReferenceRuns that
+	// reference's ideal runs, one per seed (nil for none).
+	References    []string
+	ReferenceRuns [][]SeedRun
 }
 
 // RunMatrix runs every limiter of specs through o.Columns() on every seed
@@ -74,14 +79,35 @@ func RunMatrix(specs []limiter.Spec, o Options) (Matrix, error) {
 			jobs = append(jobs, job{spec: specs[a], col: col, label: names[a] + ", " + col.Name})
 		}
 	}
+	// Each named reference's ideal run, after the matrix's own jobs.
+	r.References, r.ReferenceRuns = make([]string, len(specs)), make([][]SeedRun, len(specs))
+	ideal := r.column(model.Ideal)
+	var referred []int
+	for a, s := range specs {
+		if ref := s.Reference; ref.Name != "" && ideal >= 0 {
+			r.References[a] = ref.Name
+			referred = append(referred, a)
+			jobs = append(jobs, job{spec: limiter.FromAlgorithm(ref), col: r.Columns[ideal], label: names[a] + "'s reference " + ref.Name})
+		}
+	}
 	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return Matrix{}, err
 	}
-	r.SeedRuns = make([]SeedRun, len(runs))
-	for i, run := range runs {
-		r.SeedRuns[i] = SeedRun{Algorithm: names[i/(nc*ns)], Column: i / ns % nc, Seed: o.Seeds[i%ns],
+	seedRun := func(i int, name string, col int) SeedRun {
+		run := runs[i]
+		return SeedRun{Algorithm: name, Column: col, Seed: o.Seeds[i%ns],
 			Clients: run.clients, FirstError: run.firstError, NotApplicable: run.notApplicable}
+	}
+	own := len(specs) * nc * ns
+	r.SeedRuns = make([]SeedRun, own)
+	for i := range own {
+		r.SeedRuns[i] = seedRun(i, names[i/(nc*ns)], i/ns%nc)
+	}
+	for k, a := range referred {
+		for s := range ns {
+			r.ReferenceRuns[a] = append(r.ReferenceRuns[a], seedRun(own+k*ns+s, r.References[a], ideal))
+		}
 	}
 	return r, nil
 }
@@ -136,6 +162,10 @@ type Cell struct {
 	Over       float64
 	OverSeed   uint64
 	OverClient Client
+	// OverReference is Over measured against the ideal run of the
+	// algorithm the limiter names as its reference (limiter.Spec.Reference),
+	// worst seed and attack client; NaN when it names none.
+	OverReference float64
 	// HonestRejected is the share of the honest client's requests that were
 	// turned away, in %, worst seed (NaN when Honest was not chosen).
 	HonestRejected float64
@@ -166,7 +196,11 @@ func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell C
 	if na := runs[0].NotApplicable; na != "" {
 		return Cell{NotApplicable: na}, true
 	}
-	cell = Cell{Peak: -1, Over: math.NaN(), HonestRejected: math.NaN()}
+	cell = Cell{Peak: -1, Over: math.NaN(), OverReference: math.NaN(), HonestRejected: math.NaN()}
+	var reference []SeedRun
+	if a := r.algorithm(algo); a < len(r.ReferenceRuns) {
+		reference = r.ReferenceRuns[a]
+	}
 	for s, run := range runs {
 		if cell.FirstError == nil {
 			cell.FirstError = run.FirstError
@@ -185,6 +219,12 @@ func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell C
 				base := ideal[s].Clients[c].Admitted
 				if over := percent(cr.Admitted-base, base); math.IsNaN(cell.Over) || over > cell.Over {
 					cell.Over, cell.OverSeed, cell.OverClient = over, run.Seed, c
+				}
+				if reference != nil {
+					base := reference[s].Clients[c].Admitted
+					if over := percent(cr.Admitted-base, base); math.IsNaN(cell.OverReference) || over > cell.OverReference {
+						cell.OverReference = over
+					}
 				}
 			} else if rej := percent(cr.Requests-cr.Admitted, cr.Requests); math.IsNaN(cell.HonestRejected) || rej > cell.HonestRejected {
 				cell.HonestRejected = rej

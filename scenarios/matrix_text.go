@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
@@ -62,6 +64,16 @@ func (r Matrix) writeConditions(b *bytes.Buffer) {
 	fmt.Fprintf(b, "peak:   most admitted in any %s (by true decision time), as a multiple of the limit.\n", win)
 	fmt.Fprintf(b, "over:   admitted beyond the same algorithm's ideal run (one node, true clock, no latency) on the same\n")
 	fmt.Fprintf(b, "        requests, in %% of the ideal's admits; attack clients only.\n")
+	var named []string
+	for a, ref := range r.References {
+		if ref != "" {
+			named = append(named, fmt.Sprintf("%s for %s", ref, r.Algorithms[a]))
+		}
+	}
+	if len(named) > 0 {
+		fmt.Fprintf(b, "        (ref: the same against the ideal run of the algorithm the limiter names as its reference,\n")
+		fmt.Fprintf(b, "        which shows a defect the limiter's own ideal run carries: %s.)\n", strings.Join(named, ", "))
+	}
 	fmt.Fprintf(b, "honest: share of the honest client's requests turned away.\n")
 	fmt.Fprintf(b, "Every cell is the worst seed and the worst client.\n\n")
 }
@@ -73,8 +85,13 @@ type metric struct {
 }
 
 var (
-	peakMetric   = metric{"peak", func(c Cell) string { return fmtPeak(c.PeakX) }}
-	overMetric   = metric{"over", func(c Cell) string { return fmtOver(c.Over) }}
+	peakMetric = metric{"peak", func(c Cell) string { return fmtPeak(c.PeakX) }}
+	overMetric = metric{"over", func(c Cell) string {
+		if math.IsNaN(c.OverReference) {
+			return fmtOver(c.Over)
+		}
+		return fmtOver(c.Over) + " (ref " + fmtOver(c.OverReference) + ")"
+	}}
 	honestMetric = metric{"honest", func(c Cell) string { return fmtShare(c.HonestRejected) }}
 )
 

@@ -93,10 +93,11 @@ const EpochUnixMicro = redislib.DefaultEpoch
 //     request 1 µs before GCRA's time is admitted (TestBefore2017).
 func Spec() limiter.Spec {
 	return limiter.Spec{
-		Name:    Name,
-		Clock:   limiter.StoreClock,
-		Promise: algos.BucketPromise,
-		New:     newSim,
+		Name:      Name,
+		Clock:     limiter.StoreClock,
+		Promise:   algos.BucketPromise,
+		Reference: algos.GCRA, // what redis_rate implements
+		New:       newSim,
 	}
 }
 
@@ -179,9 +180,10 @@ func OnClient(name string, rdb redis.UniversalClient) limiter.Spec {
 		name = Name
 	}
 	return limiter.Spec{
-		Name:    name,
-		Clock:   limiter.StoreClock,
-		Promise: algos.BucketPromise,
+		Name:      name,
+		Clock:     limiter.StoreClock,
+		Promise:   algos.BucketPromise,
+		Reference: algos.GCRA, // what redis_rate implements
 		New: func(l algos.Limit) (limiter.Limiter, error) {
 			lim, err := Connect(rdb, fmt.Sprintf("overshoot:%016x:", rand.Uint64()), l)
 			if err != nil {
