@@ -46,6 +46,7 @@ var allowedImports = map[string][]string{
 	"httplimit":          {"algos", "algos/lua", "limiter"},
 	"httpcheck":          {},
 	"ceiling":            {"algos", "algos/lua", "httplimit", "limiter"},
+	"live":               {"algos"},
 	"metrics":            {},
 	"traffic":            {"algos", "model"},
 	"drills":             {},

@@ -1,0 +1,23 @@
+// Package live judges a deployed rate limiter from the outside: it drives
+// a target (a Go function, or HTTP nodes) open loop in real time, records
+// every request as the client saw it (Record), and judges the records
+// against the limit's promise (Judge), printing the row the tables print.
+//
+// Its promise is soundness under the client's timing uncertainty. A client
+// does not see when a request was decided, only that it was decided
+// between its send and its answer: every verdict holds for every way the
+// decisions can lie inside those intervals. An over-admission is reported
+// only when no placement of the admits keeps the promise, so a slow
+// network, a starved machine or a stalled driver can hide a breach but
+// never invent one; a verdict does not depend on how fast the machine was.
+//
+// # What it owns, and what it must not import
+//
+// The record (Record, Answer), the targets (Func, HTTP) and the parsing
+// of the header conventions services ship (X-RateLimit-*, the IETF
+// RateLimit, RateLimit-Policy and RateLimit-* fields, Retry-After in
+// seconds or as an HTTP-date), the open-loop driver (Drive, on vegeta's
+// pacer) and the judge (Judge, Verdict). It imports algos and nothing else
+// of this module: the reference middleware, the fleet and Redis appear in
+// its tests only, as one service it judges.
+package live

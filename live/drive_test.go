@@ -1,0 +1,194 @@
+package live_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
+)
+
+func TestDriveRejectsBadInput(t *testing.T) {
+	ok := live.Func(func(context.Context, string) (algos.Decision, error) { return algos.Decision{Allowed: true}, nil })
+	load := live.Load{Rate: 10, Duration: time.Second}
+	for _, c := range []struct {
+		name   string
+		target live.Target
+		load   live.Load
+		says   string
+	}{
+		{"no target", nil, load, "no target"},
+		{"nil func", live.Func(nil), load, "nil Func"},
+		{"no nodes", live.HTTP{}, load, "at least one node"},
+		{"not a URL", live.HTTP{Nodes: []string{"127.0.0.1:80"}}, load, "not an http"},
+		{"unknown reset unit", live.HTTP{Nodes: []string{"http://127.0.0.1:1"}, Reset: 9}, load, "ResetUnit"},
+		{"zero rate", ok, live.Load{Duration: time.Second}, "rate must be positive"},
+		{"negative rate", ok, live.Load{Rate: -1, Duration: time.Second}, "rate must be positive"},
+		{"zero duration", ok, live.Load{Rate: 1}, "duration must be positive"},
+		{"negative duration", ok, live.Load{Rate: 1, Duration: -time.Second}, "duration must be positive"},
+		{"negative timeout", ok, live.Load{Rate: 1, Duration: time.Second, Timeout: -1}, "negative timeout"},
+		{"negative in flight", ok, live.Load{Rate: 1, Duration: time.Second, MaxInFlight: -1}, "negative MaxInFlight"},
+		{"empty key", ok, live.Load{Keys: []string{""}, Rate: 1, Duration: time.Second}, "empty key"},
+		{"absurd rate", ok, live.Load{Rate: 2_000_000, Duration: time.Second}, "million"},
+	} {
+		recs, err := live.Drive(context.Background(), c.target, c.load)
+		if err == nil || !strings.Contains(err.Error(), c.says) || recs != nil {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.says)
+		}
+	}
+}
+
+// Each key's requests go to the nodes in turn, carrying the key in the
+// header, the path and the body, and every request is recorded with its
+// parsed answer.
+func TestDriveRecordsEveryRequestRoundRobin(t *testing.T) {
+	type seen struct {
+		node               int
+		header, path, body string
+	}
+	var mu sync.Mutex
+	var got []seen
+	var urls []string
+	for i := range 3 {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			got = append(got, seen{i, r.Header.Get("X-Tenant"), r.URL.Path, string(b)})
+			mu.Unlock()
+			w.Header().Set("X-RateLimit-Remaining", "7")
+			if i == 2 {
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		}))
+		defer s.Close()
+		urls = append(urls, s.URL)
+	}
+	target := live.HTTP{Nodes: urls, Method: http.MethodPost, Path: "/v1/{key}", Body: `{"user":"{key}"}`, KeyHeader: "X-Tenant"}
+	recs, err := live.Drive(context.Background(), target, live.Load{Keys: []string{"a", "b"}, Rate: 20, Duration: 600 * time.Millisecond, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 10 || len(recs) != len(got) {
+		t.Fatalf("%d records of %d requests served", len(recs), len(got))
+	}
+	next := map[string]int{}
+	for i, r := range recs {
+		if r.Err != nil || r.Answered < r.Sent || i > 0 && r.Sent < recs[i-1].Sent {
+			t.Fatalf("record %d: %v", i, r)
+		}
+		if r.Node != next[r.Key] {
+			t.Errorf("key %s went to node %d, want %d", r.Key, r.Node, next[r.Key])
+		}
+		next[r.Key] = (next[r.Key] + 1) % 3
+		if r.Allowed != (r.Node != 2) || r.Remaining != 7 || !r.Known.Has(live.FieldRemaining) || r.Known.Has(live.FieldReset) {
+			t.Errorf("record %d: %v", i, r)
+		}
+	}
+	for _, s := range got {
+		if k := s.header; (k != "a" && k != "b") || s.path != "/v1/"+k || s.body != `{"user":"`+k+`"}` {
+			t.Errorf("served %+v", s)
+		}
+	}
+}
+
+// A target that never answers costs Drive at most its Duration and one
+// Timeout; the requests over the in-flight bound are recorded unsent.
+func TestDriveIsBoundedByDurationAndTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	stuck := live.Func(func(context.Context, string) (algos.Decision, error) { <-release; return algos.Decision{}, nil })
+	begin := time.Now()
+	recs, err := live.Drive(context.Background(), stuck, live.Load{Rate: 50, Duration: 300 * time.Millisecond, Timeout: 200 * time.Millisecond, MaxInFlight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+	var timedOut, unsent int
+	for _, r := range recs {
+		switch {
+		case errors.Is(r.Err, live.ErrInFlight):
+			unsent++
+		case errors.Is(r.Err, context.DeadlineExceeded):
+			timedOut++
+		default:
+			t.Errorf("%v", r)
+		}
+	}
+	if timedOut != 2 || unsent == 0 {
+		t.Errorf("%d timed out, %d unsent, of %d", timedOut, unsent, len(recs))
+	}
+}
+
+// Drive stops on its context's end, returning what it recorded and the
+// context's error.
+func TestDriveStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	ok := live.Func(func(context.Context, string) (algos.Decision, error) { return algos.Decision{Allowed: true}, nil })
+	recs, err := live.Drive(ctx, ok, live.Load{Rate: 100, Duration: time.Minute})
+	if !errors.Is(err, context.DeadlineExceeded) || len(recs) == 0 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+}
+
+// A target that panics is recorded as an error, the run goes on.
+func TestDriveRecordsAPanic(t *testing.T) {
+	boom := live.Func(func(context.Context, string) (algos.Decision, error) { panic("boom") })
+	recs, err := live.Drive(context.Background(), boom, live.Load{Rate: 20, Duration: 200 * time.Millisecond})
+	if err != nil || len(recs) == 0 || recs[0].Err == nil || !strings.Contains(recs[0].Err.Error(), "boom") {
+		t.Fatalf("%v %v", recs, err)
+	}
+}
+
+// buckets is `n` token buckets of l in memory, taken in turn: one is a
+// correct limiter, three are per-instance limiters behind one key. Each
+// answer waits 0 to 25 ms before the decision and 0 to 25 ms after it.
+func buckets(n int, l algos.Limit) live.Func {
+	var mu sync.Mutex
+	start := time.Now()
+	states := make([]algos.State, n)
+	next := 0
+	return func(ctx context.Context, key string) (algos.Decision, error) {
+		time.Sleep(time.Duration(rand.Int64N(25_000)) * time.Microsecond)
+		mu.Lock()
+		d := algos.TokenBucket.Decide(&states[next], time.Since(start).Microseconds()+algos.Second, l)
+		next = (next + 1) % n
+		mu.Unlock()
+		time.Sleep(time.Duration(rand.Int64N(25_000)) * time.Microsecond)
+		return d, nil
+	}
+}
+
+// Live, in real time: a correct bucket whose answers come 0 to 50 ms late
+// is clean, three buckets behind one key are caught.
+func TestSlowAnswersLive(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	for _, c := range []struct {
+		name  string
+		n     int
+		clean bool
+	}{{"correct", 1, true}, {"three buckets", 3, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs, err := live.Drive(context.Background(), buckets(c.n, l), live.Load{Rate: 100, Duration: 1500 * time.Millisecond, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := live.Judge(recs, algos.BucketPromise(l), l)
+			t.Logf("\n%s", v)
+			if _, caught := v.Caught(live.OverAdmission); v.Failed > 0 || c.clean != v.Clean() || !c.clean && !caught {
+				t.Errorf("want clean=%v", c.clean)
+			}
+		})
+	}
+}

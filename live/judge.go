@@ -1,0 +1,565 @@
+package live
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// THE JUDGE, live. A client knows of each request only that it was decided
+// somewhere in [Sent, Answered]. So a set of admits of one key that were
+// all sent at or after x and all answered by y was certainly decided
+// within [x, y], whatever the network, the scheduler or the target did in
+// between: in every placement of the decisions inside their intervals,
+// those admits fall in a closed interval of length y − x. If the promise
+// allows fewer admits in any interval of that length, every placement
+// breaks it, and the breach is certain; if it allows as many, some
+// placement may keep it, and nothing is said. A slow answer only widens
+// an interval, which can hide a breach, never invent one.
+//
+// The judge therefore asks, for every x that is some admit's Sent and
+// every y that is some admit's Answered (the only places the count
+// C(x, y) of admits inside [x, y] changes), whether C(x, y) exceeds what
+// the promise allows in y − x:
+//
+//   - a bucket promise, B + L·(y − x)/W: C·W − L·y > B·W − L·x. With the
+//     admits ranked by Answered and added in decreasing order of Sent, the
+//     left side at each admit's rank is kept in a segment tree (adding an
+//     admit raises the count of every later rank by one), so the largest
+//     is read in O(log n) for each x: O(n log n) for n admits.
+//   - a sliding window promise, L in any window of W: more than L admits
+//     with y − x < W.
+//   - an aligned or anchored window promise, L in each window: the client
+//     sees neither the target's clock nor where its windows start, and a
+//     span shorter than W meets at most two windows, so more than 2L
+//     admits with y − x < W.
+//
+// Promise.CheckAdmits is not used on a placement: a placement that breaks
+// the promise (every admit at its Sent, say) does not show that every
+// placement does, so a check of one placement is either unsound (it
+// convicts a limiter that a slower network made look fast) or, placed to
+// favour the limiter, needs the optimal placement, which is a scheduling
+// problem of its own. The counts above are stated in the promise's own
+// numbers (Rate, Window, Burst), as the algos checker's are, and
+// TestJudgeIsSoundAgainstTheTrueTimes holds them to CheckAdmits of the
+// true times on seeded runs.
+
+// Kind is a kind of breach a live run can show.
+type Kind uint8
+
+const (
+	// OverAdmission: some admits of one key were certainly decided within
+	// a span in which the promise allows fewer.
+	OverAdmission Kind = iota + 1
+	// BadAnswer: an answer no limiter under the limit may give, whatever
+	// its algorithm (algos.AnswerBounds), judged on the fields the target
+	// stated.
+	BadAnswer
+	// MalformedAnswer: a rate-limit header was present but unreadable.
+	MalformedAnswer
+	numKinds
+)
+
+var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer"}
+
+// String is the kind in words, as the row prints it.
+func (k Kind) String() string {
+	if k == 0 || k >= numKinds {
+		return fmt.Sprintf("Kind(%d)", uint8(k))
+	}
+	return kindNames[k]
+}
+
+// Breach is every breach of one kind in a run.
+type Breach struct {
+	Kind Kind
+	// Count is how many: the records, for an answer; for an
+	// over-admission, the admits beyond the promise in each caught key's
+	// worst certain span, summed over the keys.
+	Count int64
+	// First is the first record that shows it: the earliest sent, for an
+	// answer; for an over-admission, the admit that closes the worst
+	// certain span of the caught key whose span closes first.
+	First Record
+	// Why says what First shows, in words.
+	Why string
+}
+
+// Verdict is a live run judged.
+type Verdict struct {
+	Promise string
+	Limit   algos.Limit
+	// Keys is the keys driven; Offered the records, Admitted and Denied
+	// the decided ones, Failed the rest (errors, timeouts, not sent).
+	Keys                              int
+	Offered, Admitted, Denied, Failed int
+	// Most is the most admits of one key certainly decided within one
+	// window (within a closed span of Window for a bucket promise, a span
+	// shorter than it for a window promise), and Allowed is the most the
+	// promise allows there as the client can judge it: B + L for a bucket,
+	// L for a sliding window, 2L for windows whose starts it cannot see.
+	Most, Allowed int64
+	// Breaches holds one Breach per kind seen, in Kind order.
+	Breaches []Breach
+	// Unjudged says why the admits were not judged against the promise
+	// ("" when they were).
+	Unjudged string
+}
+
+// Clean reports whether the run was judged and showed no breach.
+func (v Verdict) Clean() bool { return v.Unjudged == "" && len(v.Breaches) == 0 }
+
+// Caught is the breach of kind k, if the run showed one.
+func (v Verdict) Caught(k Kind) (Breach, bool) {
+	for _, b := range v.Breaches {
+		if b.Kind == k {
+			return b, true
+		}
+	}
+	return Breach{}, false
+}
+
+// RowHeader is the line above Row's.
+func (v Verdict) RowHeader() string {
+	most := "most in " + algos.FormatMicros(v.Limit.Window)
+	return fmt.Sprintf("%5s %8s %9s %7s %7s %12s %9s  %s", "keys", "offered", "admitted", "denied", "failed", most, "promised", "verdict")
+}
+
+// Row is the run on one line, as a table prints it: the keys, the
+// requests offered, admitted, denied and failed, the most admits of one
+// key certainly within one window against what the promise allows there,
+// and the verdict: "clean", "caught: " and the breaches with their
+// counts, or "unjudged: " and why.
+func (v Verdict) Row() string {
+	verdict := "clean"
+	switch {
+	case len(v.Breaches) > 0:
+		parts := make([]string, len(v.Breaches))
+		for i, b := range v.Breaches {
+			parts[i] = fmt.Sprintf("%s %d", b.Kind, b.Count)
+		}
+		verdict = "caught: " + strings.Join(parts, ", ")
+		if v.Unjudged != "" {
+			verdict += "; promise unjudged: " + v.Unjudged
+		}
+	case v.Unjudged != "":
+		verdict = "unjudged: " + v.Unjudged
+	}
+	return fmt.Sprintf("%5d %8d %9d %7d %7d %12d %9d  %s", v.Keys, v.Offered, v.Admitted, v.Denied, v.Failed, v.Most, v.Allowed, verdict)
+}
+
+// String is the row under its header, and each breach's first record.
+func (v Verdict) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s\n", v.RowHeader(), v.Row())
+	for _, br := range v.Breaches {
+		fmt.Fprintf(&b, "%s: %s\n  first: %s\n", br.Kind, br.Why, br.First)
+	}
+	return b.String()
+}
+
+// String is the record on one line: key, node, times and outcome.
+func (r Record) String() string {
+	var out string
+	switch {
+	case r.Err != nil:
+		out = "error: " + r.Err.Error()
+	case r.Allowed:
+		out = "admitted"
+	default:
+		out = "denied"
+	}
+	if r.Status != 0 {
+		out = fmt.Sprintf("%d, %s", r.Status, out)
+	}
+	if r.Err == nil {
+		if r.Known.Has(FieldLimit) {
+			out += fmt.Sprintf(", Limit %d", r.Limit)
+		}
+		if r.Known.Has(FieldRemaining) {
+			out += fmt.Sprintf(", Remaining %d", r.Remaining)
+		}
+		if r.Known.Has(FieldReset) {
+			out += ", Reset " + dur(r.Reset)
+		}
+		if r.Known.Has(FieldRetryAfter) && (r.RetryAfter != 0 || !r.Allowed) {
+			out += ", Retry-After " + dur(r.RetryAfter)
+		}
+	}
+	return fmt.Sprintf("key %s, node %d, sent +%s, answered +%s: %s", r.Key, r.Node, algos.FormatTime(r.Sent), algos.FormatTime(r.Answered), out)
+}
+
+// promiseShape is how the client can judge a promise.
+type promiseShape uint8
+
+const (
+	unknownShape promiseShape = iota
+	bucketShape               // B + L·Δ/W in any closed interval of length Δ
+	slidingShape              // L in any window of W
+	windowsShape              // L in each window the client cannot see
+)
+
+// shapeOf recognises the four built-in promises of l by their text.
+func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
+	switch p.Text {
+	case algos.BucketPromise(l).Text:
+		return bucketShape
+	case algos.SlidingWindowPromise(l).Text:
+		return slidingShape
+	case algos.AlignedWindowPromise(l).Text, algos.AnchoredWindowPromise(l).Text:
+		return windowsShape
+	}
+	return unknownShape
+}
+
+// Judge judges records (one run, any order, any keys) against promise
+// under l: every key's admits against the promise (OverAdmission, only
+// when certain: see the comment at the top of judge.go), every decided
+// answer against the bounds of any limiter under l (BadAnswer, on the
+// fields the answer stated), and every unreadable header
+// (MalformedAnswer). promise must be one of algos' four built-in promises
+// of l; another (NewPromise's, or one of another limit) is left unjudged,
+// and so says the verdict.
+func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
+	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
+	found := [numKinds]*Breach{}
+	note := func(k Kind, n int64, r Record, why string, before bool) {
+		if b := found[k]; b == nil {
+			found[k] = &Breach{Kind: k, Count: n, First: r, Why: why}
+		} else {
+			b.Count += n
+			if before {
+				b.First, b.Why = r, why
+			}
+		}
+	}
+	limitErr := l.Validate()
+	bounds := l.Answers(0)
+	byKey := map[string][]Record{}
+	var keys []string
+	for _, r := range records {
+		if _, ok := byKey[r.Key]; !ok {
+			keys = append(keys, r.Key)
+			byKey[r.Key] = nil
+		}
+		if r.Err != nil {
+			v.Failed++
+			continue
+		}
+		if r.Allowed {
+			v.Admitted++
+			byKey[r.Key] = append(byKey[r.Key], r)
+		} else {
+			v.Denied++
+		}
+		if r.Malformed != "" {
+			b := found[MalformedAnswer]
+			note(MalformedAnswer, 1, r, r.Malformed, b != nil && r.Sent < b.First.Sent)
+		}
+		if limitErr == nil {
+			if why := badAnswer(r, &bounds); why != "" {
+				b := found[BadAnswer]
+				note(BadAnswer, 1, r, why, b != nil && r.Sent < b.First.Sent)
+			}
+		}
+	}
+	v.Keys = len(keys)
+	shape := shapeOf(promise, l)
+	switch {
+	case limitErr != nil:
+		v.Unjudged = "invalid limit: " + limitErr.Error()
+	case shape == unknownShape:
+		v.Unjudged = fmt.Sprintf("the promise %q is not one of algos' four built-in promises of %v", promise.Text, l)
+	default:
+		slices.Sort(keys)
+		for _, k := range keys {
+			c, err := judgeKey(byKey[k], shape, l)
+			if err != nil {
+				v.Unjudged = err.Error()
+				break
+			}
+			v.Most, v.Allowed = max(v.Most, c.most), c.allowed
+			if c.excess > 0 {
+				b := found[OverAdmission]
+				note(OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
+			}
+		}
+	}
+	for _, b := range found {
+		if b != nil {
+			v.Breaches = append(v.Breaches, *b)
+		}
+	}
+	return v
+}
+
+// badAnswer says which rule of b the fields r stated break, or "". A
+// field not stated is given a value that breaks none (Reset, when absent,
+// is taken as the Retry-After).
+func badAnswer(r Record, b *algos.AnswerBounds) string {
+	d := r.Decision
+	if !r.Known.Has(FieldRemaining) {
+		d.Remaining = 0
+	}
+	if !r.Known.Has(FieldRetryAfter) {
+		d.RetryAfter = 0
+	}
+	if !r.Known.Has(FieldReset) {
+		d.Reset = max(d.RetryAfter, 0)
+	}
+	if !b.Bad(&d) {
+		return ""
+	}
+	why := b.Why(d)
+	if !r.Known.Has(FieldReset) {
+		why += " (no Reset was sent: it is taken as the Retry-After)"
+	}
+	return why
+}
+
+// keyVerdict is one key's admits judged.
+type keyVerdict struct {
+	most, allowed int64
+	excess        int64  // admits beyond the promise in the worst certain span (0: none)
+	last          Record // the admit that closes it
+	why           string
+}
+
+// judgeKey judges one key's admits (each Answered ≥ Sent).
+func judgeKey(admits []Record, shape promiseShape, l algos.Limit) (keyVerdict, error) {
+	var kv keyVerdict
+	switch shape {
+	case bucketShape:
+		kv.allowed = l.Burst + l.Rate
+	case slidingShape:
+		kv.allowed = l.Rate
+	case windowsShape:
+		kv.allowed = 2 * l.Rate
+	}
+	n := len(admits)
+	if n == 0 {
+		return kv, nil
+	}
+	for _, r := range admits {
+		if r.Answered < r.Sent {
+			return kv, fmt.Errorf("a record answered before it was sent (%s)", r)
+		}
+	}
+	// By Sent, latest first; and each admit's rank by Answered.
+	bySent := slices.Clone(admits)
+	slices.SortStableFunc(bySent, func(a, b Record) int { return cmp.Compare(b.Sent, a.Sent) })
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(bySent[i].Answered, bySent[j].Answered) })
+	rank := make([]int, n)
+	answered := make([]int64, n) // by rank
+	for r, i := range order {
+		rank[i], answered[r] = r, bySent[i].Answered
+	}
+	// The bucket's counts are scaled by W/g (g = gcd(L, W)): C·w − r·y,
+	// against B·w − r·x. Too large a run or window to count exactly in 63
+	// bits is not judged rather than judged wrong.
+	g := gcdOf(l.Rate, l.Window)
+	w, rt := l.Window/g, l.Rate/g
+	last := answered[n-1]
+	if hi, lo := bits.Mul64(uint64(n+1+int(l.Burst)), uint64(w)); hi != 0 || lo > math.MaxInt64/8 {
+		return kv, fmt.Errorf("%d admits of one key under %v are too many to count exactly", n, l)
+	}
+	if hi, lo := bits.Mul64(uint64(last+1), uint64(rt)); hi != 0 || lo > math.MaxInt64/8 {
+		return kv, fmt.Errorf("a run of %s under %v is too long to count exactly", algos.FormatMicros(last), l)
+	}
+	counts, inserted := newFenwick(n), make([]bool, n)
+	tree := newMaxTree(n)
+	span := l.Window // the window of Most: a closed span for a bucket
+	if shape != bucketShape {
+		span = l.Window - 1 // shorter than W
+	}
+	var best int64 // the worst excess, scaled by w for a bucket
+	for i := 0; i < n; {
+		x := bySent[i].Sent
+		for ; i < n && bySent[i].Sent == x; i++ { // every admit sent at x or later
+			r := rank[i]
+			counts.add(r)
+			inserted[r] = true
+			tree.set(r, int64(counts.prefix(r))*w-rt*answered[r])
+			tree.addFrom(r+1, w)
+		}
+		// Most: the admits in [x, x+span].
+		end, _ := slices.BinarySearch(answered, x+span+1) // ranks answered ≤ x+span
+		c := int64(counts.prefix(end - 1))
+		kv.most = max(kv.most, c)
+		var excess int64
+		var to int
+		switch shape {
+		case bucketShape:
+			m, at := tree.max()
+			excess, to = m-(l.Burst*w-rt*x), at
+		default:
+			excess, to = c-kv.allowed, end-1
+		}
+		if excess > best {
+			best = excess
+			if shape != bucketShape {
+				for !inserted[to] { // the latest answered of the admits counted
+					to--
+				}
+			}
+			y := answered[to]
+			kv.last = bySent[order[to]]
+			count := int64(counts.prefix(to))
+			switch shape {
+			case bucketShape:
+				allowed := l.Burst + l.Rate*(y-x)/l.Window
+				kv.excess = count - allowed
+				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, but at most %d + %d·%s/%s = %d are promised in any interval that long (%.2fx)",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), l.Burst, l.Rate, dur(y-x), algos.FormatMicros(l.Window), allowed, float64(count)/float64(allowed))
+			case slidingShape:
+				kv.excess = count - l.Rate
+				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, but at most %d in any %s are promised",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), l.Rate, algos.FormatMicros(l.Window))
+			default:
+				kv.excess = count - 2*l.Rate
+				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, which meets at most two windows of %s, each promised at most %d",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), algos.FormatMicros(l.Window), l.Rate)
+			}
+		}
+	}
+	if kv.excess <= 0 {
+		kv.excess, kv.last, kv.why = 0, Record{}, ""
+	}
+	return kv, nil
+}
+
+// dur is a duration in µs as a person reads it: 3.012s, 41.2ms, 950µs.
+func dur(us int64) string {
+	switch {
+	case us >= algos.Second || us <= -algos.Second:
+		return fmt.Sprintf("%.3fs", float64(us)/float64(algos.Second))
+	case us >= 1000 || us <= -1000:
+		return fmt.Sprintf("%.1fms", float64(us)/1000)
+	}
+	return fmt.Sprintf("%dµs", us)
+}
+
+func gcdOf(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// fenwick counts the admits added, by rank.
+type fenwick []int32
+
+func newFenwick(n int) fenwick { return make(fenwick, n+1) }
+
+func (f fenwick) add(i int) {
+	for i++; i < len(f); i += i & -i {
+		f[i]++
+	}
+}
+
+// prefix is how many were added at ranks 0..i (0 for i < 0).
+func (f fenwick) prefix(i int) int {
+	s := 0
+	for i++; i > 0; i -= i & -i {
+		s += int(f[i])
+	}
+	return s
+}
+
+// maxTree is a segment tree over ranks: point set, add to a suffix, and
+// the largest value with its (latest) rank. A rank not set holds unset.
+type maxTree struct {
+	n    int
+	val  []int64
+	at   []int
+	lazy []int64
+}
+
+const unset = math.MinInt64 / 2
+
+func newMaxTree(n int) *maxTree {
+	t := &maxTree{n: n, val: make([]int64, 4*n), at: make([]int, 4*n), lazy: make([]int64, 4*n)}
+	t.build(1, 0, n-1)
+	return t
+}
+
+func (t *maxTree) build(node, lo, hi int) {
+	t.val[node], t.at[node] = unset, hi
+	if lo < hi {
+		mid := (lo + hi) / 2
+		t.build(2*node, lo, mid)
+		t.build(2*node+1, mid+1, hi)
+	}
+}
+
+func (t *maxTree) push(node int) {
+	if d := t.lazy[node]; d != 0 {
+		for _, c := range [2]int{2 * node, 2*node + 1} {
+			t.val[c] += d
+			t.lazy[c] += d
+		}
+		t.lazy[node] = 0
+	}
+}
+
+func (t *maxTree) pull(node int) {
+	l, r := 2*node, 2*node+1
+	if t.val[r] >= t.val[l] {
+		t.val[node], t.at[node] = t.val[r], t.at[r]
+	} else {
+		t.val[node], t.at[node] = t.val[l], t.at[l]
+	}
+}
+
+// set puts v at rank i.
+func (t *maxTree) set(i int, v int64) { t.setIn(1, 0, t.n-1, i, v) }
+
+func (t *maxTree) setIn(node, lo, hi, i int, v int64) {
+	if lo == hi {
+		t.val[node], t.at[node] = v, lo
+		return
+	}
+	t.push(node)
+	if mid := (lo + hi) / 2; i <= mid {
+		t.setIn(2*node, lo, mid, i, v)
+	} else {
+		t.setIn(2*node+1, mid+1, hi, i, v)
+	}
+	t.pull(node)
+}
+
+// addFrom adds d to every rank from i on. An unset rank stays far below
+// any set one: the adds it gets are bounded by the checks in judgeKey.
+func (t *maxTree) addFrom(i int, d int64) {
+	if i < t.n {
+		t.addIn(1, 0, t.n-1, i, d)
+	}
+}
+
+func (t *maxTree) addIn(node, lo, hi, i int, d int64) {
+	if hi < i {
+		return
+	}
+	if lo >= i {
+		t.val[node] += d
+		t.lazy[node] += d
+		return
+	}
+	t.push(node)
+	mid := (lo + hi) / 2
+	t.addIn(2*node, lo, mid, i, d)
+	t.addIn(2*node+1, mid+1, hi, i, d)
+	t.pull(node)
+}
+
+// max is the largest value set and its rank.
+func (t *maxTree) max() (int64, int) { return t.val[1], t.at[1] }

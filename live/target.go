@@ -1,0 +1,159 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Record is one request as the client saw it. Sent and Answered are µs
+// since the run's start on one monotonic clock: the target decided the
+// request somewhere in [Sent, Answered], and that interval is all the
+// judge assumes of when.
+type Record struct {
+	Key  string
+	Node int // the node it was sent to, an index into HTTP.Nodes (0 for a Func)
+	// Sent is when the request left the client, Answered when its answer
+	// (an HTTP response's headers, a Func's return) came back.
+	Sent, Answered int64
+	// Answer is the parsed answer; it means nothing when Err is set.
+	Answer
+	// Status is the HTTP status (0 for a Func, or when none came back).
+	Status int
+	// Err is why the request has no decision: a transport error, a
+	// timeout, a status neither 2xx nor 429, a Func's error, or a request
+	// the driver could not send (ErrInFlight). nil for a decision.
+	Err error
+}
+
+// Decided reports whether the record holds a decision (Err is nil).
+func (r Record) Decided() bool { return r.Err == nil }
+
+// ErrInFlight is the Err of a request the driver did not send because
+// Load.MaxInFlight requests were already waiting for answers: an open loop
+// keeps its schedule rather than wait, and records what it dropped.
+var ErrInFlight = errors.New("live: not sent: the in-flight bound was reached")
+
+// Target is what Drive sends requests to: a Func or an HTTP.
+type Target interface {
+	// open checks the target and returns its node count and its call.
+	open(maxInFlight int) (nodes int, call caller, err error)
+}
+
+// caller sends one request for key to node and parses its answer.
+type caller func(ctx context.Context, key string, node int) (a Answer, status int, err error)
+
+// Func is a target in this process: a limiter called as a function, one
+// node. Its decision states every count but the quota (Known is
+// FieldsAll without FieldLimit); an error is recorded as an error, never
+// as a denial.
+type Func func(ctx context.Context, key string) (algos.Decision, error)
+
+func (f Func) open(int) (int, caller, error) {
+	if f == nil {
+		return 0, nil, errors.New("live: a nil Func target")
+	}
+	return 1, func(ctx context.Context, key string, _ int) (Answer, int, error) {
+		d, err := f(ctx, key)
+		return Answer{Decision: d, Known: FieldsAll &^ FieldLimit}, 0, err
+	}, nil
+}
+
+// HTTP is a service behind one or more nodes, each request sent to the
+// next node in turn, carrying its key in KeyHeader (and wherever "{key}"
+// appears in Path or Body).
+type HTTP struct {
+	// Nodes are the nodes' base URLs (http:// or https://), at least one.
+	Nodes []string
+	// Method defaults to GET.
+	Method string
+	// Path is appended to each node's URL; it defaults to "/".
+	Path string
+	// Body is sent with each request, "{key}" replaced by its key; empty
+	// sends none.
+	Body string
+	// KeyHeader carries the key; it defaults to "X-API-Key". "-" sends
+	// none (a key in the Path or Body only).
+	KeyHeader string
+	// Header is added to every request.
+	Header http.Header
+	// Reset is how X-RateLimit-Reset is read (ResetAuto by default).
+	Reset ResetUnit
+	// Client sends the requests; nil is a client with keep-alive, no
+	// proxy, no redirects followed (a 3xx is an error) and as many idle
+	// connections per node as Load.MaxInFlight.
+	Client *http.Client
+}
+
+func (h HTTP) open(maxInFlight int) (int, caller, error) {
+	if len(h.Nodes) == 0 {
+		return 0, nil, errors.New("live: an HTTP target needs at least one node URL")
+	}
+	for _, n := range h.Nodes {
+		u, err := url.Parse(n)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return 0, nil, fmt.Errorf("live: node %q is not an http:// or https:// URL", n)
+		}
+	}
+	method, path, keyHeader := h.Method, h.Path, h.KeyHeader
+	if method == "" {
+		method = http.MethodGet
+	}
+	if path == "" {
+		path = "/"
+	}
+	if keyHeader == "" {
+		keyHeader = "X-API-Key"
+	}
+	if h.Reset > ResetEpoch {
+		return 0, nil, fmt.Errorf("live: unknown ResetUnit(%d)", h.Reset)
+	}
+	client := h.Client
+	if client == nil {
+		client = &http.Client{
+			Transport: &http.Transport{
+				Proxy:               nil,
+				MaxIdleConns:        maxInFlight * len(h.Nodes),
+				MaxIdleConnsPerHost: maxInFlight,
+				IdleConnTimeout:     30 * time.Second,
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	nodes := make([]string, len(h.Nodes))
+	for i, n := range h.Nodes {
+		nodes[i] = strings.TrimSuffix(n, "/")
+	}
+	return len(nodes), func(ctx context.Context, key string, node int) (Answer, int, error) {
+		var body io.Reader
+		if h.Body != "" {
+			body = strings.NewReader(strings.ReplaceAll(h.Body, "{key}", key))
+		}
+		req, err := http.NewRequestWithContext(ctx, method, nodes[node]+strings.ReplaceAll(path, "{key}", url.PathEscape(key)), body)
+		if err != nil {
+			return Answer{}, 0, err
+		}
+		for k, vs := range h.Header {
+			req.Header[k] = append([]string(nil), vs...)
+		}
+		if keyHeader != "-" {
+			req.Header.Set(keyHeader, key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return Answer{}, 0, err
+		}
+		at := time.Now()
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // so the connection is kept
+		resp.Body.Close()
+		a, err := Parse(resp.StatusCode, resp.Header, at, h.Reset)
+		return a, resp.StatusCode, err
+	}, nil
+}
