@@ -51,12 +51,13 @@ TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec|$\
 TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudgedLikeTheBuiltIns|TestDoubleRefillIsTheWeaknessOfTheOtherThree|$\
 TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
 TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|TestStoreClockClaimIsCheckedWithNodeClocksApart|$\
+TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds|TestScriptsAgreeWithTheirTwinsOnBothPaths|TestPlantedNegativeRefillScriptMatchesItsTwin|$\
 TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|$\
 TestSearchFindsTheAttacks|TestGoldenAttacks|TestSearchFindsNoneWhereThePromiseHolds|$\
 TestSlidingCounterWrongWeightKeepsTheContract|$\
 TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\
 TestNoAllocationPerRequest)$$
-SIMULATION_PACKAGES := ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model
+SIMULATION_PACKAGES := ./algos/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model
 
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]

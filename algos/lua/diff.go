@@ -56,7 +56,58 @@ type DiffOptions struct {
 	// echoes. The report then has Stopped set and fewer Calls than Planned.
 	// Zero runs every call; a negative StopAfter is an error.
 	StopAfter int
+	// Clock, when set, is the store's clock, which Differential then sets
+	// on the store-clock path: before each call there, to that call's time
+	// in times (back, with StepBack, for a time behind the one before), so
+	// that the script reads at µs resolution exactly the times the told
+	// path tells, and the call runs alone, its TIME held to the clock
+	// exactly. A simredis.Server is one. Nothing else may set that clock
+	// while Differential runs. Without it the store's clock is its own (a
+	// real Redis's), and the calls there go in pipelines, as fast as Redis
+	// runs them.
+	Clock ClockedStore
 }
+
+// ClockedStore is a store whose clock the caller sets, in µs of Unix time,
+// as simredis.Server's is: SetClock moves it forward, StepBack back, and
+// Clock says where it is. Redis TIME answers it.
+type ClockedStore interface {
+	Clock() int64
+	SetClock(us int64) error
+	StepBack(us int64) error
+}
+
+// Path is where a call's time comes from. Differential runs a script on
+// both, each against the Go twin: a script's two ways of learning the time
+// are two pieces of code, and one can be wrong while the other is right
+// (keeping only the whole seconds of TIME, say).
+type Path int
+
+const (
+	// ToldTime: the caller tells the script the time, ARGV[1] (a node
+	// that reads its own clock).
+	ToldTime Path = iota
+	// StoreClock: the caller tells it nothing (ARGV[1] is -1) and the
+	// script reads Redis TIME; the twin decides at the TIME the script
+	// says it read, held to when the call ran.
+	StoreClock
+)
+
+// String names the path.
+func (p Path) String() string {
+	switch p {
+	case ToldTime:
+		return "told the time"
+	case StoreClock:
+		return "reading TIME"
+	}
+	return fmt.Sprintf("Path(%d)", int(p))
+}
+
+// StoreClockKeySuffix is appended to Differential's key for the key the
+// store-clock path runs on: the two paths keep states of their own, at
+// times of their own.
+const StoreClockKeySuffix = ":store-clock"
 
 // The expiry Differential reads: TTLDifference.Got is one of these when the
 // key has no expiry or does not exist (go-redis's PTTL values).
@@ -65,11 +116,14 @@ const (
 	KeyMissing time.Duration = -2
 )
 
-// DiffReport is what Differential found for one key. OK says whether it is
-// a pass; everything else says why, in counts and in words.
+// DiffReport is what Differential found for one key on one path. OK says
+// whether it is a pass; everything else says why, in counts and in words.
+// Differential's report is the told path's, and holds the store-clock
+// path's in OnStoreClock.
 type DiffReport struct {
 	Algorithm string        // the Go twin's name
 	StateDoc  string        // the Go twin's StateDoc: what the stored values mean
+	Path      Path          // where the calls' time came from
 	Key       string        // the key the script ran on
 	Limit     algos.Limit   // the limit of every call
 	MaxTTL    time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
@@ -110,20 +164,46 @@ type DiffReport struct {
 	// Stopped is set when the comparison ended early, as DiffOptions.StopAfter
 	// asked, with Calls of the Planned run.
 	Stopped bool
+
+	// OnStoreClock is, on the told path's report, the store-clock path's:
+	// the same number of calls on Key+StoreClockKeySuffix, the script told
+	// nothing and reading TIME, each decided by the twin at the TIME the
+	// script read. It is nil when that path did not run: the script does
+	// not load, or the told path stopped (an error, or StopAfter).
+	OnStoreClock *DiffReport
 }
 
-// OK reports whether the script and its twin agreed on everything: every
-// planned call ran (at least one), none gave an error, every decision and
-// stored value was the same, and every call's expiry was read and within
-// bound. A report Differential did not complete is never OK.
+// OK reports whether the script and its twin agreed on everything, on both
+// paths: every planned call ran (at least one), none gave an error, every
+// decision and stored value was the same, and every call's expiry was read
+// and within bound. A report Differential did not complete is never OK,
+// nor is a told path's report without the store-clock path's.
 func (r DiffReport) OK() bool {
+	if r.Path == StoreClock {
+		return r.PathOK()
+	}
+	return r.PathOK() && r.OnStoreClock != nil && r.OnStoreClock.Path == StoreClock && r.OnStoreClock.PathOK()
+}
+
+// PathOK is OK of r's own path alone, whatever OnStoreClock holds: so that
+// a test can say which path a script passes and which it fails.
+func (r DiffReport) PathOK() bool {
 	return r.Planned > 0 && r.Calls == r.Planned && r.Errors == 0 && r.Differences == 0 &&
 		r.TTLChecks == r.Calls && r.TTLDifferences == 0
 }
 
 // Summary is one line: the calls, the admits, the differences, the errors
-// and the TTLs.
+// and the TTLs, then the same for the store-clock path when it ran.
 func (r DiffReport) Summary() string {
+	line := r.summary()
+	if s := r.OnStoreClock; s != nil {
+		line += fmt.Sprintf("; %s: %s", s.Path, s.summary())
+	}
+	return line
+}
+
+// summary is Summary of r's own path.
+func (r DiffReport) summary() string {
 	calls := fmt.Sprintf("%d calls", r.Calls)
 	if r.Calls != r.Planned {
 		calls = fmt.Sprintf("%d of %d calls", r.Calls, r.Planned)
@@ -138,17 +218,33 @@ func (r DiffReport) Summary() string {
 
 // String is the summary, headed by the algorithm, key and limit, followed by
 // every error, difference and TTL the report kept, in words, and by why it
-// is not OK when nothing else says so.
+// is not OK when nothing else says so; then the same of the store-clock
+// path, or that it did not run.
 func (r DiffReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %q, %v: %s", r.Algorithm, r.Key, r.Limit, r.Summary())
+	r.details(&b)
+	switch s := r.OnStoreClock; {
+	case r.Path == StoreClock: // a store-clock path's report holds no other
+	case s == nil:
+		fmt.Fprintf(&b, "\nthe store-clock path (the script %s) did not run", StoreClock)
+	case !s.PathOK():
+		fmt.Fprintf(&b, "\non the store-clock path, %s on %q: %s", s.Path, s.Key, s.summary())
+		s.details(&b)
+	}
+	return b.String()
+}
+
+// details writes the errors, differences and TTLs r kept, in words, and why
+// it is not OK when nothing else says so.
+func (r DiffReport) details(b *strings.Builder) {
 	list := func(items []string, total int, what string) {
 		for _, s := range items {
 			b.WriteString("\n")
 			b.WriteString(s)
 		}
 		if total > len(items) {
-			fmt.Fprintf(&b, "\n(%d more %s not shown)", total-len(items), what)
+			fmt.Fprintf(b, "\n(%d more %s not shown)", total-len(items), what)
 		}
 	}
 	list(strs(r.FirstErrors), r.Errors, "errors")
@@ -158,13 +254,12 @@ func (r DiffReport) String() string {
 	case r.Planned == 0:
 		b.WriteString("\nnothing was compared: no calls")
 	case r.Stopped:
-		fmt.Fprintf(&b, "\nthe comparison stopped after %d of %d calls, at the difference it was asked to stop after", r.Calls, r.Planned)
+		fmt.Fprintf(b, "\nthe comparison stopped after %d of %d calls, at the difference it was asked to stop after", r.Calls, r.Planned)
 	case r.Calls != r.Planned && r.Errors == 0:
-		fmt.Fprintf(&b, "\nthe comparison stopped after %d of %d calls", r.Calls, r.Planned)
+		fmt.Fprintf(b, "\nthe comparison stopped after %d of %d calls", r.Calls, r.Planned)
 	case r.TTLChecks != r.Calls && r.Errors == 0:
-		fmt.Fprintf(&b, "\nthe expiry was read after %d of %d calls", r.TTLChecks, r.Calls)
+		fmt.Fprintf(b, "\nthe expiry was read after %d of %d calls", r.TTLChecks, r.Calls)
 	}
-	return b.String()
 }
 
 func strs[T fmt.Stringer](v []T) []string {
@@ -184,8 +279,12 @@ func (r *DiffReport) addError(e CallError) {
 // CallError is what kept one call (or the whole script) from being
 // compared.
 type CallError struct {
-	Call int    // the call's index in the times, or -1 for the script as a whole
-	Now  int64  // the time told, µs
+	Call int // the call's index in the times, or -1 for the script as a whole
+	// Now is the call's time, µs: the time told, or on the store-clock path
+	// the TIME the script read (when its reply gave one when it ran), else
+	// the earliest the call can have run.
+	Now  int64
+	Path Path   // where the call's time came from
 	What string // what failed, in words
 	Err  string // the error, as Redis or the reply's reader put it
 }
@@ -195,13 +294,22 @@ func (e CallError) String() string {
 	if e.Call < 0 {
 		return fmt.Sprintf("%s: %s", e.What, e.Err)
 	}
-	return fmt.Sprintf("call %d at %d µs: %s: %s", e.Call, e.Now, e.What, e.Err)
+	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Now, e.Path), e.What, e.Err)
+}
+
+// callAt names a call and its time, and says when the time is TIME's.
+func callAt(call int, now int64, p Path) string {
+	if p == StoreClock {
+		return fmt.Sprintf("call %d at %d µs (its TIME)", call, now)
+	}
+	return fmt.Sprintf("call %d at %d µs", call, now)
 }
 
 // Difference is one call on which the script and its Go twin disagree.
 type Difference struct {
 	Call int   // the call's index in the times given to Differential
-	Now  int64 // the time told, µs
+	Now  int64 // the time told, µs, or on the store-clock path the TIME the script read
+	Path Path  // where the call's time came from
 	// Before is what the Go twin's state held before the call, in
 	// algos.State.Stored order. Up to the first difference the script's key
 	// held the same.
@@ -245,11 +353,11 @@ func (d Difference) String() string {
 	if len(d.Before) == 0 {
 		before = "nothing (the key was absent)"
 	}
-	return fmt.Sprintf("call %d at %d µs differs in %s:\n"+
+	return fmt.Sprintf("%s differs in %s:\n"+
 		"  before the call the twin held %s\n"+
 		"  go twin: %s; stores %s\n"+
 		"  script:  %s; stores %s",
-		d.Call, d.Now, strings.Join(d.Fields(), ", "),
+		callAt(d.Call, d.Now, d.Path), strings.Join(d.Fields(), ", "),
 		before,
 		describe(d.Go), shortInts(d.GoStored),
 		describe(d.Lua), shortInts(d.LuaStored))
@@ -262,7 +370,8 @@ func (d Difference) String() string {
 // stores nothing.
 type TTLDifference struct {
 	Call     int            // the call's index in the times
-	Now      int64          // the time told, µs
+	Now      int64          // the time told, µs, or on the store-clock path the TIME the script read
+	Path     Path           // where the call's time came from
 	Decision algos.Decision // the Go twin's decision on the call
 	// Absent is true when the twin stores nothing after the call, so the
 	// key should not exist.
@@ -332,21 +441,36 @@ func (d TTLDifference) String() string {
 	default:
 		want = fmt.Sprintf("within bound: at least %v and at most %v", d.Idle, d.Max)
 	}
-	return fmt.Sprintf("TTL after call %d at %d µs (go twin: %s): %s; %s", d.Call, d.Now, describe(d.Decision), got, want)
+	its := ""
+	if d.Path == StoreClock {
+		its = "its TIME; "
+	}
+	return fmt.Sprintf("TTL after call %d at %d µs (%sgo twin: %s): %s; %s", d.Call, d.Now, its, describe(d.Decision), got, want)
 }
 
 // Differential is DifferentialWith the zero DiffOptions: a key may live up
-// to DefaultMaxTTL after a call.
+// to DefaultMaxTTL after a call, and the store's clock is its own.
 func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64) (DiffReport, error) {
 	return DifferentialWith(ctx, c, l, key, lim, times, DiffOptions{})
 }
 
-// DifferentialWith runs each of times as a call on key, in that order,
-// through the script l in Redis and through l.Algorithm().Decide in Go from
-// an absent key (the zero algos.State), and compares each pair of decisions
-// (allowed, remaining, retry-after, reset) and the values stored after each
-// call. The stored values compared are the ones the script replies with:
-// the layout in Redis is the script's own and is not read back, though a
+// DifferentialWith runs the script l in Redis and l.Algorithm().Decide in
+// Go from an absent key (the zero algos.State) on two paths, and compares
+// each pair of decisions (allowed, remaining, retry-after, reset) and the
+// values stored after each call. First told the time: each of times is a
+// call on key, in that order, its time told to the script (ARGV[1]) and to
+// the twin. Then on the store clock, on key+StoreClockKeySuffix: as many
+// calls, the script told nothing, so that it reads Redis TIME as the
+// prelude does, and the twin deciding at the TIME the script's reply says
+// it read, which must lie between TIMEs read just before and just after
+// the call (so a script cannot lie its way into agreement by more than
+// that). With opt.Clock, that TIME is each call's time in times, to the
+// µs, as DiffOptions.Clock says; without it, it is a real Redis's, every
+// call a few µs after the one before. The returned report is the told
+// path's, with the store-clock path's in OnStoreClock; OK holds both.
+//
+// The stored values compared are the ones the script replies with: the
+// layout in Redis is the script's own and is not read back, though a
 // script that writes one thing and replies another will part from its twin
 // on a later call that reads it.
 //
@@ -380,15 +504,17 @@ func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, 
 // judged by the store's clock, the call is right, and the expiry it met
 // was checked on the call before.
 //
-// The key must not exist beforehand; DifferentialWith leaves it as the last
-// call left it. Every time must be within 0 and algos.MaxTime (a negative
-// time would make the script read Redis TIME). It returns an error, and
-// sends nothing, for these, for an invalid limit and for a negative MaxTTL.
-// Whatever the script does wrong is in the report, not an error: a
-// difference, an expiry out of bound, a script error, a reply that cannot be
-// read, a script that does not load. What stops the comparison partway (Redis
-// unreachable, ctx done, the Go twin panicking) is an error, returned with
-// the report so far, which is then not OK.
+// Neither key may exist beforehand; DifferentialWith leaves each as the
+// last call on it left it. Every time must be within 0 and algos.MaxTime (a
+// negative time would make the script read Redis TIME). It returns an
+// error, and sends nothing, for these, for an invalid limit and for a
+// negative MaxTTL or StopAfter. Whatever the script does wrong is in the
+// report, not an error: a difference, an expiry out of bound, a script
+// error, a reply that cannot be read, a script that does not load (then
+// neither path runs). What stops the comparison partway (Redis unreachable,
+// ctx done, the Go twin panicking, a clock that cannot be set) is an error,
+// returned with the report so far, which is then not OK; the store-clock
+// path does not run after the told path stopped, by an error or StopAfter.
 func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64, opt DiffOptions) (DiffReport, error) {
 	if l == nil {
 		return DiffReport{}, errors.New("lua: differential: nil Limiter")
@@ -415,39 +541,56 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 		maxTTL = DefaultMaxTTL
 	}
 	algo := l.Algorithm()
-	rep := DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
-	stop := func(err error) (DiffReport, error) {
-		rep.addError(CallError{Call: -1, What: "the comparison stopped", Err: err.Error()})
-		return rep, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
+	report := func(p Path, key string) *DiffReport {
+		return &DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Path: p, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
 	}
-	n, err := c.Exists(ctx, key).Result()
-	if err != nil {
-		return DiffReport{}, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
+	told, store := report(ToldTime, key), report(StoreClock, key+StoreClockKeySuffix)
+	for _, k := range []string{told.Key, store.Key} {
+		n, err := c.Exists(ctx, k).Result()
+		if err != nil {
+			return DiffReport{}, fmt.Errorf("lua: differential of %s: %w", l.Name(), err)
+		}
+		if n != 0 {
+			return DiffReport{}, fmt.Errorf("lua: differential of %s: key %q already exists; the Go twin starts from an absent key", l.Name(), k)
+		}
 	}
-	if n != 0 {
-		return DiffReport{}, fmt.Errorf("lua: differential of %s: key %q already exists; the Go twin starts from an absent key", l.Name(), key)
+	stop := func(rep *DiffReport, err error) (DiffReport, error) {
+		rep.addError(CallError{Call: -1, Path: rep.Path, What: "the comparison stopped", Err: err.Error()})
+		return *told, fmt.Errorf("lua: differential of %s, %s: %w", l.Name(), rep.Path, err)
 	}
 	if err := l.script.Load(ctx, c).Err(); err != nil {
 		if !isReply(err) {
-			return stop(err)
+			return stop(told, err)
 		}
-		rep.addError(CallError{Call: -1, What: "the script does not load", Err: err.Error()})
-		return rep, nil
+		told.addError(CallError{Call: -1, What: "the script does not load", Err: err.Error()})
+		return *told, nil
 	}
-	d := differ{rep: &rep, l: l, key: key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}, expiry: keyMissingAt}
-	for from := 0; from < len(times); from += diffChunk {
-		if err := d.chunk(ctx, c, from, times[from:min(len(times), from+diffChunk)]); err != nil {
-			return stop(err)
+	for _, rep := range []*DiffReport{told, store} {
+		d := differ{rep: rep, l: l, key: rep.Key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}, expiry: keyMissingAt}
+		if rep.Path == StoreClock {
+			told.OnStoreClock, d.clock = store, opt.Clock
 		}
-		if opt.StopAfter > 0 && rep.Differences >= opt.StopAfter && rep.Calls < rep.Planned {
-			rep.Stopped = true
+		size := diffChunk
+		if d.clock != nil {
+			size = 1 // the clock is set between calls
+		}
+		for from := 0; from < len(times); from += size {
+			if err := d.chunk(ctx, c, from, times[from:min(len(times), from+size)]); err != nil {
+				return stop(rep, err)
+			}
+			if opt.StopAfter > 0 && rep.Differences >= opt.StopAfter && rep.Calls < rep.Planned {
+				rep.Stopped = true
+				break
+			}
+		}
+		if rep.Stopped {
 			break
 		}
 	}
-	return rep, nil
+	return *told, nil
 }
 
-// differ holds one Differential's twin and report between pipelines.
+// differ holds one path's twin and report between pipelines.
 type differ struct {
 	rep    *DiffReport
 	l      *Limiter
@@ -460,6 +603,9 @@ type differ struct {
 	// epoch, or -1 for none, -2 for no key), or unknownExpiry when it was
 	// not read.
 	expiry int64
+	// clock, on the store-clock path, is the store's clock to set to each
+	// call's time before the call (DiffOptions.Clock), or nil.
+	clock ClockedStore
 }
 
 // keyMissingAt is what PEXPIRETIME answers for no key; unknownExpiry marks
@@ -469,25 +615,50 @@ const (
 	unknownExpiry int64 = math.MinInt64
 )
 
+// setClock moves the store's clock to us, forward or back.
+func setClock(s ClockedStore, us int64) error {
+	if us < s.Clock() {
+		return s.StepBack(us)
+	}
+	return s.SetClock(us)
+}
+
 // chunk sends part, the calls from index from on, in one pipeline, each
-// followed by PEXPIRETIME, between two TIMEs that bound when they ran, and
-// compares each with the twin. It returns what stops the comparison.
+// followed by PEXPIRETIME, and compares each with the twin. Told the time,
+// the calls run between two TIMEs that bound when any of them ran; on the
+// store clock, a TIME follows every call, so that each call's TIME is held
+// to the two around it, and with a clock to set, part is one call, run at
+// its time. It returns what stops the comparison.
 func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []int64) error {
+	onStore := d.rep.Path == StoreClock
+	if d.clock != nil {
+		if err := setClock(d.clock, part[0]); err != nil {
+			return fmt.Errorf("setting the store's clock for call %d to %d µs: %w", from, part[0], err)
+		}
+	}
 	pipe := c.Pipeline()
-	first := pipe.Time(ctx)
+	times := []*redis.TimeCmd{pipe.Time(ctx)}
 	evals := make([]*redis.Cmd, len(part))
 	expiries := make([]*redis.Cmd, len(part))
 	for i, now := range part {
+		if onStore {
+			now = -1 // the script reads TIME
+		}
 		keys, args, err := d.l.prepare(Args{Key: d.key, Limit: d.lim, Now: now})
 		if err != nil {
 			return err
 		}
 		evals[i] = d.l.script.EvalSha(ctx, pipe, keys, args...)
 		expiries[i] = pipe.Do(ctx, "PEXPIRETIME", d.key)
+		if onStore {
+			times = append(times, pipe.Time(ctx))
+		}
 	}
-	last := pipe.Time(ctx)
+	if !onStore {
+		times = append(times, pipe.Time(ctx))
+	}
 	_, _ = pipe.Exec(ctx) // each command's error is read below
-	for _, cmd := range []redis.Cmder{first, last} {
+	for _, cmd := range times {
 		if err := cmd.Err(); err != nil {
 			return err
 		}
@@ -501,8 +672,11 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 			}
 		}
 	}
-	ran := [2]int64{first.Val().UnixMicro(), last.Val().UnixMicro()}
 	for i, now := range part {
+		ran := [2]int64{times[0].Val().UnixMicro(), times[len(times)-1].Val().UnixMicro()}
+		if onStore {
+			ran = [2]int64{times[i].Val().UnixMicro(), times[i+1].Val().UnixMicro()}
+		}
 		if err := d.compare(from+i, now, evals[i], expiries[i], ran); err != nil {
 			return err
 		}
@@ -511,15 +685,29 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 }
 
 // compare decides call on the twin and compares the script's reply and the
-// key's expiry with it. ran bounds the Redis TIME of the call.
-func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]int64) error {
+// key's expiry with it. ran bounds the Redis TIME of the call. Told the
+// time, the twin decides at told; on the store clock, at the TIME the
+// script's reply says it read when that is within ran, or else (it gave
+// none, or one from when it did not run) at ran[0], the earliest it ran:
+// the twin must decide something to go on from, and the reply is then an
+// error anyway.
+func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]int64) error {
 	rep, lim := d.rep, d.lim
+	got, readWhat, readErr := readEval(eval)
+	timed := readErr == nil && got.RedisTime >= ran[0] && got.RedisTime <= ran[1]
+	now := told
+	if rep.Path == StoreClock {
+		now = ran[0]
+		if timed {
+			now = got.RedisTime
+		}
+	}
 	before := d.state.Stored()
 	expiredAt := d.expiry
 	d.expiry = unknownExpiry // until this call's is read
 	want, err := decide(d.l.algo.Decide, &d.state, now, lim)
 	if err != nil {
-		return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+		return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
 	}
 	wantStored := d.state.Stored()
 	rep.Calls++
@@ -527,20 +715,12 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 		rep.Admitted++
 	}
 	fail := func(what string, err any) error {
-		rep.addError(CallError{Call: call, Now: now, What: what, Err: fmt.Sprint(err)})
+		rep.addError(CallError{Call: call, Now: now, Path: rep.Path, What: what, Err: fmt.Sprint(err)})
 		return nil
 	}
-	if err := eval.Err(); err != nil {
-		if errors.Is(err, redis.Nil) {
-			return fail("the script's reply could not be read", "it replied nil")
-		}
-		return fail("the script failed", err)
+	if readErr != nil {
+		return fail(readWhat, readErr)
 	}
-	got, err := readReply(eval.Val())
-	if err != nil {
-		return fail("the script's reply could not be read", err)
-	}
-	timed := got.RedisTime >= ran[0] && got.RedisTime <= ran[1]
 	same := func(dec algos.Decision, stored []int64) bool {
 		return got.Decision == dec && slices.Equal(got.Stored, stored)
 	}
@@ -551,7 +731,7 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 		var fresh algos.State
 		alt, err := decide(d.l.algo.Decide, &fresh, now, lim)
 		if err != nil {
-			return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
 		}
 		if altStored := fresh.Stored(); same(alt, altStored) {
 			switch {
@@ -567,7 +747,7 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 	if !same(want, wantStored) {
 		if rep.Differences++; len(rep.First) < MaxReported {
 			rep.First = append(rep.First, Difference{
-				Call: call, Now: now, Before: before,
+				Call: call, Now: now, Path: rep.Path, Before: before,
 				Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
 				StateDoc: d.l.algo.StateDoc,
 			})
@@ -585,17 +765,33 @@ func (d *differ) compare(call int, now int64, eval, expiry *redis.Cmd, ran [2]in
 	return d.checkTTL(call, now, want, wantStored, at, got.RedisTime)
 }
 
+// readEval reads a script call's reply, or says what kept it from being
+// read: what failed, and why.
+func readEval(eval *redis.Cmd) (Reply, string, error) {
+	if err := eval.Err(); err != nil {
+		if errors.Is(err, redis.Nil) {
+			return Reply{}, "the script's reply could not be read", errors.New("it replied nil")
+		}
+		return Reply{}, "the script failed", err
+	}
+	got, err := readReply(eval.Val())
+	if err != nil {
+		return Reply{}, "the script's reply could not be read", err
+	}
+	return got, "", nil
+}
+
 // checkTTL records whether the key, which expires at (ms, or -1, -2, as
 // PEXPIRETIME says) after a call that ran at redisTime (µs), lives until
 // the twin's state is idle and not past the bound.
 func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime int64) error {
 	rep := d.rep
 	rep.TTLChecks++
-	td := TTLDifference{Call: call, Now: now, Decision: want, Absent: len(stored) == 0, Got: lifeOf(at, redisTime)}
+	td := TTLDifference{Call: call, Now: now, Path: rep.Path, Decision: want, Absent: len(stored) == 0, Got: lifeOf(at, redisTime)}
 	if !td.Absent {
 		idle, err := d.idle.find(d.state, now, want.Reset)
 		if err != nil {
-			return fmt.Errorf("call %d at %d µs: %w", call, now, err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
 		}
 		td.Never, td.Max = idle.Never, d.maxTTL
 		if !idle.Never {

@@ -101,8 +101,12 @@ func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 // error, difference or expiry out of bound; anything else is not OK, and
 // the report says why.
 func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
-	clean := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4, TTLChecks: 10}
-	if !clean.OK() {
+	lim := algos.MustLimit(1, algos.Second, 1)
+	onStore := func() *DiffReport {
+		return &DiffReport{Algorithm: "mine", Path: StoreClock, Key: "k" + StoreClockKeySuffix, Limit: lim, Planned: 10, Calls: 10, Admitted: 3, TTLChecks: 10}
+	}
+	clean := DiffReport{Algorithm: "mine", Key: "k", Limit: lim, Planned: 10, Calls: 10, Admitted: 4, TTLChecks: 10, OnStoreClock: onStore()}
+	if !clean.OK() || !clean.OnStoreClock.OK() {
 		t.Fatalf("a complete, clean report is not OK: %v", clean)
 	}
 	for _, c := range []struct {
@@ -121,12 +125,35 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 		{"a difference", func(r *DiffReport) { r.Differences = 1 }, "1 differences"},
 		{"an expiry out of bound", func(r *DiffReport) { r.TTLDifferences = 1 }, "9 of 10 TTLs within bound"},
 		{"an expiry not read", func(r *DiffReport) { r.TTLChecks = 9 }, "the expiry was read after 9 of 10 calls"},
+		// The told path alone passing is not a pass: the store-clock path
+		// must have run, and passed.
+		{"no store-clock path", func(r *DiffReport) { r.OnStoreClock = nil }, "the store-clock path (the script reading TIME) did not run"},
+		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.Path = ToldTime }, ""},
+		{"a difference on the store-clock path", func(r *DiffReport) {
+			r.OnStoreClock.Differences = 1
+			r.OnStoreClock.First = []Difference{{Call: 0, Now: 1_700_000_000_123_456, Path: StoreClock}}
+		}, "on the store-clock path, reading TIME on \"k:store-clock\": 10 calls (3 admitted), 1 differences, 0 errors, 10 of 10 TTLs within bound\n" +
+			"call 0 at 1700000000123456 µs (its TIME) differs in"},
+		{"a store-clock path that stopped", func(r *DiffReport) { r.OnStoreClock.Calls, r.OnStoreClock.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
+		{"an error on the store-clock path", func(r *DiffReport) {
+			r.OnStoreClock.Errors = 1
+			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Now: 9, Path: StoreClock, What: "the script failed", Err: "boom"}}
+		}, "call 2 at 9 µs (its TIME): the script failed: boom"},
 	} {
 		r := clean
+		r.OnStoreClock = onStore()
 		c.r(&r)
 		if r.OK() || !strings.Contains(r.String(), c.want) {
 			t.Errorf("%s: OK %v, want false, and the report to say %q:\n%v", c.name, r.OK(), c.want, r)
 		}
+	}
+	// Each path's own verdict stands apart, so that a test can say which
+	// path caught a script.
+	r := clean
+	r.OnStoreClock = onStore()
+	r.OnStoreClock.Differences = 1
+	if !r.PathOK() || r.OnStoreClock.PathOK() || r.OK() {
+		t.Errorf("told path clean, store-clock path with a difference: PathOK %v and %v, OK %v; want true, false, false", r.PathOK(), r.OnStoreClock.PathOK(), r.OK())
 	}
 }
 
@@ -187,10 +214,24 @@ func TestLuaDifferenceInWords(t *testing.T) {
 		t.Errorf("CallError of the whole script: %q", got)
 	}
 	r := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4,
-		Differences: 7, First: []Difference{d}, TTLChecks: 10}
-	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 0 errors, 10 of 10 TTLs within bound`) ||
+		Differences: 7, First: []Difference{d}, TTLChecks: 10,
+		OnStoreClock: &DiffReport{Path: StoreClock, Key: "k:store-clock", Planned: 10, Calls: 10, Admitted: 2, TTLChecks: 10}}
+	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 0 errors, 10 of 10 TTLs within bound; `+
+		`reading TIME: 10 calls (2 admitted), 0 differences, 0 errors, 10 of 10 TTLs within bound`) ||
 		!strings.HasSuffix(r.String(), "(6 more differences not shown)") {
 		t.Errorf("DiffReport.String:\n%s", r)
+	}
+	// On the store-clock path a call's time is the TIME the script read,
+	// and the words say so.
+	d.Path = StoreClock
+	if got := d.String(); !strings.HasPrefix(got, "call 3 at 1000000 µs (its TIME) differs in allowed") {
+		t.Errorf("a difference on the store-clock path reads %q", got)
+	}
+	if got := (TTLDifference{Call: 9, Now: 5, Path: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
+		t.Errorf("a TTL difference on the store-clock path reads %q", got)
+	}
+	if ToldTime.String() != "told the time" || StoreClock.String() != "reading TIME" || Path(7).String() != "Path(7)" {
+		t.Errorf("Path names: %v, %v, %v", ToldTime, StoreClock, Path(7))
 	}
 }
 
@@ -282,6 +323,15 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 						t.Errorf("%s, %v: not an early expiry of about %v:\n%v", c.what, lim, c.half, d)
 					}
 				}
+				// Reading TIME, the decisions are alike too; the calls come
+				// a few µs apart, so the bucket they drain takes about a
+				// second to refill and its early expiry shows on every run,
+				// while the window's shows only when Redis's clock is in
+				// the first half of its second.
+				if st := rep.OnStoreClock; st == nil || st.Calls != len(times) || st.Differences != 0 || st.Errors != 0 ||
+					c.twin.Name == tb.Name && (st.TTLDifferences == 0 || !st.FirstTTL[0].Early()) {
+					t.Fatalf("%s, %v, reading TIME: want every decision alike (and the bucket's early expiry caught):\n%v", c.what, lim, rep)
+				}
 				t.Logf("%s, %v: %s\n%v", c.what, lim, rep.Summary(), rep.FirstTTL[0])
 			}
 		}
@@ -303,6 +353,9 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 			!strings.Contains(rep.String(), "the key does not exist; too early") || !strings.Contains(rep.Summary(), "found the key expired by the store's clock") {
 			t.Errorf("a key that lives 1 ms: want every decision alike (the key followed where the store expired it), the early expiry caught, and not OK:\n%v", rep)
 		}
+		if st := rep.OnStoreClock; st == nil || st.Differences != 0 || st.Errors != 0 || st.Expired == 0 || st.TTLDifferences == 0 {
+			t.Errorf("a key that lives 1 ms, reading TIME: want the same:\n%v", rep)
+		}
 		t.Logf("a key that lives 1 ms: %s", rep.Summary())
 	})
 
@@ -321,7 +374,8 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 			}
 			twoHours := plant(t, fw, "store3(w_idx, count, c, reset)", setPX("w_idx", "count", "c", "7200000"))
 			rep := run(t, twoHours, lim, times, DiffOptions{})
-			if rep.OK() || rep.TTLDifferences != rep.TTLChecks || !rep.FirstTTL[0].Late() || !strings.Contains(rep.String(), "too late: want at most 1h0m0s") {
+			if st := rep.OnStoreClock; rep.OK() || rep.TTLDifferences != rep.TTLChecks || !rep.FirstTTL[0].Late() || !strings.Contains(rep.String(), "too late: want at most 1h0m0s") ||
+				st == nil || st.TTLDifferences != st.TTLChecks || st.TTLChecks != len(times) || !st.FirstTTL[0].Late() {
 				t.Errorf("a fixed window expiring after two hours, %v, under the default bound of an hour:\n%v", lim, rep)
 			}
 			if rep := run(t, twoHours, lim, times, DiffOptions{MaxTTL: 2 * time.Hour}); !rep.OK() || rep.MaxTTL != 2*time.Hour {
@@ -364,9 +418,11 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := run(t, l, lim, times, DiffOptions{})
+			st := rep.OnStoreClock
 			if rep.OK() || rep.Errors != len(times) || rep.Calls != len(times) || rep.TTLChecks != 0 ||
-				!strings.Contains(rep.String(), c.want) || !strings.Contains(rep.String(), fmt.Sprintf("%d errors", len(times))) {
-				t.Errorf("%q: want every call an error saying %q:\n%v", c.body, c.want, rep)
+				!strings.Contains(rep.String(), c.want) || !strings.Contains(rep.String(), fmt.Sprintf("%d errors", len(times))) ||
+				st == nil || st.Errors != len(times) || st.Calls != len(times) || st.TTLChecks != 0 || !strings.Contains(st.FirstErrors[0].String(), c.want) {
+				t.Errorf("%q: want every call an error saying %q, on both paths:\n%v", c.body, c.want, rep)
 			} else {
 				t.Logf("%q: %s\n%v", c.body, rep.Summary(), rep.FirstErrors[0])
 			}
@@ -377,7 +433,8 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		}
 		l, _ = FromSource(allowAll, "return (\n")
 		rep := run(t, l, lim, times, DiffOptions{})
-		if rep.OK() || rep.Calls != 0 || rep.Errors != 1 || !strings.Contains(rep.String(), "the script does not load: ") {
+		if rep.OK() || rep.Calls != 0 || rep.Errors != 1 || !strings.Contains(rep.String(), "the script does not load: ") ||
+			rep.OnStoreClock != nil || !strings.Contains(rep.String(), "the store-clock path (the script reading TIME) did not run") {
 			t.Errorf("a script that does not compile:\n%v", rep)
 		}
 		t.Logf("a script that does not compile:\n%v", rep)
@@ -396,11 +453,12 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 			return l
 		}
 		rep := run(t, script("return reply(true, rate, 0, 0, {})\n"), lim, times, DiffOptions{})
-		if !rep.OK() || rep.Calls != 450 || rep.Admitted != 450 || rep.TTLChecks != 450 {
+		if !rep.OK() || rep.Calls != 450 || rep.Admitted != 450 || rep.TTLChecks != 450 || rep.OnStoreClock.Admitted != 450 {
 			t.Errorf("a script that stores nothing:\n%v", rep)
 		}
 		rep = run(t, script("redis.call('SET', KEY, 1)\nreturn reply(true, rate, 0, 0, {})\n"), lim, times, DiffOptions{})
-		if rep.Differences != 0 || rep.TTLDifferences != 450 || !strings.Contains(rep.String(), "the key has no expiry; it should not exist") {
+		if rep.Differences != 0 || rep.TTLDifferences != 450 || !strings.Contains(rep.String(), "the key has no expiry; it should not exist") ||
+			rep.OnStoreClock.Differences != 0 || rep.OnStoreClock.TTLDifferences != 450 {
 			t.Errorf("a script that says it stores nothing but leaves its key:\n%v", rep)
 		}
 	})
@@ -427,7 +485,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		l, _ = FromSource(panicky, "return reply(true, rate, 0, 0, {})\n")
 		rep, err := Differential(ctx, c, l, prefix+"panicky", lim, times)
 		if err == nil || !strings.Contains(err.Error(), "mine broke") || rep.OK() || rep.Calls != 10 ||
-			!strings.Contains(rep.String(), "the comparison stopped") {
+			!strings.Contains(rep.String(), "the comparison stopped") || rep.OnStoreClock != nil {
 			t.Errorf("a twin that panics on call 10: %v\n%v", err, rep)
 		}
 	})
@@ -459,6 +517,9 @@ func nearTheLimit(t *testing.T, run func(*testing.T, *Limiter, algos.Limit, []in
 	}
 	if !rep.Stopped && rep.Calls < rep.Planned {
 		t.Errorf("%s planted, %v: %d of %d calls ran, and the report does not say it stopped:\n%v", l.Name(), lim, rep.Calls, rep.Planned, rep)
+	}
+	if rep.Stopped && rep.OnStoreClock != nil {
+		t.Errorf("%s planted, %v: the told path stopped, and the store-clock path ran after it", l.Name(), lim)
 	}
 	// The first difference is at the limit: the twin's estimate, before the
 	// call, within one request of it.

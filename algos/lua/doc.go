@@ -12,13 +12,25 @@
 // every decision, every stored value, and after every call the key's expiry,
 // which must last until the twin's state is idle and not much longer.
 //
+// Both of a script's paths to the time are compared, each on a key of its
+// own: told the time (ARGV[1]), with the twin told the same; and told
+// nothing, so that the script reads Redis TIME (the store-clock path), with
+// the twin deciding at the TIME the script read, to the µs, held to the
+// TIMEs read around the call. On a real Redis that TIME is Redis's own; on
+// a store whose clock the caller sets (DiffOptions.Clock, Suite.Clock: a
+// simredis.Server) it is each call's time, back steps included. A script
+// right when told the time can be wrong when it reads TIME (one that keeps
+// only TIME's seconds: planted-token-bucket-whole-seconds), and only the
+// store-clock path shows it.
+//
 // The package also holds the two ways of getting it wrong that overshoot
 // measures against the scripts: NonAtomic (GET, decide in Go, SET) and
 // GetThenIncr (a fixed window that checks and counts in two commands).
 //
 // # What it owns, and what it must not import
 //
-// The scripts (one .lua file per algorithm, and the planted bug's twin),
+// The scripts (one .lua file per algorithm, the planted negative-refill
+// bug's twin, and a token bucket planted to keep only TIME's seconds),
 // their Go driver (lua.go), the GET/SET client and the GET-then-INCR window
 // (nonatomic.go), and the differential: its calls (calls.go), the
 // comparison (diff.go), the expiry rule (idle.go) and the suite of keys every

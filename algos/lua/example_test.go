@@ -50,8 +50,10 @@ func decideUserFixedWindow(s *algos.State, now int64, l algos.Limit) algos.Decis
 
 // A user holds their own script to its Go twin, call for call, as overshoot
 // holds its six: lua.Suite runs the differential on the five keys of
-// lua.SuiteKeys. In a test, use t.Fatal and t.Error for the errors and the
-// report (TestUserScriptDifferential does).
+// lua.SuiteKeys, told the time and reading TIME (on a simredis.Server, set
+// Suite.Clock to it, and the store-clock path reads the calls' times). In a
+// test, use t.Fatal and t.Error for the errors and the report
+// (TestUserScriptDifferential does).
 func ExampleFromSource() {
 	l, err := lua.FromSource(userFixedWindow, userScript)
 	if err != nil {

@@ -53,21 +53,38 @@ type Limiter struct {
 // New returns the script of the algorithm registered in algos under name:
 // FromSource with that algorithm and its embedded file. A planted bug of
 // algos.Planted that has a Lua twin (planted-token-bucket-negative-refill)
-// is found the same way, for the tests that show a check catches it.
+// is found the same way, and so is a bug planted in a script alone
+// (planted-token-bucket-whole-seconds, see scriptPlants), for the tests
+// that show a check catches it.
 func New(name string) (*Limiter, error) {
 	a, err := algos.ByName(name)
 	if err != nil {
 		i := slices.IndexFunc(planted.All(), func(p algos.Algorithm) bool { return p.Name == name })
-		if i < 0 {
+		switch twin, ok := scriptPlants[name]; {
+		case i >= 0:
+			a = planted.All()[i]
+		case ok:
+			a = twin
+			a.Name = name
+		default:
 			return nil, fmt.Errorf("lua: %w", err)
 		}
-		a = planted.All()[i]
 	}
 	body, err := sources.ReadFile(name + ".lua")
 	if err != nil {
 		return nil, fmt.Errorf("lua: no script for %q", name)
 	}
 	return FromSource(a, string(body))
+}
+
+// scriptPlants are the bugs planted in a script alone, by file name (less
+// .lua): the Go twin is the correct algorithm named here, which New gives
+// the plant's name, since the bug is in no arithmetic of algos but in how
+// the script learns the time. planted-token-bucket-whole-seconds keeps
+// only the whole seconds of TIME on the store-clock path, and is the token
+// bucket when told the time.
+var scriptPlants = map[string]algos.Algorithm{
+	"planted-token-bucket-whole-seconds": algos.TokenBucket,
 }
 
 // preludeEnd is the prelude's last line; a body that contains it already
@@ -94,6 +111,8 @@ const preludeEnd = "-- end of prelude"
 //   - now: the time of the decision in µs, an integer, from ARGV[1], or
 //     Redis TIME when the caller passed a negative time. The body decides at
 //     now and never reads TIME itself. redis_time is TIME, for the reply.
+//     Differential runs the body both ways and holds each to the twin: told
+//     the time, and reading TIME, where the twin decides at redis_time.
 //   - rate, window, burst, unit, refill: the fields of the algos.Limit
 //     (ARGV[2..6]; a Limiter only sends limits that pass Limit.Validate).
 //     The prelude returns an error reply, before the body runs, when one is

@@ -31,7 +31,7 @@ var SuiteKeys = []SuiteKey{
 
 // Suite is the differential every script is held to, built-in, planted or
 // a user's: Differential on each of SuiteKeys, key k on its own Redis key
-// with its own calls.
+// with its own calls, told the time and reading TIME.
 type Suite struct {
 	// Calls is how many calls in all, shared evenly among the keys (the
 	// first Calls mod len(SuiteKeys) keys take one more).
@@ -43,9 +43,16 @@ type Suite struct {
 	// each key to meet after the generated ones (for example steps of a
 	// century back and forth).
 	Then []int64
+	// Clock, when set, is the store's clock, which every key's
+	// store-clock path sets to that key's times (DiffOptions.Clock): a
+	// simredis.Server. Without it the store-clock path reads a real
+	// Redis's own clock.
+	Clock ClockedStore
 }
 
-// SuiteRun is one key's calls and what Differential reported on them.
+// SuiteRun is one key's calls and what Differential reported on them:
+// Report is the told path's, Report.OnStoreClock the store-clock path's.
+// With Suite.Clock, Times are the store-clock path's TIMEs as well.
 type SuiteRun struct {
 	Times  []int64
 	Report DiffReport
@@ -80,10 +87,11 @@ func (s Suite) KeyCalls(k int) ([]int64, error) {
 	return append(times, s.Then...), nil
 }
 
-// Run holds l to its Go twin on every key of SuiteKeys, under Redis keys
-// prefix + ":0" to prefix + ":4", which must not exist. An error is Redis
-// unreachable or a key already there; everything a script can get wrong is
-// in the report.
+// Run holds l to its Go twin on every key of SuiteKeys, on both paths
+// (Differential), under Redis keys prefix + ":0" to prefix + ":4" and
+// each of those + StoreClockKeySuffix, which must not exist. An error is
+// Redis unreachable, a key already there or a clock that cannot be set;
+// everything a script can get wrong is in the report.
 func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Limiter, prefix string) (SuiteReport, error) {
 	if s.Calls < len(SuiteKeys) {
 		return SuiteReport{}, fmt.Errorf("lua: a suite of %d calls leaves a key without any (want at least %d)", s.Calls, len(SuiteKeys))
@@ -94,7 +102,7 @@ func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Limiter, prefix stri
 		if err != nil {
 			return SuiteReport{}, err
 		}
-		rep, err := Differential(ctx, c, l, fmt.Sprintf("%s:%d", prefix, k), sk.Limit, times)
+		rep, err := DifferentialWith(ctx, c, l, fmt.Sprintf("%s:%d", prefix, k), sk.Limit, times, DiffOptions{Clock: s.Clock})
 		if err != nil {
 			return SuiteReport{}, err
 		}
@@ -103,35 +111,68 @@ func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Limiter, prefix stri
 	return out, nil
 }
 
-// OK reports whether every key's report is OK and every key's limit was
-// reached (the twin denied at least one call): a suite that never denied
-// compared only the easy half of the decisions.
+// OK reports whether every key's report is OK, on both paths, and every
+// key's limit was reached on both (the twin denied at least one call): a
+// suite that never denied compared only the easy half of the decisions.
 func (r SuiteReport) OK() bool {
 	for _, run := range r.Runs {
-		if !run.Report.OK() || run.Report.Admitted == run.Report.Calls {
+		if !run.Report.OK() || neverDenied(run.Report) || neverDenied(*run.Report.OnStoreClock) {
 			return false
 		}
 	}
 	return len(r.Runs) == len(SuiteKeys)
 }
 
-// Totals sums the keys' reports: calls, admits, differences, and the
-// expiries read that were within bound.
+// neverDenied reports whether the twin admitted every call of r: the limit
+// was never reached there.
+func neverDenied(r DiffReport) bool { return r.Admitted == r.Calls }
+
+// paths are a run's reports: the told path's, and the store-clock path's
+// when it ran.
+func (run SuiteRun) paths() []DiffReport {
+	if s := run.Report.OnStoreClock; s != nil {
+		return []DiffReport{run.Report, *s}
+	}
+	return []DiffReport{run.Report}
+}
+
+// Totals sums the keys' reports on both paths: calls, admits, differences,
+// and the expiries read that were within bound.
 func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
-	for _, run := range r.Runs {
-		calls += run.Report.Calls
-		admitted += run.Report.Admitted
-		differences += run.Report.Differences
-		ttlsWithin += run.Report.TTLChecks - run.Report.TTLDifferences
+	for _, p := range []Path{ToldTime, StoreClock} {
+		c, a, d, t := r.TotalsOn(p)
+		calls, admitted, differences, ttlsWithin = calls+c, admitted+a, differences+d, ttlsWithin+t
 	}
 	return calls, admitted, differences, ttlsWithin
 }
 
-// Summary is one line: the script, its calls, admits and differences, and
-// its expiries within bound.
+// TotalsOn is Totals on one path.
+func (r SuiteReport) TotalsOn(p Path) (calls, admitted, differences, ttlsWithin int) {
+	for _, run := range r.Runs {
+		for _, rep := range run.paths() {
+			if rep.Path == p {
+				calls += rep.Calls
+				admitted += rep.Admitted
+				differences += rep.Differences
+				ttlsWithin += rep.TTLChecks - rep.TTLDifferences
+			}
+		}
+	}
+	return calls, admitted, differences, ttlsWithin
+}
+
+// Summary is one line: the script, and on each path its calls, admits and
+// differences, and its expiries within bound.
 func (r SuiteReport) Summary() string {
-	calls, admitted, differences, ttls := r.Totals()
-	return fmt.Sprintf("%-16s %6d calls (%d admitted), %d differences, %d TTLs within bound", r.Algorithm, calls, admitted, differences, ttls)
+	line := fmt.Sprintf("%-16s", r.Algorithm)
+	for i, p := range []Path{ToldTime, StoreClock} {
+		calls, admitted, differences, ttls := r.TotalsOn(p)
+		if i > 0 {
+			line += ";"
+		}
+		line += fmt.Sprintf(" %6d calls %s (%d admitted), %d differences, %d TTLs within bound", calls, p, admitted, differences, ttls)
+	}
+	return line
 }
 
 // String is the summary, then every key that was not OK: its report in
@@ -140,11 +181,14 @@ func (r SuiteReport) String() string {
 	var b strings.Builder
 	b.WriteString(r.Summary())
 	for _, run := range r.Runs {
-		switch {
-		case !run.Report.OK():
+		if !run.Report.OK() {
 			fmt.Fprintf(&b, "\n%v", run.Report)
-		case run.Report.Admitted == run.Report.Calls:
-			fmt.Fprintf(&b, "\n%s, %v: no call denied, so the limit was never reached", run.Report.Key, run.Report.Limit)
+			continue
+		}
+		for _, rep := range run.paths() {
+			if neverDenied(rep) {
+				fmt.Fprintf(&b, "\n%s, %v, %s: no call denied, so the limit was never reached", rep.Key, rep.Limit, rep.Path)
+			}
 		}
 	}
 	return b.String()

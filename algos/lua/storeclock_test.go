@@ -1,0 +1,230 @@
+package lua_test
+
+// The store-clock path: a script told nothing reads Redis TIME, and the
+// differential holds what it decides there to the Go twin deciding at the
+// TIME the script read, to the µs, on a real Redis 7 (whose clock is its
+// own) and on simredis (whose clock the differential sets to the calls'
+// times).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+)
+
+// wholeSeconds is the planted script that keeps only the whole seconds of
+// TIME on the store-clock path, and is the token bucket when told the time.
+const wholeSeconds = "planted-token-bucket-whole-seconds"
+
+func mustNew(t *testing.T, name string) *lua.Limiter {
+	t.Helper()
+	l, err := lua.New(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds: a token bucket that,
+// told nothing, reads TIME and keeps only its seconds passes the told path
+// on every seed, as the token bucket it is there, and is caught on the
+// store-clock path on every seed (simredis, its clock set to each call's
+// time) and on every run (Redis 7, its own clock): its first difference is
+// the first call, which stores as last the whole second where the twin
+// stores the µs the script read. The correct token bucket, on the same
+// calls, is clean on both paths. Under -race, where a call on simredis
+// costs a hundred times more, simredis runs the first 5 seeds.
+func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
+	ctx := context.Background()
+	planted, good := mustNew(t, wholeSeconds), mustNew(t, algos.TokenBucket.Name)
+	if planted.Algorithm().Decide == nil || planted.Name() != wholeSeconds {
+		t.Fatalf("New(%q): twin %q", wholeSeconds, planted.Name())
+	}
+	// Below its clock lines, the plant is token-bucket.lua.
+	const from = "local capacity = burst * unit\n"
+	_, plantBody, ok1 := strings.Cut(planted.Source(), from)
+	_, goodBody, ok2 := strings.Cut(good.Source(), from)
+	if !ok1 || !ok2 || plantBody != goodBody {
+		t.Fatalf("%s.lua is not token-bucket.lua from %q on", wholeSeconds, from)
+	}
+	// A seed's calls: the first burst's. The plant shows on the first call
+	// (a store-clock call lands on a whole second about once in 10^6), and
+	// each call on simredis costs about 25 µs of gopher-lua.
+	const calls = 30
+	// seedCalls are seed's calls, on one of the suite's keys in turn.
+	seedCalls := func(t *testing.T, seed uint64) (algos.Limit, []int64) {
+		t.Helper()
+		sk := lua.SuiteKeys[seed%uint64(len(lua.SuiteKeys))]
+		times, err := lua.DifferentialCalls(seed, sk.Limit, sk.Origin, calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sk.Limit, times
+	}
+	// caught holds one run of the plant to the claim: the told path clean,
+	// and reports whether the store-clock path caught it, as it must: the
+	// first call stores the whole second.
+	caught := func(t *testing.T, rep lua.DiffReport) bool {
+		t.Helper()
+		s := rep.OnStoreClock
+		if !rep.PathOK() || s == nil || s.Calls != calls || s.Errors != 0 {
+			t.Errorf("told the time, the plant must pass as the token bucket, and run every call reading TIME:\n%v", rep)
+			return false
+		}
+		if s.PathOK() || s.Differences == 0 {
+			return false
+		}
+		f := s.First[0]
+		if f.Call != 0 || f.Path != lua.StoreClock || strings.Join(f.Fields(), ",") != "stored" ||
+			f.Now%algos.Second == 0 || f.GoStored[1] != f.Now || f.LuaStored[1] != f.Now-f.Now%algos.Second {
+			t.Errorf("the first difference is not the first call storing the whole second of the TIME it read:\n%v", f)
+		}
+		return true
+	}
+	clean := func(t *testing.T, rep lua.DiffReport) {
+		t.Helper()
+		if !rep.OK() || rep.OnStoreClock.Calls != calls {
+			t.Errorf("the token bucket on the same calls:\n%v", rep)
+		}
+	}
+
+	t.Run("simredis, every seed", func(t *testing.T) {
+		t.Parallel() // Redis 7 runs its Lua while simredis runs its own
+		s, c := lua.SimStore(t)
+		seeds := uint64(100)
+		if raceEnabled {
+			seeds = 5
+		}
+		got := 0
+		var first string
+		for seed := uint64(1); seed <= seeds; seed++ {
+			lim, times := seedCalls(t, seed)
+			for _, l := range []*lua.Limiter{planted, good} {
+				key := fmt.Sprintf("%s:%d", l.Name(), seed)
+				rep, err := lua.DifferentialWith(ctx, c, l, key, lim, times, lua.DiffOptions{Clock: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l == good {
+					clean(t, rep)
+				} else if caught(t, rep) {
+					if got++; first == "" {
+						first = rep.OnStoreClock.First[0].String()
+					}
+				}
+				// A key a seed: the clock's moves visit every key kept.
+				if err := c.Del(ctx, key, key+lua.StoreClockKeySuffix).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got != int(seeds) {
+			t.Errorf("the store-clock path caught the plant on %d of %d seeds, want every one", got, seeds)
+		}
+		t.Logf("simredis: %s caught on the store-clock path on %d of %d seeds (%d calls each), clean told the time on every one; the token bucket clean on both paths on every one; the first seed's first difference:\n%s",
+			wholeSeconds, got, seeds, calls, first)
+	})
+
+	t.Run("Redis 7, every run", func(t *testing.T) {
+		t.Parallel() // Redis 7 runs its Lua while simredis runs its own
+		rs := redistest.Start(t)
+		c, prefix := rs.Client(t), rs.Prefix(t)
+		const runs = 10
+		got := 0
+		var first string
+		for run := uint64(1); run <= runs; run++ {
+			lim, times := seedCalls(t, run)
+			for _, l := range []*lua.Limiter{planted, good} {
+				rep, err := lua.Differential(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), run), lim, times)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l == good {
+					clean(t, rep)
+				} else if caught(t, rep) {
+					if got++; first == "" {
+						first = rep.OnStoreClock.First[0].String()
+					}
+				}
+			}
+		}
+		if got != runs {
+			t.Errorf("the store-clock path caught the plant on %d of %d runs, want every one", got, runs)
+		}
+		t.Logf("Redis 7 (%s): %s caught on the store-clock path on %d of %d runs (%d calls each), clean told the time on every one; the token bucket clean on both paths on every one; the first run's first difference:\n%s",
+			rs.Source, wholeSeconds, got, runs, calls, first)
+	})
+}
+
+// TestScriptsAgreeWithTheirTwinsOnBothPaths: the six scripts, held by
+// lua.Suite to their twins told the time and reading TIME, agree on every
+// decision, stored value and expiry, and reach their limits, on both paths,
+// on simredis (the store-clock path at the told times, to the µs, back
+// steps included) and on Redis 7 (at its own clock's times). On simredis
+// the store-clock calls land at whole seconds only where the calls' aligned
+// windows put them (a window's first µs, for windows of whole seconds).
+// Under -race simredis runs 13 calls a key, where every decision and value
+// must still agree, though not every key's limit is reached.
+func TestScriptsAgreeWithTheirTwinsOnBothPaths(t *testing.T) {
+	ctx := context.Background()
+	// 260 calls a key: the 250 per 7 s key's first burst, of 252 to 255
+	// calls, reaches its limit.
+	const calls = 1300
+	t.Run("simredis", func(t *testing.T) {
+		t.Parallel() // Redis 7 runs its Lua while simredis runs its own
+		s, c := lua.SimStore(t)
+		n := calls
+		if raceEnabled {
+			n = calls / 20
+		}
+		var lines []string
+		storeCalls, whole := 0, 0
+		for ai, a := range algos.All() {
+			rep, err := lua.Suite{Calls: n, Seed: uint64(90 + ai), Clock: s}.Run(ctx, c, mustNew(t, a.Name), "both:"+a.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreed := true
+			for _, run := range rep.Runs {
+				agreed = agreed && run.Report.OK()
+			}
+			if !agreed || !raceEnabled && !rep.OK() {
+				t.Error(rep)
+			}
+			for _, run := range rep.Runs {
+				for _, now := range run.Times {
+					if storeCalls++; now%algos.Second == 0 {
+						whole++
+					}
+				}
+			}
+			lines = append(lines, rep.Summary())
+		}
+		if whole*100 > storeCalls {
+			t.Errorf("%d of %d store-clock calls at a whole second: want under 1%%, so that a script keeping the seconds alone shows", whole, storeCalls)
+		}
+		t.Logf("simredis, %d of %d store-clock calls at a whole second:\n%s", whole, storeCalls, strings.Join(lines, "\n"))
+	})
+	t.Run("Redis 7", func(t *testing.T) {
+		t.Parallel() // Redis 7 runs its Lua while simredis runs its own
+		rs := redistest.Start(t)
+		c, prefix := rs.Client(t), rs.Prefix(t)
+		var lines []string
+		for ai, a := range algos.All() {
+			rep, err := lua.Suite{Calls: calls, Seed: uint64(90 + ai)}.Run(ctx, c, mustNew(t, a.Name), prefix+"both:"+a.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.OK() {
+				t.Error(rep)
+			}
+			lines = append(lines, rep.Summary())
+		}
+		t.Logf("Redis 7 (%s):\n%s", rs.Source, strings.Join(lines, "\n"))
+	})
+}
