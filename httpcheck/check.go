@@ -47,8 +47,16 @@ type Options struct {
 	// check, so that reruns never share a key's state.
 	Key string
 	// Method and Path are the request sent; "" is GET and "/". Path is
-	// appended to the base URL and may carry a query.
-	Method, Path string
+	// appended to the base URL and may carry a query. Body, when not
+	// empty, is sent with every request, as ContentType ("" is
+	// application/json). "{key}" in Path or Body is replaced by the key.
+	Method, Path      string
+	Body, ContentType string
+	// Nodes are more base URLs of the same service (its other instances):
+	// the requests go to the base URL and these in turn, as a round-robin
+	// load balancer would send them, so that limiters that do not share
+	// their state are seen admitting a limit each.
+	Nodes []string
 	// Window is the time the limit is stated over: Remaining may refill by
 	// at most Limit per Window (a bucket of burst B refilling r per w is
 	// B per B·w/r). It must be positive.
@@ -73,7 +81,7 @@ type Options struct {
 // report, only when it cannot run: bad options, a request that gets no
 // response (an unreachable server, a timeout), or ctx done.
 func Check(ctx context.Context, baseURL string, o Options) (*Report, error) {
-	target, err := prepare(baseURL, &o)
+	targets, err := prepare(baseURL, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +94,8 @@ func Check(ctx context.Context, baseURL string, o Options) (*Report, error) {
 		defer tr.CloseIdleConnections()
 		client = &http.Client{Transport: tr, Timeout: defaultTimeout}
 	}
-	c := &checker{o: o, client: client, rep: &Report{
-		Method: o.Method, URL: target, Header: o.Header, Key: o.Key,
+	c := &checker{o: o, client: client, targets: targets, rep: &Report{
+		Method: o.Method, URL: targets[0], Nodes: targets[1:], Header: o.Header, Key: o.Key,
 		Limit: o.Limit, Window: o.Window,
 	}}
 	if err := c.run(ctx); err != nil {
@@ -140,26 +148,20 @@ func Assert(t testing.TB, baseURL string, o Options) {
 	}
 }
 
-// prepare validates o, fills in its defaults and returns the URL requested.
-func prepare(baseURL string, o *Options) (string, error) {
+// prepare validates o, fills in its defaults and returns the URLs
+// requested: the base URL's, then each node's.
+func prepare(baseURL string, o *Options) ([]string, error) {
 	switch {
 	case o.Window <= 0:
-		return "", fmt.Errorf("httpcheck: Window must be positive (the time the limit is stated over), got %v", o.Window)
+		return nil, fmt.Errorf("httpcheck: Window must be positive (the time the limit is stated over), got %v", o.Window)
 	case o.Limit < 0:
-		return "", fmt.Errorf("httpcheck: Limit must not be negative, got %d", o.Limit)
+		return nil, fmt.Errorf("httpcheck: Limit must not be negative, got %d", o.Limit)
 	case o.Requests < 0:
-		return "", fmt.Errorf("httpcheck: Requests must not be negative, got %d", o.Requests)
+		return nil, fmt.Errorf("httpcheck: Requests must not be negative, got %d", o.Requests)
 	case o.Requests > 0 && o.Limit > 0 && int64(o.Requests) <= o.Limit:
-		return "", fmt.Errorf("httpcheck: Requests (%d) must go past Limit (%d)", o.Requests, o.Limit)
+		return nil, fmt.Errorf("httpcheck: Requests (%d) must go past Limit (%d)", o.Requests, o.Limit)
 	case o.MaxWait < 0:
-		return "", fmt.Errorf("httpcheck: MaxWait must not be negative, got %v", o.MaxWait)
-	}
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return "", fmt.Errorf("httpcheck: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("httpcheck: base URL %q must be http:// or https:// and name a host", baseURL)
+		return nil, fmt.Errorf("httpcheck: MaxWait must not be negative, got %v", o.MaxWait)
 	}
 	if o.Header == "" {
 		o.Header = defaultHeader
@@ -173,15 +175,33 @@ func prepare(baseURL string, o *Options) (string, error) {
 	if o.MaxWait == 0 {
 		o.MaxWait = defaultMaxWait
 	}
-	path := o.Path
+	path := strings.ReplaceAll(o.Path, "{key}", url.PathEscape(o.Key))
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	target := strings.TrimSuffix(baseURL, "/") + path
-	if _, err := http.NewRequest(o.Method, target, nil); err != nil {
-		return "", fmt.Errorf("httpcheck: %w", err)
+	if o.Body != "" && o.ContentType == "" {
+		o.ContentType = "application/json"
 	}
-	return target, nil
+	var targets []string
+	for i, base := range append([]string{baseURL}, o.Nodes...) {
+		what := "base URL"
+		if i > 0 {
+			what = fmt.Sprintf("node %d", i)
+		}
+		u, err := url.Parse(base)
+		if err != nil {
+			return nil, fmt.Errorf("httpcheck: %s: %w", what, err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("httpcheck: %s %q must be http:// or https:// and name a host", what, base)
+		}
+		target := strings.TrimSuffix(base, "/") + path
+		if _, err := http.NewRequest(o.Method, target, nil); err != nil {
+			return nil, fmt.Errorf("httpcheck: %w", err)
+		}
+		targets = append(targets, target)
+	}
+	return targets, nil
 }
 
 // newKey is a key no earlier check has used: crypto/rand, so that it
@@ -193,10 +213,11 @@ func newKey() string {
 }
 
 type checker struct {
-	o      Options
-	client *http.Client
-	start  time.Time
-	rep    *Report
+	o       Options
+	client  *http.Client
+	targets []string // the base URL's, then each node's (round robin)
+	start   time.Time
+	rep     *Report
 }
 
 // run sends the burst and the retry, recording every exchange.
@@ -267,13 +288,21 @@ func (c *checker) run(ctx context.Context) error {
 
 // send makes one exchange and records it.
 func (c *checker) send(ctx context.Context) (Exchange, error) {
-	req, err := http.NewRequestWithContext(ctx, c.o.Method, c.rep.URL, nil)
+	target := c.targets[len(c.rep.Exchanges)%len(c.targets)]
+	var body io.Reader
+	if c.o.Body != "" {
+		body = strings.NewReader(strings.ReplaceAll(c.o.Body, "{key}", c.o.Key))
+	}
+	req, err := http.NewRequestWithContext(ctx, c.o.Method, target, body)
 	if err != nil {
 		return Exchange{}, fmt.Errorf("httpcheck: %w", err)
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", c.o.ContentType)
+	}
 	req.Header.Set(c.o.Header, c.o.Key)
 	e := Exchange{
-		N: len(c.rep.Exchanges) + 1, Method: c.o.Method, URL: c.rep.URL,
+		N: len(c.rep.Exchanges) + 1, Method: c.o.Method, URL: target,
 		KeyHeader: c.o.Header, Key: c.o.Key,
 		Sent: time.Since(c.start),
 	}

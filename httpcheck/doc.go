@@ -4,7 +4,8 @@
 // (Check, Assert) from a Go test.
 //
 // It drives one key past its limit with a burst of requests sent back to
-// back, one after another, and carries the burst on until it ends on a
+// back, one after another (to the base URL and Options.Nodes in turn, as a
+// round-robin balancer would, with Options.Body when given), and carries the burst on until it ends on a
 // 429; then it waits that last 429's Retry-After, from the moment the
 // response arrived, and sends one more. (The last, not the first: the
 // promise of a Retry-After is for a client that sends nothing meanwhile.)
@@ -27,7 +28,11 @@
 //     response with Remaining below Limit has Reset at least 1.
 //   - limit-enforced: the burst meets a 429, and no more of it is admitted
 //     than Limit, plus what the rate refills during it, plus what the
-//     responses showed coming back at a reset.
+//     responses showed coming back at a reset; and, whatever Reset says, no
+//     more than Limit·(⌊span/Window⌋+2) within a span: a count starts over
+//     at most once a Window. The first bound catches a limiter one admit
+//     over; the second one that a whole-second Reset under a short Window
+//     would excuse (nodes behind a balancer that each admit a limit).
 //   - retry-honoured: the request sent Retry-After after the burst's last
 //     429 is admitted, and that Retry-After is at most Options.MaxWait.
 //

@@ -74,8 +74,10 @@ type Breach struct {
 
 // Report is what a check did and found.
 type Report struct {
-	// Method and URL are the request every exchange sent.
+	// Method and URL are the request every exchange sent, to URL and, in
+	// turn, to each of Nodes (Options.Nodes, with the path).
 	Method, URL string
+	Nodes       []string
 	// Header and Key are the key's header and the key driven.
 	Header, Key string
 	// Limit is the limit judged against: Options.Limit, or the first one
@@ -131,7 +133,11 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		verdict = fmt.Sprintf("%d %s of %s", len(r.Breaches), plural(len(r.Breaches), "breach", "breaches"), strings.Join(names, ", "))
 	}
-	fmt.Fprintf(&b, "httpcheck: %s %s with %s: %s: %s\n", r.Method, r.URL, r.Header, r.Key, verdict)
+	url := r.URL
+	if len(r.Nodes) > 0 {
+		url += fmt.Sprintf(" and %d more %s in turn", len(r.Nodes), plural(len(r.Nodes), "node", "nodes"))
+	}
+	fmt.Fprintf(&b, "httpcheck: %s %s with %s: %s: %s\n", r.Method, url, r.Header, r.Key, verdict)
 	limit := "no limit known"
 	if r.Limit > 0 {
 		limit = fmt.Sprintf("limit %d per %v", r.Limit, r.Window)

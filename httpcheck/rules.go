@@ -290,9 +290,44 @@ func (r *Report) judgeBurst(burst []view, add adder) {
 		}
 		add(RuleLimitEnforced, fmt.Sprintf("the burst of %d requests met no 429 (%d admitted, %s)", len(burst), r.Admitted, limit), last, &first)
 	}
-	if r.Limit <= 0 || slices.ContainsFunc(burst, func(v view) bool { return !v.judged || !v.remainingOK || !v.resetOK }) {
-		return // the headers or status breach says why it cannot be counted
+	if r.Limit <= 0 {
+		return
 	}
+	if !slices.ContainsFunc(burst, func(v view) bool { return !v.judged || !v.remainingOK || !v.resetOK }) &&
+		r.overBurst(burst, add) {
+		return
+	}
+	// Whatever Reset says: a count can start over at most once a Window,
+	// and a span shorter than k Windows meets at most k+1 of them, so no
+	// limit of Limit per Window admits more than Limit·(⌊span/Window⌋+2)
+	// (a bucket of burst Limit admits Limit plus the refill, less). A
+	// Reset in whole seconds under a window of a second may have come at
+	// every response, and gives overBurst back every rise it sees; this
+	// bound still catches nodes that each admit a limit. It needs no
+	// header but the Limit, so it also judges a burst with headers missing.
+	var n int64
+	for _, v := range burst {
+		if !admitted(v.Status) {
+			continue
+		}
+		n++
+		span := v.Received - first.Sent
+		restarts := int64(span/r.Window) + 1
+		if bound := satMul(r.Limit, restarts+1); n > bound {
+			add(RuleLimitEnforced, fmt.Sprintf(
+				"admit %d of the burst came %s after it began; %d per %v starts its count over at most %d %s in that time, so admits at most %d, whatever Reset says",
+				n, dur(span), r.Limit, r.Window, restarts, plural(int(restarts), "time", "times"), bound), v, &first)
+			return
+		}
+	}
+}
+
+// overBurst holds every prefix of a burst whose responses all carry
+// Remaining and Reset to Limit, the refill since the burst began, and what
+// the responses showed coming back where a reset may have come; it
+// reports whether it found a breach.
+func (r *Report) overBurst(burst []view, add adder) bool {
+	first := burst[0]
 	var n, credit int64
 	for i, v := range burst {
 		grant := int64(0)
@@ -314,9 +349,10 @@ func (r *Report) judgeBurst(burst []view, add adder) {
 			add(RuleLimitEnforced, fmt.Sprintf(
 				"admit %d of the burst came %s after it began; %d per %v admits at most %d by then (%d at once, %d refilled at that rate, %d given back at resets)",
 				n, dur(v.Received-first.Sent), r.Limit, r.Window, bound, r.Limit, refilled, credit), v, &first)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // judgeRetry holds the burst's last 429 to its Retry-After: the request
@@ -349,6 +385,13 @@ func secs(d time.Duration) string {
 		return fmt.Sprintf("%d s", d/time.Second)
 	}
 	return d.String()
+}
+
+func satMul(a, b int64) int64 {
+	if a > 0 && b > 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 func satAdd(a, b int64) int64 {
