@@ -2,9 +2,11 @@ package overshoot_test
 
 // A checker that never finds anything proves nothing. Under the mutants'
 // conditions (4 nodes, a 1 ms round trip, clocks in agreement, nothing
-// restarting, all four clients, 200 seeds of 12 s) every promise must hold
-// exactly, so every violation is a bug: the six planted bugs must each be
-// caught, and the twelve correct deployments must stay clean on every seed.
+// restarting, all nine clients, 200 seeds of 12 s) every limiter must keep
+// its whole contract, so every breach is a bug: each planted bug must be
+// caught (plantedSuspects), the contract bugs by their own breach on at
+// least 95% of the seeds (contractBugs), and the twelve correct
+// deployments must stay clean on every seed.
 
 import (
 	"bytes"

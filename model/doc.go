@@ -7,8 +7,9 @@
 // # The model in one page
 //
 // Time is an int64 count of microseconds of true time. Everything below is a
-// statement about that one timeline; a node's clock is true time plus a fixed
-// offset, and the store's clock is true time itself (Redis TIME).
+// statement about that one timeline; a node's clock is true time plus its
+// offset (Skew), its drift and its steps (Config.Clocks), and the store's
+// clock is true time itself (Redis TIME) unless Clocks steps it too.
 //
 //   - Requests. Config.Requests lists them: a key index and Send, the true
 //     time a node sends the request. The list is sorted by Send and is the
@@ -36,6 +37,10 @@
 //     lives, is the Deployment; Applies says which deployments a limiter
 //     fits (a store-clock limiter has no node clock and no local form; only
 //     a pure algorithm's state can be copied by GET, decide, SET).
+//   - Closed-loop clients. Config.Loop adds clients that send their next
+//     request only once their last answer arrived, when the answer says
+//     (a LoopClient: retry at Retry-After, drain and idle, burst at the
+//     Reset); the requests they send are Result.LoopRequests.
 //   - The check. Every admitted request is placed at Decided, the true
 //     time it was decided (when the store ran the script; when a local node decided;
 //     when a GET/SET node decided on its copy), and each key's admits are
@@ -47,7 +52,8 @@
 // Request{Key, Send} → Planned{Key, Node, Send, Clock} (Plan) → the time
 // the algorithm is told: Clock for NodeClock, the store's true time when the
 // script runs for StoreClock → Outcome{Decided, Node, Admitted, and the rest
-// of the answer: Remaining, RetryAfter, Reset} (Run). A live replay adds what
+// of the answer: Remaining, RetryAfter, Reset} (Run). A limiter that is not
+// a pure algorithm is also given Clock with every call (limiter.NodeTime). A live replay adds what
 // Redis measured: Told, Ran, Decided (package replay).
 //
 // # Determinism
@@ -79,10 +85,12 @@
 //
 // # What it owns, and what it must not import
 //
-// The deployments and their configuration (config.go), the plan of who
-// sends what when (plan.go), the random streams (stream.go), the store
-// (store.go: the state per key and its four operations, which the live
-// replay drives too) and the run (run.go). It imports algos and limiter
+// The deployments and their configuration (config.go), the clocks' offsets,
+// drifts and steps (clocks.go), the plan of who sends what when (plan.go),
+// the random streams (stream.go), the store (store.go: the state per key
+// and its four operations, which the live replay drives too), the
+// closed-loop clients (loop.go), the event heaps (heap.go) and the run
+// (run.go). It imports algos and limiter
 // only: no Redis, no traffic generator, no report. A Redis-backed limiter
 // reaches it as a limiter.Spec whose store the Spec owns.
 package model

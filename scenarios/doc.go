@@ -1,12 +1,18 @@
-// Package scenarios owns overshoot's traffic and what is measured with it:
-// the clients (the five open-loop ones of Traffic, the three closed-loop
-// ones of LoopClients, the edge prober of EdgeTraffic), the deployment
-// matrix (RunMatrix, rendered by Matrix.WriteTo as the table), the sweeps
+// Package scenarios owns the clients the checks run and what is measured
+// with them: the clients (the five open-loop ones of Traffic, the three
+// closed-loop ones of LoopClients, the edge prober of EdgeTraffic; the
+// traffic profiles of capacity planning are package traffic's), the
+// deployment matrix (RunMatrix, rendered by Matrix.WriteTo as the table,
+// with each limiter's over also against its named reference), the sweeps
 // (RunSweep over skew, RunCurve over any one parameter, each rendered as a
-// text table and an SVG chart, with the models that explain them), and the
-// hunt (Hunt, WriteVerdicts, WriteTraces), which judges a deployed limiter's
-// whole contract (judge.go): its promise, honest requests turned away,
-// retries at their Retry-After, and agreement with a named reference.
+// text table and an SVG chart, with the models that explain them), the
+// simulated clock drill (RunClockDrill: node clocks that drift and step),
+// and the hunt (Hunt, WriteVerdicts, WriteBreaches, WriteTraces), which
+// judges a deployed limiter's whole contract (judge.go): its promise,
+// honest requests turned away, retries at their Retry-After, answers no
+// limiter may give, Remaining and Reset against the promise, keys that
+// share state (isolation.go), a store-clock claim that node clocks move
+// (clockclaim.go), and agreement with a named reference.
 //
 // The traffic depends on the seed, the limit and the duration alone, so
 // every algorithm and every deployment sees exactly the same requests, and a
