@@ -175,8 +175,10 @@ func run(cfg Config, res *Result, reuse bool) error {
 		cfg:    &cfg,
 		algo:   algo,
 		pure:   pure,
-		ctx:    context.Background(),
 		static: n,
+	}
+	if !pure {
+		r.nodeTime = limiter.NewNodeTimeContext(context.Background())
 	}
 	if reuse {
 		r.res = Result{
@@ -280,17 +282,17 @@ func (r *runner) tally() {
 
 // runner is one run's working state.
 type runner struct {
-	cfg    *Config
-	algo   algos.Algorithm // the pure algorithm, when pure
-	pure   bool            // the limiter is a pure algorithm, run on Store
-	ctx    context.Context
-	plan   []Planned // the static requests, then the closed-loop ones as they are sent
-	out    []Outcome // parallel to plan; tally hands it (or a copy) to res
-	res    Result
-	static int        // len(Config.Requests)
-	next   int        // the next static request to send
-	loop   *loopState // nil without closed-loop clients
-	owner  []int32    // the client of each closed-loop request, by index - static
+	cfg      *Config
+	algo     algos.Algorithm          // the pure algorithm, when pure
+	pure     bool                     // the limiter is a pure algorithm, run on Store
+	nodeTime *limiter.NodeTimeContext // the context of every call of a Limiter
+	plan     []Planned                // the static requests, then the closed-loop ones as they are sent
+	out      []Outcome                // parallel to plan; tally hands it (or a copy) to res
+	res      Result
+	static   int        // len(Config.Requests)
+	next     int        // the next static request to send
+	loop     *loopState // nil without closed-loop clients
+	owner    []int32    // the client of each closed-loop request, by index - static
 
 	// outPooled is true when out is scratch memory (closed-loop clients
 	// append to it), so that the Result gets a copy.
@@ -532,8 +534,8 @@ func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decisio
 	}
 	// The node's clock at sending, for a limiter that sends it along (and
 	// for the judge to see that a store-clock limiter ignores it).
-	ctx := limiter.WithNodeTime(d.r.ctx, d.r.plan[i].Clock)
-	dec, err := limiter.Allow(ctx, d.lim, key, now)
+	d.r.nodeTime.Set(d.r.plan[i].Clock)
+	dec, err := limiter.Allow(d.r.nodeTime, d.lim, key, now)
 	if err != nil {
 		d.r.fail(i, key, decided, node, err)
 		return algos.Decision{}, err

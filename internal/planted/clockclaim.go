@@ -34,18 +34,23 @@ func StoreClockClaimReadsNode() limiter.Spec {
 
 type nodeTimed struct {
 	limit  algos.Limit
-	states []algos.State
+	states map[int]*algos.State // keys may be far apart (the judge's isolation run)
 }
 
 func (t *nodeTimed) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("planted-store-clock-claim-reads-node: negative key %d", key)
 	}
-	for len(t.states) <= key {
-		t.states = append(t.states, algos.State{})
+	st := t.states[key]
+	if st == nil {
+		if t.states == nil {
+			t.states = map[int]*algos.State{}
+		}
+		st = &algos.State{}
+		t.states[key] = st
 	}
 	if sent, ok := limiter.NodeTime(ctx); ok {
 		now = max(now, sent) // PLANTED: was now, the store's time alone
 	}
-	return algos.TokenBucket.Decide(&t.states[key], now, t.limit), nil
+	return algos.TokenBucket.Decide(st, now, t.limit), nil
 }
