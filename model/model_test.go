@@ -565,6 +565,21 @@ func TestNoAllocationPerRequest(t *testing.T) {
 			}
 		}
 	}
+	// A limiter of its own is called through the Limiter interface, with
+	// its node's time in the context: that costs nothing per call either.
+	own := limiter.Spec{Name: "memory", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+		New: func(l algos.Limit) (limiter.Limiter, error) { return limiter.NewMemory(algos.TokenBucket, l) }}
+	for _, d := range []model.Deployment{model.NodeClock, model.StoreClock, model.LocalSplit} {
+		allocs := func(reqs []model.Request) float64 {
+			cfg := tableConfig(algos.TokenBucket, d, 8, reqs)
+			cfg.Limiter, cfg.RestartEvery = own, 0
+			return testing.AllocsPerRun(10, func() { mustRun(t, cfg) })
+		}
+		s, l := allocs(short), allocs(long)
+		if l > s+8*4 {
+			t.Errorf("%s %s: %.0f allocations for %d requests, %.0f for %d", own.Name, d, s, len(short), l, len(long))
+		}
+	}
 }
 
 // FuzzRun: whatever the configuration, Run returns a result or an error,
