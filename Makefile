@@ -167,9 +167,13 @@ lint:
 	$(GO) run $(ACTIONLINT) .github/workflows/ci.yml
 
 ## badges: one shields.io endpoint badge per TestFinding, from the JSON record of the last
-## `make test` (a broken finding is a red badge with its number).
+## `make test` (a broken finding is a red badge with its number; one the record shows did not
+## run, red "not run: <why>"). With BADGES_NOT_RUN=<step> (.ci/run sets it when a step before
+## the tests failed) no record is read: every finding's badge is red, "not run: <step>".
+## BADGES_DIR is where they are written.
+BADGES_DIR ?= badges
 badges:
-	$(GO) run ./cmd/badges -json $(TEST_JSON) -dir badges
+	$(GO) run ./cmd/badges -json $(TEST_JSON) -dir $(BADGES_DIR)$(if $(BADGES_NOT_RUN), -not-run '$(BADGES_NOT_RUN)')
 
 ## clean-containers: remove the Redis containers a SIGKILLed or timed-out test run left behind
 ## (internal/redistest labels them; SIGINT and SIGTERM already remove them). Not during a run.

@@ -26,12 +26,15 @@ const (
 	sourceBase   = "https://github.com/overshoot-go/overshoot/blob/main/"
 )
 
-// testEvent is the part of test2json's event that badges reads.
+// testEvent is the part of test2json's event that badges reads. go test
+// -json reports a package whose test binary could not be built with a
+// "fail" event whose FailedBuild is set.
 type testEvent struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
+	Action      string
+	Package     string
+	Test        string
+	Output      string
+	FailedBuild string
 }
 
 // Badge is a shields.io endpoint document.
@@ -52,23 +55,39 @@ type finding struct {
 	ran       bool   // the record names it
 	verdict   string // pass, fail, skip, or "" when it did not finish
 	measured  string
+	notRun    string // why it did not run, when it did not: a CI step, or what the record says
 }
 
-var measuredLine = regexp.MustCompile(`measured: (.*)$`)
+// Why a finding the record does not name did not run, from what the record
+// says of its package.
+const (
+	notRunBuild   = "build failed"        // its package's test binary did not build
+	notRunStopped = "test binary stopped" // its package failed before it started: a panic, a timeout
+	notRunAbsent  = "not in the record"   // its package is not there, or passed without it
+)
+
+var (
+	measuredLine = regexp.MustCompile(`measured: (.*)$`)
+	// go test's line for a package it could not build or set up, in plain
+	// text (before Go 1.24, or with GODEBUG=gotestjsonbuildtext=1) or as
+	// the package's output.
+	buildFailedLine = regexp.MustCompile(`^FAIL\s+(\S+) \[(?:build|setup) failed\]`)
+)
 
 func main() {
 	jsonPath := flag.String("json", "-", "the `go test -json` record to read (- for standard input)")
 	dir := flag.String("dir", "badges", "folder to write one <TestName>.json per finding into")
 	root := flag.String("root", ".", "the module's root, whose *_test.go files declare the findings")
 	readme := flag.Bool("readme", false, "print the README's badge markdown for every finding, and write no badges")
+	notRun := flag.String("not-run", "", "the CI `step` that failed before the tests ran: every finding's badge is red \"not run: <step>\", and no record is read")
 	flag.Parse()
-	if err := run(*jsonPath, *dir, *root, *readme, os.Stdout); err != nil {
+	if err := run(*jsonPath, *dir, *root, *readme, *notRun, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "badges:", err)
 		os.Exit(1)
 	}
 }
 
-func run(jsonPath, dir, root string, readme bool, out io.Writer) error {
+func run(jsonPath, dir, root string, readme bool, notRun string, out io.Writer) error {
 	findings, err := sourceFindings(root)
 	if err != nil {
 		return err
@@ -78,6 +97,14 @@ func run(jsonPath, dir, root string, readme bool, out io.Writer) error {
 			fmt.Fprintln(out, markdown(f))
 		}
 		return nil
+	}
+	// A step that failed before the tests: no finding ran, whatever a
+	// record left by an earlier run says, and every badge says so.
+	if notRun = strings.TrimSpace(notRun); notRun != "" {
+		for i := range findings {
+			findings[i].notRun = notRun
+		}
+		return writeBadges(dir, findings, out)
 	}
 	var in io.Reader = os.Stdin
 	if jsonPath != "-" {
@@ -176,23 +203,46 @@ func badgeLabel(doc *ast.CommentGroup) string {
 // readVerdicts fills in each finding's verdict and last measured line from
 // a test2json stream. A finding the stream names but the source does not
 // declare is an error (the record is from other code); one the stream does
-// not name is marked as not run.
+// not name did not run, and is marked with why, as far as the record says:
+// its package did not build, or its test binary stopped before it started
+// (a panic, a timeout), or its package is not in the record. A record with
+// no test2json event at all is an error: it is not `go test -json`'s.
 func readVerdicts(r io.Reader, findings []finding) error {
 	byKey := map[string]*finding{}
 	for i := range findings {
 		byKey[findings[i].pkg+" "+findings[i].name] = &findings[i]
 	}
-	seen := 0
+	events := 0
+	buildFailed := map[string]bool{} // package: its test binary did not build
+	pkgFailed := map[string]bool{}   // package: go test said FAIL for it
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] != '{' {
-			continue // go test prints some build errors as plain text
+			// go test prints some build errors as plain text.
+			if m := buildFailedLine.FindSubmatch(line); m != nil {
+				buildFailed[string(m[1])] = true
+			}
+			continue
 		}
 		var e testEvent
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("malformed test2json line %q: %v", line, err)
+		}
+		events++
+		if e.Test == "" {
+			switch {
+			case e.Action == "fail" && e.FailedBuild != "":
+				buildFailed[e.Package] = true
+			case e.Action == "fail":
+				pkgFailed[e.Package] = true
+			case e.Action == "output":
+				if m := buildFailedLine.FindStringSubmatch(e.Output); m != nil {
+					buildFailed[m[1]] = true
+				}
+			}
+			continue
 		}
 		name, _, _ := strings.Cut(e.Test, "/")
 		if !strings.HasPrefix(name, "TestFinding") {
@@ -209,25 +259,39 @@ func readVerdicts(r io.Reader, findings []finding) error {
 				f.measured = strings.TrimSpace(m[1])
 			}
 		case e.Test == name && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
-			if f.verdict == "" {
-				seen++
-			}
 			f.verdict = e.Action
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if seen == 0 {
-		return errors.New("no TestFinding test finished in the record (it should be `go test -json ./...`)")
+	if events == 0 {
+		return errors.New("no test2json event in the record (it should be `go test -json ./...`'s)")
+	}
+	for i := range findings {
+		f := &findings[i]
+		switch {
+		case f.ran:
+		case buildFailed[f.pkg]:
+			f.notRun = notRunBuild
+		case pkgFailed[f.pkg]:
+			f.notRun = notRunStopped
+		default:
+			f.notRun = notRunAbsent
+		}
 	}
 	return nil
 }
 
-// badgeFor says pass or fail with the measured number; a finding that did
-// not finish is shown as such, never as a pass.
+// badgeFor says pass or fail with the measured number. A finding that did
+// not run, or did not finish, is red and says so, never a pass: CI failed
+// for it, and the badge must not keep an earlier run's green.
 func badgeFor(f finding) Badge {
 	b := Badge{SchemaVersion: 1, Label: f.label}
+	if f.notRun != "" {
+		b.Color, b.Message = "red", "not run: "+f.notRun
+		return b
+	}
 	switch f.verdict {
 	case "pass":
 		b.Color, b.Message = "brightgreen", "holds"
@@ -235,11 +299,8 @@ func badgeFor(f finding) Badge {
 		b.Color, b.Message = "red", "broken"
 	case "skip":
 		b.Color, b.Message = "lightgrey", "skipped"
-	case "":
-		b.Color, b.Message = "lightgrey", "did not finish"
-		if !f.ran {
-			b.Message = "did not run"
-		}
+	default:
+		b.Color, b.Message = "red", "did not finish"
 	}
 	if f.measured != "" {
 		b.Message += ": " + f.measured

@@ -63,7 +63,7 @@ const notRun = "package sub\n\n// Badge: d never ran\nfunc TestFindingD(t *testi
 
 // A badge shows the finding's short label, its verdict and the number it
 // measured: a broken finding is red with its number, and a finding that
-// never finished, or never ran, is not shown as passing.
+// never finished, or never ran, is red too, never shown as passing.
 func TestBadgesShowLabelVerdictAndMeasuredNumber(t *testing.T) {
 	root := writeModule(t)
 	if err := os.WriteFile(filepath.Join(root, "sub", "notrun_test.go"), []byte(notRun), 0o644); err != nil {
@@ -74,19 +74,26 @@ func TestBadgesShowLabelVerdictAndMeasuredNumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(filepath.Join(root, "run.json"), dir, root, false, &out); err != nil {
+	if err := run(filepath.Join(root, "run.json"), dir, root, false, "", &out); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]Badge{
 		"TestFindingA": {1, "a holds", "holds: peak 5.79x at 50 ms", "brightgreen"},
 		"TestFindingB": {1, "b breaks", "broken: fixed-window 1.79x", "red"},
-		"TestFindingC": {1, "c hangs", "did not finish", "lightgrey"},
-		"TestFindingD": {1, "d never ran", "did not run", "lightgrey"},
+		"TestFindingC": {1, "c hangs", "did not finish", "red"},
+		"TestFindingD": {1, "d never ran", "not run: not in the record", "red"},
 	}
+	checkBadges(t, dir, want)
+}
+
+// checkBadges fails unless dir holds exactly the badges of want.
+func checkBadges(t *testing.T, dir string, want map[string]Badge) {
+	t.Helper()
 	for name, w := range want {
 		data, err := os.ReadFile(filepath.Join(dir, name+".json"))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			continue
 		}
 		var got Badge
 		if err := json.Unmarshal(data, &got); err != nil {
@@ -118,8 +125,10 @@ func TestBadgeMarkdownLinksToTheTestsLine(t *testing.T) {
 func TestBadgesRejectBadInput(t *testing.T) {
 	root := writeModule(t)
 	fs, _ := sourceFindings(root)
-	if err := readVerdicts(strings.NewReader(`{"Action":"pass","Test":"TestOther"}`), fs); err == nil {
-		t.Error("want an error for a record in which no finding finished")
+	for _, record := range []string{"", "ok  \tgithub.com/overshoot-go/overshoot\t1.0s\n"} {
+		if err := readVerdicts(strings.NewReader(record), fs); err == nil {
+			t.Errorf("want an error for a record with no test2json event: %q", record)
+		}
 	}
 	if err := readVerdicts(strings.NewReader("{not json\n"), fs); err == nil {
 		t.Error("want an error for a malformed line")
@@ -127,7 +136,7 @@ func TestBadgesRejectBadInput(t *testing.T) {
 	if err := readVerdicts(strings.NewReader(`{"Action":"pass","Package":"elsewhere","Test":"TestFindingZ"}`), fs); err == nil {
 		t.Error("want an error for a finding no test file declares")
 	}
-	if err := run(filepath.Join(root, "missing.json"), t.TempDir(), root, false, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "make test") {
+	if err := run(filepath.Join(root, "missing.json"), t.TempDir(), root, false, "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "make test") {
 		t.Errorf("a missing record: %v, want an error that says to run make test", err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "nolabel_test.go"), []byte("package x\n\n// No label.\nfunc TestFindingD(t *testing.T) {}\n"), 0o644); err != nil {
