@@ -17,12 +17,27 @@
 // and a counter in Stats goes up: a limiter that fails open without a
 // signal is an unlimited API that looks healthy.
 //
+// # Metrics
+//
+// The same counts are Prometheus metrics, for the registry the caller
+// serves: Middleware.Register (or Collector) adds
+// httplimit_decisions_total{result="admitted"|"denied"|"fail_open"|"fail_closed"},
+// a counter read from the counters behind Stats at each scrape, and
+// httplimit_decision_seconds{result=...}, a histogram of each limiter
+// call's duration with buckets from 100 µs to 1 s. Nothing is registered
+// with the default registry. The alert an operator wants on a FailOpen
+// middleware is rate(httplimit_decisions_total{result="fail_open"}[1m])
+// > 0; the blackhole drill (package drills) scrapes it over HTTP while the
+// store is blackholed and after.
+//
 // # What it owns
 //
 // The middleware, its keying functions and three Limiters: Script (one of
 // overshoot's Lua scripts on a shared Redis, deciding by the store's
 // clock), Local (any limiter.Spec held in this process: a per-instance
 // limiter) and GetThenIncr (the racy fixed window, kept to measure its
-// excess). It imports algos, algos/lua and limiter; nothing of the
+// excess), and their metrics (metrics.go). It imports algos, algos/lua and
+// limiter, and github.com/prometheus/client_golang/prometheus for the
+// metrics (not promhttp: serving them is the caller's); nothing of the
 // simulator.
 package httplimit

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The header names of the contract.
@@ -84,6 +85,7 @@ type Middleware struct {
 	quota                    string
 	admitted, denied         atomic.Int64
 	failedOpen, failedClosed atomic.Int64
+	latency                  *prometheus.HistogramVec // MetricDecisionSeconds
 }
 
 // New returns the middleware of lim under opts, or an error saying what is
@@ -102,7 +104,7 @@ func New(lim Limiter, opts Options) (*Middleware, error) {
 	if opts.Key == nil {
 		opts.Key = FirstOf(ByHeader("X-API-Key"), ByIP)
 	}
-	return &Middleware{lim: lim, opts: opts, quota: strconv.FormatInt(opts.Quota, 10)}, nil
+	return &Middleware{lim: lim, opts: opts, quota: strconv.FormatInt(opts.Quota, 10), latency: newLatency()}, nil
 }
 
 // Stats returns the counts so far.
@@ -129,7 +131,9 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			ctx, cancel = context.WithTimeout(ctx, m.opts.Timeout)
 			defer cancel()
 		}
+		start := time.Now()
 		d, err := m.lim.Allow(ctx, key)
+		m.observe(start, d, err)
 		h := w.Header()
 		h.Set(HeaderLimit, m.quota)
 		if err != nil {
