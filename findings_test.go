@@ -66,11 +66,20 @@ var bucketNames = []string{"token-bucket", "leaky-bucket", "gcra"}
 var windowNames = []string{"fixed-window", "sliding-log", "sliding-counter"}
 
 func TestGoldenTable(t *testing.T) {
-	var b bytes.Buffer
-	if _, err := findingsMatrix(t).WriteTo(&b); err != nil {
+	m := findingsMatrix(t)
+	var text, js, csv bytes.Buffer
+	if _, err := m.WriteTo(&text); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "table.txt", b.Bytes())
+	if err := m.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "table.txt", text.Bytes())
+	golden.Check(t, "table.json", js.Bytes())
+	golden.Check(t, "table.csv", csv.Bytes())
 }
 
 func TestGoldenSkew(t *testing.T) {
