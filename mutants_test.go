@@ -173,11 +173,16 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeShrunkCounterexamples(t, &b, planted)
+	var js bytes.Buffer
+	if err := scenarios.WriteVerdictsJSON(&js, o, verdicts); err != nil {
+		t.Fatal(err)
+	}
 	if testing.Short() {
 		t.Logf("-short: %d seeds, golden/mutants.txt not compared", len(o.Seeds))
 		return
 	}
 	golden.Check(t, "mutants.txt", b.Bytes())
+	golden.Check(t, "mutants.json", js.Bytes())
 }
 
 // BenchmarkMutantsHunt is the judged hunt of

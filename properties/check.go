@@ -2,6 +2,7 @@ package properties
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 type Property struct {
 	Name   string // the subtest name, e.g. "promise-holds"
 	Claim  string // what passing it shows, in one sentence
-	Checks int    // how many cases Check runs by default
+	Checks int    // how many cases Check runs, and Fails should run
 	Prop   func(*rapid.T)
 }
 
@@ -22,8 +23,16 @@ type Property struct {
 // with WithNoDoubleRefill, since the token bucket and the window counters
 // break it by design. For a store-clock spec all the step-back claims are
 // left out: the store's clock never steps back.
+//
+// Each Property's Checks is its default count of cases (a fifth of it,
+// at least 1, under -short), or exactly the count given by WithChecks.
+// WithChecks with a count below 1 is a mistake in the calling program, and
+// Properties panics on it, saying so (Check fails the test instead).
 func Properties(spec limiter.Spec, opts ...Option) []Property {
 	c := configure(opts)
+	if err := c.checkCount(); err != nil {
+		panic(err.Error())
+	}
 	ps := []Property{
 		{"promise-holds", "the algorithm's own promise holds on one node with a true clock", 5000, PromiseHolds(spec, opts...)},
 		{"burst-from-idle", "from idle, one instant gets exactly the promised burst, then a deny", 2000, BurstFromIdle(spec, opts...)},
@@ -49,8 +58,11 @@ func Properties(spec limiter.Spec, opts ...Option) []Property {
 		}
 	}
 	for i := range ps {
-		if c.checks > 0 {
+		switch {
+		case c.checksSet:
 			ps[i].Checks = c.checks
+		case short():
+			ps[i].Checks = max(1, ps[i].Checks/5)
 		}
 	}
 	return ps
@@ -63,34 +75,48 @@ func Properties(spec limiter.Spec, opts ...Option) []Property {
 func stepBackApplies(spec limiter.Spec) bool { return spec.Clock != limiter.StoreClock }
 
 // Check runs every property of Properties(spec, opts...) on spec, any
-// limiter.Spec, each as a subtest, with its Checks cases (rounded up to
-// whole runs of -rapid.checks, default 100; -short runs a fifth), and logs
+// limiter.Spec, each as a subtest, with exactly its Checks cases, and logs
 // how many cases each ran. A property that breaks fails its subtest with
-// rapid's shrunk counterexample; the others still run. For a store-clock
-// spec it logs that the step-back properties do not apply, and why.
+// rapid's shrunk counterexample; the others still run. Shrinking stops
+// after DefaultShrinkTime (WithShrinkTime and -rapid.shrinktime change it)
+// and reports the smallest case found by then: a bound never turns a
+// failure into a pass. For a store-clock spec it logs that the step-back
+// properties do not apply, and why.
 func Check(t *testing.T, spec limiter.Spec, opts ...Option) {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
 		t.Fatalf("properties: %v", err)
+	}
+	c := configure(opts)
+	if err := c.checkCount(); err != nil {
+		t.Fatal(err)
 	}
 	if !stepBackApplies(spec) {
 		t.Logf("%s %s", spec.Name, stepBackNotApplicable)
 	}
 	for _, p := range Properties(spec, opts...) {
 		t.Run(p.Name, func(t *testing.T) {
-			cases := 0
-			counted := func(rt *rapid.T) { cases++; p.Prop(rt) }
-			for range rounds(p.Checks) {
-				rapid.Check(quiet{t}, counted)
+			r := newRunner(p.Prop, p.Checks, c.shrinkBound())
+			q := quiet{T: t, r: r}
+			for r.more() {
+				before := r.ran
+				rapid.Check(q, r.run)
+				if r.ran == before {
+					t.Fatalf("properties: rapid ran no case of %s (-rapid.checks=%s)", p.Name, flagValue("rapid.checks"))
+				}
 			}
-			t.Logf("%s: %d cases: %s", spec.Name, cases, p.Claim)
+			t.Logf("%s: %d cases: %s", spec.Name, r.ran, p.Claim)
 		})
 	}
 }
 
-// quiet is t without rapid's "OK, passed N tests" line, which would repeat
-// once per run; Check logs the total instead.
-type quiet struct{ *testing.T }
+// quiet is t as rapid's TB, without rapid's "OK, passed N tests" line,
+// which would repeat once per run (Check logs the total instead), and
+// telling r when rapid reports a failure.
+type quiet struct {
+	*testing.T
+	r *runner
+}
 
 func (q quiet) Logf(format string, args ...any) {
 	if strings.HasPrefix(format, "[rapid] OK") {
@@ -100,15 +126,28 @@ func (q quiet) Logf(format string, args ...any) {
 	q.T.Logf(format, args...)
 }
 
-// rounds is how many calls of rapid.Check make at least checks cases.
-func rounds(checks int) int {
-	per := 100
-	if f := flag.Lookup("rapid.checks"); f != nil {
-		if g, ok := f.Value.(flag.Getter); ok {
-			if n, ok := g.Get().(int); ok && n > 0 {
-				per = n
-			}
-		}
+func (q quiet) Errorf(format string, args ...any) {
+	q.r.reported()
+	q.T.Helper()
+	q.T.Errorf(format, args...)
+}
+
+// short reports whether the tests run with -short, without testing.Short's
+// panic outside a test binary, or before its flags are parsed.
+func short() bool { return flag.Parsed() && flagValue("test.short") == "true" }
+
+// flagValue is the value of the named flag, or "" if there is none.
+func flagValue(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
 	}
-	return max(1, (checks+per-1)/per)
+	return ""
+}
+
+// checkCount is the error for a count of cases below 1.
+func (c config) checkCount() error {
+	if c.checksSet && c.checks < 1 {
+		return fmt.Errorf("properties: WithChecks(%d): a property needs at least 1 case", c.checks)
+	}
+	return nil
 }

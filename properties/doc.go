@@ -1,5 +1,7 @@
 // Package properties holds the contract every rate limiter in overshoot is
-// held to, as rapid properties over arbitrary arrivals and small limits.
+// held to, as rapid properties over arbitrary arrivals, at small limits
+// (SmallLimits, where every edge gets hit) or at the limit a user runs
+// (WithLimit).
 //
 // Every property takes a limiter.Spec, any of them: a pure algorithm
 // (limiter.FromAlgorithm), a Go object per key (limiter.PerKey), or a
@@ -24,6 +26,16 @@
 // Spec and says so. An error from Open or Allow fails the property, naming
 // the call; it is never taken for a denial. A limiter that drops idle keys
 // (an algorithm's KeyTTL, a store's expiry) is judged with its expiry.
+//
+// The arrivals (Arrivals) are sized by the limit under test: they flood a
+// key with max(L, B)+2 calls at one instant, wait about its idle time and
+// flood it again, so a bug that shows only past the burst, or only when a
+// key expires early, shows at a real limit too (up to the bounds MaxBurst
+// and MaxArrivals). Check and Fails run exactly the number of cases asked
+// (WithChecks), over as many runs of rapid as that takes, and stop
+// shrinking a failure after DefaultShrinkTime with the smallest case found
+// by then (WithShrinkTime, -rapid.shrinktime), so that a limiter on a store,
+// whose every case is a round trip, can be checked at its own limit.
 //
 // Properties know nothing about the six algorithms: what "a full burst" is
 // comes from the Spec's own promise (the most admits it allows at one

@@ -8,22 +8,41 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"pgregory.net/rapid"
 )
 
-// Fails runs prop for at least checks cases (whole runs of -rapid.checks)
-// and reports whether it failed, with rapid's report: the failure message
-// and the shrunk counterexample (rapid's "[rapid] draw ..." lines and the
-// property's own message, replayed on the minimal case). It is how a test
-// shows that a planted bug is caught. It leaves no rapid fail file behind.
-// It must run inside a test (rapid reads the test flags).
+// Fails runs prop for exactly checks cases (over as many calls of
+// rapid.Check as -rapid.checks makes that) and reports whether it failed,
+// with rapid's report: the failure message and the shrunk counterexample
+// (rapid's "[rapid] draw ..." lines and the property's own message,
+// replayed on the minimal case). It is how a test shows that a planted bug
+// is caught. Shrinking stops after DefaultShrinkTime (-rapid.shrinktime,
+// when given, changes it) with the smallest case found by then, which still
+// fails: the bound never makes a failing property pass. It leaves no rapid
+// fail file behind. It must run inside a test (rapid reads the test
+// flags), and it panics on a count below 1, a mistake in the calling
+// program.
 func Fails(prop func(*rapid.T), checks int) (failed bool, report string) {
-	for range rounds(checks) {
-		r := newRecorder()
-		r.check(prop)
-		if r.Failed() {
-			return true, r.report()
+	if checks < 1 {
+		panic(fmt.Sprintf("properties: Fails(prop, %d): a property needs at least 1 case", checks))
+	}
+	return fails(prop, checks, defaultShrinkBound())
+}
+
+// fails is Fails with the shrinking bound given.
+func fails(prop func(*rapid.T), checks int, bound time.Duration) (bool, string) {
+	r := newRunner(prop, checks, bound)
+	for r.more() {
+		before := r.ran
+		rec := newRecorder(r)
+		rec.check(r.run)
+		if rec.Failed() {
+			return true, rec.report()
+		}
+		if r.ran == before {
+			panic(fmt.Sprintf("properties: rapid ran no case (-rapid.checks=%s)", flagValue("rapid.checks")))
 		}
 	}
 	return false, ""
@@ -33,6 +52,7 @@ func Fails(prop func(*rapid.T), checks int) (failed bool, report string) {
 // test.
 type recorder struct {
 	name string
+	r    *runner // told when rapid reports the failure
 
 	mu     sync.Mutex
 	text   strings.Builder
@@ -41,9 +61,9 @@ type recorder struct {
 
 var recorders atomic.Int64
 
-func newRecorder() *recorder {
+func newRecorder(r *runner) *recorder {
 	// A name of its own, so rapid neither replays nor mixes fail files.
-	return &recorder{name: fmt.Sprintf("overshoot-fails-%d-%d", os.Getpid(), recorders.Add(1))}
+	return &recorder{name: fmt.Sprintf("overshoot-fails-%d-%d", os.Getpid(), recorders.Add(1)), r: r}
 }
 
 // stop unwinds rapid.Check after it calls FailNow on the recorder.
@@ -129,11 +149,15 @@ func (r *recorder) fail() {
 	r.failed = true
 }
 
-func (r *recorder) Helper()                           {}
-func (r *recorder) Name() string                      { return r.name }
-func (r *recorder) Logf(format string, args ...any)   { r.write(fmt.Sprintf(format, args...)) }
-func (r *recorder) Log(args ...any)                   { r.write(fmt.Sprintln(args...)) }
-func (r *recorder) Errorf(format string, args ...any) { r.Logf(format, args...); r.fail() }
+func (r *recorder) Helper()                         {}
+func (r *recorder) Name() string                    { return r.name }
+func (r *recorder) Logf(format string, args ...any) { r.write(fmt.Sprintf(format, args...)) }
+func (r *recorder) Log(args ...any)                 { r.write(fmt.Sprintln(args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.r.reported()
+	r.Logf(format, args...)
+	r.fail()
+}
 func (r *recorder) Error(args ...any)                 { r.Log(args...); r.fail() }
 func (r *recorder) Fatalf(format string, args ...any) { r.Logf(format, args...); r.FailNow() }
 func (r *recorder) Fatal(args ...any)                 { r.Log(args...); r.FailNow() }

@@ -1,6 +1,8 @@
 package properties
 
 import (
+	"time"
+
 	"github.com/overshoot-go/overshoot/algos"
 	"pgregory.net/rapid"
 )
@@ -12,6 +14,9 @@ type config struct {
 	limits         *rapid.Generator[algos.Limit]
 	maxWait        func(algos.Limit) int64
 	checks         int
+	checksSet      bool
+	shrinkTime     time.Duration
+	shrinkTimeSet  bool
 	noDoubleRefill bool
 	instants       *instants
 }
@@ -39,8 +44,27 @@ func WithMaxWait(f func(algos.Limit) int64) Option {
 	return func(c *config) { c.maxWait = f }
 }
 
-// WithChecks makes Check run n cases of every property.
-func WithChecks(n int) Option { return func(c *config) { c.checks = n } }
+// WithChecks makes Check run exactly n cases of every property (and sets
+// every Property's Checks to n). n must be at least 1: Check fails the test
+// on a smaller one, and Properties panics.
+func WithChecks(n int) Option { return func(c *config) { c.checks, c.checksSet = n, true } }
+
+// WithShrinkTime bounds how long Check lets rapid shrink a failing case,
+// instead of DefaultShrinkTime (or -rapid.shrinktime, when given): once d
+// has passed, rapid is handed no smaller failing case, and it reports the
+// smallest found by then. d of 0 or less leaves only rapid's own bound,
+// -rapid.shrinktime (30 s unless given), which also caps a longer d.
+func WithShrinkTime(d time.Duration) Option {
+	return func(c *config) { c.shrinkTime, c.shrinkTimeSet = d, true }
+}
+
+// shrinkBound is the bound on shrinking Check applies.
+func (c config) shrinkBound() time.Duration {
+	if c.shrinkTimeSet {
+		return c.shrinkTime
+	}
+	return defaultShrinkBound()
+}
 
 // WithNoDoubleRefill adds StepBackNoDoubleRefill to Check, for limiters
 // whose state only moves forward (leaky bucket, GCRA, sliding log). Like

@@ -48,7 +48,11 @@ func badDecision(d algos.Decision) string {
 // with a true clock: right after any decision, exactly Remaining more calls
 // at the same instant are admitted, and the next is denied (so Remaining is
 // never above what the promise allows at one instant). What follows each
-// decision is asked of a fresh key that has seen the same calls.
+// decision is read from the history itself while it goes on calling at the
+// same instant (the same key, at the same time, is what a copy of the key
+// would see), and asked of a fresh key that has seen the same calls where
+// it moves on (sameInstant): one branch an instant, not one a decision,
+// whose replays would cost the square of a long history's length.
 func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
@@ -57,15 +61,12 @@ func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		r := newRun(t, spec, l)
 		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
-		// A branch after each decision, up to the first that claims too much.
-		var bs []branch
-		for i, c := range h.calls {
-			if c.d.Remaining > n {
-				break
-			}
-			bs = append(bs, branch{upto: i, at: c.t, limit: c.d.Remaining + 1})
+		// Up to the first decision that claims too much.
+		end := 0
+		for end < len(h.calls) && h.calls[end].d.Remaining <= n {
+			end++
 		}
-		got := r.branches(h, bs)
+		got := sameInstant(r, h, end)
 		for i, c := range h.calls {
 			if c.d.Remaining > n {
 				t.Fatalf("%s under %v: remaining %d, more than the promise allows at one instant (%d)%s", spec.Name, l, c.d.Remaining, n, trace(h.calls[:i+1]))
@@ -78,11 +79,67 @@ func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	}
 }
 
+// sameInstant is, for each of the history's first end decisions, how many
+// calls at its instant the key admits right after it before the first
+// denial, counting to at most its Remaining+1: what a branch after each
+// decision (limit Remaining+1) would say. Within an instant the history is
+// itself such a branch for as long as it calls there: after decision i,
+// the admits up to the instant's next denial; if the instant has none after
+// i, those admits and then what a branch after the instant's last call
+// admits (one branch an instant, asked for as many as any decision before
+// it needs).
+func sameInstant(r run, h history, end int) []int64 {
+	type instant struct{ first, last, branch int } // branch: -1 for none
+	var instants []instant
+	var bs []branch
+	for first := 0; first < end; {
+		last := first
+		for last+1 < len(h.calls) && h.calls[last+1].t == h.calls[first].t {
+			last++
+		}
+		in := instant{first, last, -1}
+		need, denied := int64(1), false // a denial after the decision, at the instant
+		for i := last; i >= first; i-- {
+			if i < end && !denied {
+				need = max(need, h.calls[i].d.Remaining+1-int64(last-i))
+				in.branch = len(bs)
+			}
+			denied = denied || !h.calls[i].d.Allowed
+		}
+		if in.branch >= 0 {
+			bs = append(bs, branch{upto: last, at: h.calls[last].t, limit: need})
+		}
+		instants = append(instants, in)
+		first = last + 1
+	}
+	more := r.branches(h, bs)
+	got := make([]int64, end)
+	for _, in := range instants {
+		next := -1 // the next denial at the instant after i
+		for i := in.last; i >= in.first; i-- {
+			if i < end {
+				if next < 0 {
+					got[i] = int64(in.last-i) + more[in.branch]
+				} else {
+					got[i] = int64(next - i - 1)
+				}
+				got[i] = min(got[i], h.calls[i].d.Remaining+1)
+			}
+			if !h.calls[i].d.Allowed {
+				next = i
+			}
+		}
+	}
+	return got
+}
+
 // ResetReachesIdle claims that Reset is honest: at now+Reset, with no other
 // traffic, the key grants a full burst from idle again (as many admits at
 // one instant as the promise allows). A negative Reset, which points into
-// the past, breaks it. What follows each decision is asked of a fresh key
-// that has seen the same calls.
+// the past, breaks it. What follows a decision is asked of a fresh key that
+// has seen the same calls: after every decision of a history of up to 64
+// calls, and after those at the edges of each instant of a longer one (see
+// edges), whose branches would otherwise cost the square of its length.
 func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
@@ -91,21 +148,28 @@ func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		r := newRun(t, spec, l)
 		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
+		keep := edges(h.calls)
 		var bs []branch
 		for i, c := range h.calls {
 			if c.d.Reset < 0 {
 				break
 			}
-			bs = append(bs, branch{upto: i, at: c.t + c.d.Reset, limit: n + 1})
+			if keep[i] {
+				bs = append(bs, branch{upto: i, at: c.t + c.d.Reset, limit: n + 1})
+			}
 		}
 		got := r.branches(h, bs)
 		for i, c := range h.calls {
 			if c.d.Reset < 0 {
 				t.Fatalf("%s under %v: negative reset %d, a time before the call%s", spec.Name, l, c.d.Reset, trace(h.calls[:i+1]))
 			}
-			if at := c.t + c.d.Reset; got[i] != n {
-				t.Fatalf("%s under %v: at %d, reset %d later, %d admits at one instant, want the full %d%s", spec.Name, l, at, c.d.Reset, got[i], n, trace(h.calls[:i+1]))
+			if !keep[i] {
+				continue
 			}
+			if at := c.t + c.d.Reset; got[0] != n {
+				t.Fatalf("%s under %v: at %d, reset %d later, %d admits at one instant, want the full %d%s", spec.Name, l, at, c.d.Reset, got[0], n, trace(h.calls[:i+1]))
+			}
+			got = got[1:]
 		}
 		h.failed(r)
 	}

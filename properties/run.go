@@ -221,6 +221,33 @@ func (r run) branches(h history, bs []branch) []int64 {
 	return got
 }
 
+// allBranches is the longest history a property branches after every
+// decision of (RetryAfterHonest, ResetReachesIdle). A branch replays the
+// history up to its decision on a key of its own, so one after every
+// decision of a long history costs the square of its length: a case at 100
+// a second, with its floods of max(L, B)+2 calls, would take seconds. After
+// a longer history they branch at the edges of each instant (edges).
+const allBranches = 64
+
+// edges reports which of calls a property that branches after decisions
+// asks about: all of them in a history of at most allBranches calls; in a
+// longer one, at each instant, the first and the last call, and each call
+// next to one at the same instant that was decided the other way (the last
+// admit and the first denial of a flood). The calls between them are the
+// middle of a run of admits, or of denials, at one instant.
+func edges(calls []call) []bool {
+	keep := make([]bool, len(calls))
+	for i, c := range calls {
+		switch {
+		case len(calls) <= allBranches,
+			i == 0 || calls[i-1].t != c.t || calls[i-1].d.Allowed != c.d.Allowed,
+			i == len(calls)-1 || calls[i+1].t != c.t || calls[i+1].d.Allowed != c.d.Allowed:
+			keep[i] = true
+		}
+	}
+	return keep
+}
+
 // instants remembers atOneInstant for each limit a property has drawn: a
 // case asks it once, and searching the promise's checker for it every time
 // was a tenth of what the properties cost. The limits drawn are few (a few
