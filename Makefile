@@ -49,7 +49,7 @@ TestKeepsTheContract|TestHuntBehindAStoreIsClean|$\
 TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep|$\
 TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec|$\
 TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudgedLikeTheBuiltIns|TestDoubleRefillIsTheWeaknessOfTheOtherThree|$\
-TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
+TestKeyExpiringAtHalfItsIdleTimeIsCaught|TestMisbehavingPast64CallsIsCaught|TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
 TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|TestStoreClockClaimIsCheckedWithNodeClocksApart|$\
 TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds|TestScriptsAgreeWithTheirTwinsOnBothPaths|TestPlantedNegativeRefillScriptMatchesItsTwin|$\
 TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|$\
@@ -77,15 +77,17 @@ test:
 ## sweep, print what this run computed, and fail (with the diff) when a test fails or any of
 ## them differs from golden/ (`make golden` accepts a change).
 TABLE_TESTS := ^(TestGoldenTable|TestMutantsCaughtAndCorrectDeploymentsClean|TestGoldenSkew)$$
+## FORMAT=json prints the same run's JSON reports instead of its text tables.
+TABLE_FILES = $(if $(filter json,$(FORMAT)),table.json mutants.json,table.txt mutants.txt skew.txt)
 table:
 	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
 	$(GO) test -count=1 -run '$(TABLE_TESTS)' . -args -golden.out="$$out" >"$$out/go-test.log" 2>&1; status=$$?; \
-	for f in table.txt mutants.txt skew.txt; do \
+	for f in $(TABLE_FILES); do \
 		if [ -f "$$out/$$f" ]; then echo "== $$f (computed by this run)"; cat "$$out/$$f"; echo; \
 		else echo "make table: this run did not compute $$f"; status=1; fi; \
 	done; \
 	if [ $$status -ne 0 ]; then cat "$$out/go-test.log"; echo "make table: FAILED (go test's output above says why; \`make golden\` accepts an intended change)"; exit 1; fi; \
-	echo "make table: computed by this run, and identical to golden/table.txt, golden/mutants.txt and golden/skew.txt"
+	echo "make table: computed by this run, and identical to $(patsubst %,golden/%,$(TABLE_FILES))"
 
 ## golden: rewrite every golden file from the current code (written only when the bytes change),
 ## in the test packages that import internal/golden (the others do not take -update).

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // The machine-readable reports: the matrix as JSON (Matrix.WriteJSON) and
@@ -244,4 +246,44 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// SchemaFields lists the fields of a report schema (TableSchema or
+// HuntSchema) as paths ("cells[].peak", "conditions.limit.rate"), read
+// from the types that write it, so that the documentation can be checked
+// against what is written.
+func SchemaFields(schema string) ([]string, error) {
+	var t reflect.Type
+	switch schema {
+	case TableSchema:
+		t = reflect.TypeFor[tableJSON]()
+	case HuntSchema:
+		t = reflect.TypeFor[huntJSON]()
+	default:
+		return nil, fmt.Errorf("scenarios: no report schema %q (have %s and %s)", schema, TableSchema, HuntSchema)
+	}
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			path := prefix + name
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			switch {
+			case ft.Kind() == reflect.Struct:
+				walk(ft, path+".")
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+				out = append(out, path)
+				walk(ft.Elem(), path+"[].")
+			default:
+				out = append(out, path)
+			}
+		}
+	}
+	walk(t, "")
+	return out, nil
 }
