@@ -47,6 +47,7 @@ var allowedImports = map[string][]string{
 	"httpcheck":          {},
 	"ceiling":            {"algos", "algos/lua", "httplimit", "limiter"},
 	"live":               {"algos"},
+	"drift":              {"algos", "httplimit", "limiter", "live"},
 	"metrics":            {},
 	"traffic":            {"algos", "model"},
 	"drills":             {},
