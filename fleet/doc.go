@@ -1,5 +1,24 @@
-// Package fleet is the cached shared counter of a gateway fleet, as a
-// limiter under test: the limiter many API gateways ship, where Nodes
+// Package fleet is the two shapes a fleet of rate-limiting nodes has, each
+// as a deterministic limiter under test: the cached shared counter (Config)
+// and the owner fleet (OwnerConfig, "The owner shape" below). Replay plays
+// either on a recorded run's events: its requests on the nodes that
+// decided them, its syncs or broadcasts when its timers really fired.
+//
+// Which real designs each shape models (as documented by each project; no
+// numbers of theirs are assumed here):
+//
+//   - The cached counter: gateway plugins that count locally and push to,
+//     and read back from, a shared store on a sync interval, such as Kong's
+//     Rate Limiting Advanced plugin with a sync_rate above 0 (0 is its
+//     synchronous mode, as Sync 0 is here). No node is special: each
+//     flushes and refreshes on its own timer.
+//   - The owner fleet: peer-to-peer limiters that hash each key to an
+//     owning peer, such as gubernator's GLOBAL behavior: a peer answers
+//     from its cached copy, its hits go to the owner (gubernator batches
+//     them: Batched), the owner totals them and updates every peer with
+//     the key's status. The owner decides on the authoritative count.
+//
+// The cached shared counter is the limiter many API gateways ship, where Nodes
 // gateway nodes behind a round-robin load balancer share one counter per
 // key in a store, but each node admits against its cached copy of the
 // global count plus the units it admitted itself since it last synced, and
@@ -105,9 +124,66 @@
 // its service time is ignored) and limiter.Sized (3 cells per node and key
 // it has handled, 2 per key the store holds).
 //
+// # The owner shape
+//
+// OwnerConfig{Nodes, Sync, Batched} on the same clock, windows and round
+// robin as above; OwnerConfig.Spec is its entry point.
+//
+//   - Key k is owned by node k mod Nodes. The owner holds the key's
+//     record: a window and a count, the authoritative state. Every other
+//     node (a peer) holds a copy: a window, the count G it was told, and
+//     D, the units it admitted since.
+//   - The owner decides on its record, as the fixed window does (a denial
+//     writes nothing); the record's count may exceed Rate (peers' hits).
+//   - A peer admits a request of cost c when G + D + c ≤ Rate, and then
+//     D += c; asked about another window than its copy's, it starts over
+//     there at G = D = 0. Its hit reaches the owner the same µs, added to
+//     the record after the decision (a later window starts the record
+//     over, an earlier one is dropped); Batched, it is queued instead.
+//   - Broadcast. The owner of k broadcasts it at k'·Sync + Offset(owner)
+//     for every integer k' (owners staggered as the syncs above are), before
+//     the requests of the same µs: Batched, every peer's queue (its D) is
+//     added to the record first; then every peer's copy becomes (the
+//     instant's window, the record's count of it or 0, D = 0). Broadcasts
+//     are applied lazily per key, when a request for it arrives; only the
+//     latest instant since the last request matters, since none between
+//     can change the record.
+//   - Sync = 0: every peer asks the owner: the fixed window, call for call,
+//     any nodes, any order of times, cells included. One node: it owns
+//     every key, and it is the fixed window again, with any Sync.
+//
+// It promises algos.AlignedWindowPromise, and keeps this bound for calls in
+// time order. For one key and one aligned window w, let m_j be node j's
+// largest run in w: the units it admits in w between two broadcasts of the
+// key (within one period [k'·Sync + off, (k'+1)·Sync + off) of its owner).
+//
+//	hits at once:  admitted in w ≤ Rate + Σ_{j ≠ owner} m_j
+//	batched:       admitted in w ≤ Rate + Σ_j m_j − max_j m_j
+//
+// both ≤ Rate + (Nodes − 1)·max_j m_j ≤ Nodes·Rate; with Sync = 0 or one
+// node, ≤ Rate.
+//
+// Proof. Let C be the record's count of w. At w's start and at each
+// broadcast in w (the refresh points) every copy of w is (G = C, D = 0),
+// and C is every unit of w admitted before it: at once because each hit
+// lands as it is admitted, batched because the broadcast takes every
+// queue first (a copy started over inside w started at C = 0, at w's
+// start). Let b be the last refresh point with C < Rate (w's start is
+// one). At every later broadcast C ≥ Rate, and from then on no peer (G ≥
+// Rate) and not the owner (its count includes C) admits in w. So every
+// unit after b is admitted before the next broadcast: node j adds D_j ≤
+// m_j, and each peer's D_j ≤ Rate − C(b). Batched, the owner's count is
+// C(b) plus its own D, so its D ≤ Rate − C(b) as well: admitted = C(b) +
+// Σ_j D_j ≤ Rate + Σ_{j ≠ j1} D_j for any j1; take j1 with the largest m.
+// At once, if the owner admits after b, its last admit leaves the count ≤
+// Rate and only peers admit after it, at most D_j each; if it does not,
+// admitted = C(b) + Σ_peers D_j ≤ Rate + the other peers' D_j. Nodes·Rate
+// is reached: at one instant the owner admits Rate, then each peer Rate on
+// its copy of 0.
+//
 // # What it owns, and what it must not import
 //
-// The fleet's model: the store, the nodes' views, the round robin and the
-// lazy sync schedule. From this module it imports algos and limiter only:
+// The fleets' models: the store, the owner's records, the nodes' views,
+// the round robin, the lazy sync and broadcast schedules, and Replay. From this module it imports algos and limiter only:
 // no simulator, no Redis. Outside it imports the standard library only.
 package fleet

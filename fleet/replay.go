@@ -1,0 +1,147 @@
+package fleet
+
+import (
+	"fmt"
+
+	"github.com/overshoot-go/overshoot/algos"
+)
+
+// Event is one thing a fleet did, as a recorded run hands it to Replay: a
+// node deciding a request, or a node's tick. A live fleet's timers fire
+// late and its load balancer need not be a round robin; a replay takes
+// both as they happened instead of the model's schedule.
+type Event struct {
+	// At is when, in µs on the calls' clock.
+	At int64
+	// Node is the node that decided the request, or that ticked.
+	Node int
+	// Key and Cost (at least 1) are the request's; a tick has neither.
+	Key  int
+	Cost int64
+	// Tick marks a tick of Node instead of a request: for the cached
+	// counter, Node's sync (every key it holds); for the owner fleet,
+	// Node's broadcast of every key it owns.
+	Tick bool
+}
+
+func (e Event) check(nodes int) error {
+	switch {
+	case e.Node < 0 || e.Node >= nodes:
+		return fmt.Errorf("fleet: node %d is outside a fleet of %d", e.Node, nodes)
+	case e.At < -algos.MaxTime || e.At > algos.MaxTime:
+		return fmt.Errorf("fleet: time %d µs is outside ±algos.MaxTime", e.At)
+	case e.Tick:
+		return nil
+	case e.Cost < 1:
+		return fmt.Errorf("fleet: a request's cost must be at least 1, got %d", e.Cost)
+	case e.Key < 0:
+		return fmt.Errorf("fleet: negative key %d", e.Key)
+	}
+	return nil
+}
+
+// Replay plays events, in the order given, on a fresh cached-counter fleet
+// c enforcing l, and returns the decision of each (the zero Decision for a
+// tick). Each request is decided by its Node, and each node syncs at its
+// ticks only: Sync's schedule is not applied, but a Sync of 0 still makes
+// the fleet synchronous (every tick does nothing). Fed the ticks of the
+// schedule (every k·Sync + Offset(j), before the requests of the same µs,
+// in node order) it decides every request as Spec's limiter does.
+func (c Config) Replay(l algos.Limit, events []Event) ([]algos.Decision, error) {
+	f, err := New(c, l)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]algos.Decision, len(events))
+	for i, e := range events {
+		if err := e.check(c.Nodes); err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		if e.Tick {
+			if c.Sync > 0 {
+				for key := range f.keys {
+					if k := &f.keys[key]; k.views != nil {
+						f.sync(k, e.Node, e.At)
+					}
+				}
+			}
+			continue
+		}
+		out[i] = f.decideOn(e.Node, e.Key, e.At, e.Cost)
+	}
+	return out, nil
+}
+
+// decideOn is AllowWeighed's decision on node, with no sync applied.
+func (f *Limiter) decideOn(node, key int, now, cost int64) algos.Decision {
+	for key >= len(f.keys) {
+		f.keys = append(f.keys, keyState{})
+	}
+	k := &f.keys[key]
+	f.calls++
+	f.handled[node]++
+	idx := algos.FloorDiv(now, f.limit.Window)
+	end := (idx+1)*f.limit.Window - now
+	if f.cfg.Sync == 0 {
+		return f.decideSynchronous(k, idx, end, cost)
+	}
+	if k.views == nil {
+		k.seen, k.upto = true, now
+		k.views = make([]view, f.cfg.Nodes)
+	}
+	v := &k.views[node]
+	switch {
+	case !v.touched:
+		*v = view{touched: true, win: idx}
+		k.touched = append(k.touched, node)
+		f.cells += 3
+	case v.win != idx:
+		if v.d != 0 {
+			k.dirty--
+		}
+		*v = view{touched: true, win: idx}
+	}
+	d := algos.Decision{Reset: end}
+	if cost <= f.limit.Rate-v.g-v.d {
+		if v.d == 0 {
+			k.dirty++
+		}
+		v.d += cost
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	d.Remaining = max(0, f.limit.Rate-v.g-v.d)
+	return d
+}
+
+// Replay plays events, in the order given, on a fresh owner fleet c
+// enforcing l, and returns the decision of each (the zero Decision for a
+// tick). Each request is decided by its Node, and a tick of node j is its
+// broadcast of every key it owns that has been asked about: Sync's schedule
+// is not applied, but a Sync of 0 still makes the fleet synchronous. Fed
+// the broadcasts of the schedule (before the requests of the same µs) it
+// decides every request as Spec's limiter does.
+func (c OwnerConfig) Replay(l algos.Limit, events []Event) ([]algos.Decision, error) {
+	o, err := NewOwner(c, l)
+	if err != nil {
+		return nil, err
+	}
+	o.manual = true
+	out := make([]algos.Decision, len(events))
+	for i, e := range events {
+		if err := e.check(c.Nodes); err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		if e.Tick {
+			if c.Sync > 0 {
+				for key := e.Node; key < len(o.keys); key += c.Nodes {
+					o.broadcast(key, &o.keys[key], e.At)
+				}
+			}
+			continue
+		}
+		out[i] = o.decide(e.Node, e.Key, e.At, e.Cost)
+	}
+	return out, nil
+}
