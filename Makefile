@@ -8,7 +8,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 REDIS_IMAGE ?= overshoot/redis:7-local
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills plan bench libraries lint badges clean-containers
+.PHONY: all test test-race table golden mutants redis redis-image redis-bench study load drills plan bench libraries lint badges clean-containers ceiling-gate
 
 all: lint test
 
@@ -95,6 +95,15 @@ GOLDEN_PACKAGES = $(shell $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {
 	awk '{for (i = 2; i <= NF; i++) if ($$i ~ /\/internal\/golden$$/) {print $$1; break}}')
 golden:
 	$(GO) test -count=1 $(GOLDEN_PACKAGES) -update
+
+## ceiling-gate: the live ceiling's judged rates, written to $(OVERSHOOT_CEILING_ARTIFACT)/ceiling.json
+## and compared with the one an earlier run left there (±5%, naming both runs).
+OVERSHOOT_CEILING_ARTIFACT ?= .ceiling
+OVERSHOOT_CEILING_RUN ?= local
+ceiling-gate:
+	mkdir -p $(OVERSHOOT_CEILING_ARTIFACT)
+	OVERSHOOT_REQUIRE_REDIS=1 OVERSHOOT_CEILING_ARTIFACT=$(abspath $(OVERSHOOT_CEILING_ARTIFACT)) \
+	OVERSHOOT_CEILING_RUN=$(OVERSHOOT_CEILING_RUN) $(GO) test ./ceiling/ -run 'TestCeilingArtifact$$' -count=1 -v
 
 ## mutants: planted bugs must be caught and correct deployments stay clean, on 200 seeds.
 mutants:

@@ -18,6 +18,12 @@
 // stall that starves the drive leaves less of the run judged, never a
 // shortfall.
 //
+// A live run is kept from run to run as an Artifact (schema
+// ArtifactSchema): each row's judged accepted rate (JudgedRow), written
+// atomically (SaveArtifact), and compared with the previous run's
+// (CompareArtifacts, CompareWithPrevious), so that a drift of the ceiling
+// beyond a stated tolerance fails, naming both runs.
+//
 // # What it owns, and what it must not import
 //
 // The fleet, the drivers and the table. It imports httplimit, algos,
