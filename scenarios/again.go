@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -35,12 +36,24 @@ type playedAgain struct {
 // changed) and gives each client whose answers differ a finding of
 // p.breach at its first difference, with both runs' answers to it.
 func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[NumClients]kinds) error {
+	first, second := &sc.answers[0], &sc.answers[1]
+	sc.answersOf(&plain, res, first)
+	// A closed-loop client stops at its first answer unlike the first
+	// run's: past it the comparison reads nothing, and a limiter that
+	// admits what it refused before would have it send for the rest of
+	// the run (a retry-after client takes ten times the limit).
+	again.Loop = slices.Clone(again.Loop)
+	for i, lc := range again.Loop {
+		if lc.Key < 0 || lc.Key >= NumClients {
+			continue
+		}
+		want, newClient := first[lc.Key], lc.New
+		again.Loop[i].New = func() model.Client { return &untilDifferent{Client: newClient(), want: want} }
+	}
 	if err := model.RunInto(again, &sc.againRes); err != nil {
 		return fmt.Errorf("the run again with %s: %w", p.what, err)
 	}
-	first, second := &sc.answers[0], &sc.answers[1]
 	width := max(utf8.RuneCountInString(p.first), utf8.RuneCountInString(p.second))
-	sc.answersOf(&plain, res, first)
 	sc.answersOf(&again, &sc.againRes, second)
 	for c := range NumClients {
 		a, b := first[c], second[c]
@@ -95,4 +108,29 @@ func (a answer) text() string {
 		return "error"
 	}
 	return answerText(a.d)
+}
+
+// untilDifferent is a closed-loop client that sends as the one it wraps
+// until an answer differs from want, the answers of the first run, in
+// order, and then stops.
+type untilDifferent struct {
+	model.Client
+	want []answer
+	n    int
+}
+
+// Next stops at the first answer unlike want's, and is the wrapped
+// client's Next otherwise.
+func (u *untilDifferent) Next(last *model.Reply) (int64, bool) {
+	if last != nil {
+		got := answer{send: last.Send, d: last.Decision, failed: last.Err != nil}
+		if got.failed {
+			got.d = algos.Decision{}
+		}
+		if u.n >= len(u.want) || u.want[u.n] != got {
+			return 0, false
+		}
+		u.n++
+	}
+	return u.Client.Next(last)
 }
