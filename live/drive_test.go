@@ -50,6 +50,7 @@ func TestDriveRejectsBadInput(t *testing.T) {
 // header, the path and the body, and every request is recorded with its
 // parsed answer.
 func TestDriveRecordsEveryRequestRoundRobin(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		node               int
 		header, path, body string
@@ -102,6 +103,7 @@ func TestDriveRecordsEveryRequestRoundRobin(t *testing.T) {
 // A target that never answers costs Drive at most its Duration and one
 // Timeout; the requests over the in-flight bound are recorded unsent.
 func TestDriveIsBoundedByDurationAndTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
 	stuck := live.Func(func(context.Context, string) (algos.Decision, error) { <-release; return algos.Decision{}, nil })
@@ -132,6 +134,7 @@ func TestDriveIsBoundedByDurationAndTimeout(t *testing.T) {
 // Drive stops on its context's end, returning what it recorded and the
 // context's error.
 func TestDriveStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	ok := live.Func(func(context.Context, string) (algos.Decision, error) { return algos.Decision{Allowed: true}, nil })
@@ -143,6 +146,7 @@ func TestDriveStopsWithItsContext(t *testing.T) {
 
 // A target that panics is recorded as an error, the run goes on.
 func TestDriveRecordsAPanic(t *testing.T) {
+	t.Parallel()
 	boom := live.Func(func(context.Context, string) (algos.Decision, error) { panic("boom") })
 	recs, err := live.Drive(context.Background(), boom, live.Load{Rate: 20, Duration: 200 * time.Millisecond})
 	if err != nil || len(recs) == 0 || recs[0].Err == nil || !strings.Contains(recs[0].Err.Error(), "boom") {
