@@ -34,7 +34,11 @@ func yourService() []string {
 // the row. This service keeps a bucket per node, and is caught.
 func Example() {
 	nodes := yourService() // e.g. []string{"http://10.0.0.1:8080", "http://10.0.0.2:8080"}
+	fmt.Print(judgeService(nodes))
+}
 
+// judgeService is the example's lines: the target, the load, the judge.
+func judgeService(nodes []string) live.Verdict {
 	target := live.HTTP{Nodes: nodes, Path: "/v1/search", KeyHeader: "X-API-Key"}
 	load := live.Load{Rate: 50, Duration: 2 * time.Second}
 	records, err := live.Drive(context.Background(), target, load)
@@ -42,13 +46,17 @@ func Example() {
 		log.Fatal(err)
 	}
 	limit := algos.MustLimit(10, algos.Second, 10)
-	verdict := live.Judge(records, algos.BucketPromise(limit), limit)
-	fmt.Print(verdict)
+	return live.Judge(records, algos.BucketPromise(limit), limit)
 }
 
-// The example runs (an example without an Output comment is only
-// compiled): its numbers vary from run to run, its verdict does not.
+// The example's lines catch the service it stands for (a bucket per node
+// behind three nodes): its numbers vary from run to run, its verdict does
+// not, so the example has no Output comment and this test holds the
+// verdict.
 func TestExample(t *testing.T) {
 	t.Parallel()
-	Example()
+	v := judgeService(yourService())
+	if _, caught := v.Caught(live.OverAdmission); !caught {
+		t.Errorf("three nodes with a bucket each, 50/s against 10/s, were not caught:\n%s", v)
+	}
 }
