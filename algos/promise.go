@@ -58,6 +58,37 @@ func NewPromise(text string, check func(sorted []int64) *Violation) Promise {
 	return Promise{Text: text, kind: ownPromise, check: check}
 }
 
+// PromiseShape says which of the built-in promises a Promise is, for a
+// checker that cannot place admits at exact times and so must reason about
+// the promise's form (a client judging a live service from outside).
+type PromiseShape uint8
+
+// The promise shapes: the four built in, and a promise of a user's own
+// (NewPromise), or the zero Promise, which states none of them.
+const (
+	OwnShape PromiseShape = iota
+	BucketShape
+	AlignedWindowShape
+	SlidingWindowShape
+	AnchoredWindowShape
+)
+
+// Shape is which built-in promise p is (OwnShape for any other), and the
+// limit it was made for (the zero Limit for OwnShape).
+func (p Promise) Shape() (PromiseShape, Limit) {
+	switch p.kind {
+	case bucketPromise:
+		return BucketShape, p.limit
+	case alignedWindowPromise:
+		return AlignedWindowShape, p.limit
+	case slidingWindowPromise:
+		return SlidingWindowShape, p.limit
+	case anchoredWindowPromise:
+		return AnchoredWindowShape, p.limit
+	}
+	return OwnShape, Limit{}
+}
+
 // BucketPromise: at most B + L·Δ/W admits in any closed interval of length Δ.
 // Token bucket, leaky bucket and GCRA promise this.
 func BucketPromise(l Limit) Promise {

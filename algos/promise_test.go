@@ -175,3 +175,30 @@ func TestPromiseOnAZeroLimitIsAViolationThatSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A promise says which of the four built-in promises it is, and for which
+// limit, however its text reads: a promise of one's own in a bucket's words
+// is still one's own.
+func TestPromiseShapeIsTheConstructorsNotTheText(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 20)
+	for _, c := range []struct {
+		p    algos.Promise
+		want algos.PromiseShape
+	}{
+		{algos.BucketPromise(l), algos.BucketShape},
+		{algos.AlignedWindowPromise(l), algos.AlignedWindowShape},
+		{algos.SlidingWindowPromise(l), algos.SlidingWindowShape},
+		{algos.AnchoredWindowPromise(l), algos.AnchoredWindowShape},
+	} {
+		if shape, made := c.p.Shape(); shape != c.want || made != l {
+			t.Errorf("%q: shape %d for %v, want %d for %v", c.p.Text, shape, made, c.want, l)
+		}
+	}
+	own := algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil })
+	if shape, made := own.Shape(); shape != algos.OwnShape || made != (algos.Limit{}) {
+		t.Errorf("a promise of one's own in a bucket's words: shape %d for %v, want OwnShape", shape, made)
+	}
+	if shape, _ := (algos.Promise{}).Shape(); shape != algos.OwnShape {
+		t.Errorf("the zero Promise: shape %d, want OwnShape", shape)
+	}
+}

@@ -204,14 +204,19 @@ const (
 	windowsShape              // L in each window the client cannot see
 )
 
-// shapeOf recognises the four built-in promises of l by their text.
+// shapeOf is how a client can judge p: by its shape (algos.Promise.Shape),
+// when it is one of the four built-in promises made for l.
 func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
-	switch p.Text {
-	case algos.BucketPromise(l).Text:
+	shape, made := p.Shape()
+	if made != l {
+		return unknownShape
+	}
+	switch shape {
+	case algos.BucketShape:
 		return bucketShape
-	case algos.SlidingWindowPromise(l).Text:
+	case algos.SlidingWindowShape:
 		return slidingShape
-	case algos.AlignedWindowPromise(l).Text, algos.AnchoredWindowPromise(l).Text:
+	case algos.AlignedWindowShape, algos.AnchoredWindowShape:
 		return windowsShape
 	}
 	return unknownShape

@@ -187,10 +187,11 @@ func TestUnjudgedPromisesAreSaid(t *testing.T) {
 	recs := []Record{{Key: "k", Sent: 1, Answered: 2, Answer: Answer{Decision: algos.Decision{Allowed: true}}}}
 	own := algos.NewPromise("mine", func([]int64) *algos.Violation { return nil })
 	for name, v := range map[string]Verdict{
-		"own promise":          Judge(recs, own, l),
-		"another limit's":      Judge(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
-		"an invalid limit":     Judge(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
-		"answered before sent": Judge([]Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
+		"own promise":              Judge(recs, own, l),
+		"own, in a bucket's words": Judge(recs, algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil }), l),
+		"another limit's":          Judge(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
+		"an invalid limit":         Judge(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
+		"answered before sent":     Judge([]Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
 	} {
 		if v.Clean() || v.Unjudged == "" || !strings.Contains(v.Row(), "unjudged: ") {
 			t.Errorf("%s: %s", name, v.Row())
