@@ -201,6 +201,15 @@ func (f *Limiter) AllowWeighed(_ context.Context, key int, now int64, w limiter.
 		f.syncUpTo(k, now)
 	}
 
+	return f.decideOnView(k, node, idx, end, w.Cost), nil
+}
+
+// decideOnView is node's decision on its view of k, for a cost in window
+// idx, end µs before the window ends: the view starts over in a window
+// other than its own, then admits when its cached count plus its delta
+// plus the cost is at most Rate. Syncs are the caller's (AllowWeighed
+// applies the schedule's, Replay the recorded ticks).
+func (f *Limiter) decideOnView(k *keyState, node int, idx, end, cost int64) algos.Decision {
 	v := &k.views[node]
 	switch {
 	case !v.touched:
@@ -214,42 +223,52 @@ func (f *Limiter) AllowWeighed(_ context.Context, key int, now int64, w limiter.
 		*v = view{touched: true, win: idx}
 	}
 	d := algos.Decision{Reset: end}
-	if w.Cost <= f.limit.Rate-v.g-v.d {
+	if cost <= f.limit.Rate-v.g-v.d {
 		if v.d == 0 {
 			k.dirty++
 		}
-		v.d += w.Cost
+		v.d += cost
 		d.Allowed = true
 	} else {
 		d.RetryAfter = end
 	}
 	d.Remaining = max(0, f.limit.Rate-v.g-v.d)
-	return d, nil
+	return d
 }
 
 // decideSynchronous is a decision of a fleet whose every request reads and
-// writes the store: the fixed window's, on the store's record. A denial
-// writes nothing (for a cost of 1 the store already holds that window and
-// count; for more, as limiter.Memory, a refused request leaves the key as
-// it was).
+// writes the store: the fixed window's, on the store's record.
 func (f *Limiter) decideSynchronous(k *keyState, idx, end, cost int64) algos.Decision {
-	count := int64(0)
-	if k.store.set && k.store.win == idx {
-		count = k.store.count
+	d, added := decideOnRecord(&k.store, f.limit.Rate, idx, end, cost)
+	if added {
+		f.cells += 2
 	}
-	d := algos.Decision{Reset: end}
-	if cost <= f.limit.Rate-count {
+	return d
+}
+
+// decideOnRecord is the fixed window of rate units on rec, for a cost in
+// window idx, end µs before the window ends, and whether it wrote a record
+// that was not there (2 cells more). A denial writes nothing (for a cost
+// of 1 the record already holds that window and count; for more, as
+// limiter.Memory, a refused request leaves the key as it was). The record
+// may hold more than rate (an owner's, with its peers' hits beyond it); it
+// then admits nothing.
+func decideOnRecord(rec *record, rate, idx, end, cost int64) (d algos.Decision, added bool) {
+	count := int64(0)
+	if rec.set && rec.win == idx {
+		count = rec.count
+	}
+	d = algos.Decision{Reset: end}
+	if cost <= rate-count {
 		count += cost
 		d.Allowed = true
-		if !k.store.set {
-			f.cells += 2
-		}
-		k.store = record{set: true, win: idx, count: count}
+		added = !rec.set
+		*rec = record{set: true, win: idx, count: count}
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = max(0, f.limit.Rate-count)
-	return d
+	d.Remaining = max(0, rate-count)
+	return d, added
 }
 
 // syncUpTo applies every sync instant in (k.upto, t], in time order, ties

@@ -190,7 +190,7 @@ func (o *Owner) decide(node, key int, now, cost int64) algos.Decision {
 	if o.cfg.Sync == 0 || node == o.cfg.Owner(key) {
 		// The owner decides on its own record; with Sync 0 every peer
 		// forwards the request to it and relays its answer.
-		return o.decideOnRecord(k, idx, end, cost)
+		return o.decideOwn(k, idx, end, cost)
 	}
 	v := &k.views[node]
 	if !v.touched || v.win != idx {
@@ -215,26 +215,13 @@ func (o *Owner) decide(node, key int, now, cost int64) algos.Decision {
 	return d
 }
 
-// decideOnRecord is the fixed window on the owner's record, as the cached
-// counter's synchronous decision: a denial writes nothing. The record may
-// hold more than Rate (peers' hits beyond it); it then admits nothing.
-func (o *Owner) decideOnRecord(k *ownerKey, idx, end, cost int64) algos.Decision {
-	count := int64(0)
-	if k.rec.set && k.rec.win == idx {
-		count = k.rec.count
+// decideOwn is the owner's decision: the fixed window on its record
+// (decideOnRecord).
+func (o *Owner) decideOwn(k *ownerKey, idx, end, cost int64) algos.Decision {
+	d, added := decideOnRecord(&k.rec, o.limit.Rate, idx, end, cost)
+	if added {
+		o.cells += 2
 	}
-	d := algos.Decision{Reset: end}
-	if cost <= o.limit.Rate-count {
-		count += cost
-		d.Allowed = true
-		if !k.rec.set {
-			o.cells += 2
-		}
-		k.rec = record{set: true, win: idx, count: count}
-	} else {
-		d.RetryAfter = end
-	}
-	d.Remaining = max(0, o.limit.Rate-count)
 	return d
 }
 

@@ -89,30 +89,7 @@ func (f *Limiter) decideOn(node, key int, now, cost int64) algos.Decision {
 		k.seen, k.upto = true, now
 		k.views = make([]view, f.cfg.Nodes)
 	}
-	v := &k.views[node]
-	switch {
-	case !v.touched:
-		*v = view{touched: true, win: idx}
-		k.touched = append(k.touched, node)
-		f.cells += 3
-	case v.win != idx:
-		if v.d != 0 {
-			k.dirty--
-		}
-		*v = view{touched: true, win: idx}
-	}
-	d := algos.Decision{Reset: end}
-	if cost <= f.limit.Rate-v.g-v.d {
-		if v.d == 0 {
-			k.dirty++
-		}
-		v.d += cost
-		d.Allowed = true
-	} else {
-		d.RetryAfter = end
-	}
-	d.Remaining = max(0, f.limit.Rate-v.g-v.d)
-	return d
+	return f.decideOnView(k, node, idx, end, cost)
 }
 
 // Replay plays events, in the order given, on a fresh owner fleet c
