@@ -26,32 +26,6 @@ type sizedWeighed interface {
 	limiter.Sized
 }
 
-// sameAsFixedWindowOf is sameAsFixedWindow for a fleet of either shape.
-func sameAsFixedWindowOf(t *rapid.T, f sizedWeighed, l algos.Limit, calls []call, sameCells bool) {
-	m, err := limiter.NewMemory(algos.FixedWindow, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for i, c := range calls {
-		w := limiter.Weight{Cost: c.cost}
-		got, err := f.AllowWeighed(ctx, c.key, c.t, w)
-		if err != nil {
-			t.Fatalf("call %d %v: %v", i, c, err)
-		}
-		want, err := m.AllowWeighed(ctx, c.key, c.t, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Allowed != want.Allowed || c.cost == 1 && got != want {
-			t.Fatalf("call %d %v: the fleet says %+v, the fixed window %+v", i, c, got, want)
-		}
-		if sameCells && f.Cells() != m.Cells() {
-			t.Fatalf("call %d %v: the fleet holds %d cells, the fixed window %d", i, c, f.Cells(), m.Cells())
-		}
-	}
-}
-
 // Synchronous, any number of nodes, batched or not, any order of times,
 // any costs: every peer asks the owner, and the owner fleet is
 // algos.FixedWindow, cells included.
@@ -59,7 +33,7 @@ func TestOwnerSynchronousIsTheFixedWindow(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
 		c := fleet.OwnerConfig{Nodes: rapid.IntRange(1, 8).Draw(t, "nodes"), Batched: rapid.Bool().Draw(t, "batched")}
-		sameAsFixedWindowOf(t, newOwner(t, c, l), l, drawTrace(t, -200, 400, false), true)
+		sameAsFixedWindow(t, newOwner(t, c, l), l, drawTrace(t, -200, 400, false), true)
 	})
 }
 
@@ -70,7 +44,7 @@ func TestOwnerOneNodeIsTheFixedWindow(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
 		c := fleet.OwnerConfig{Nodes: 1, Sync: rapid.Int64Range(0, 200).Draw(t, "sync"), Batched: rapid.Bool().Draw(t, "batched")}
-		sameAsFixedWindowOf(t, newOwner(t, c, l), l, drawTrace(t, -200, 400, false), true)
+		sameAsFixedWindow(t, newOwner(t, c, l), l, drawTrace(t, -200, 400, false), true)
 	})
 }
 

@@ -61,7 +61,7 @@ func newFleet(t *rapid.T, c fleet.Config, l algos.Limit) *fleet.Limiter {
 // by design: limiter.Memory reports its first refused unit's), and, when
 // sameCells, Cells (a synchronous fleet holds what the fixed window holds;
 // a syncing node holds 3 integers per key, not 2).
-func sameAsFixedWindow(t *rapid.T, f *fleet.Limiter, l algos.Limit, calls []call, sameCells bool) {
+func sameAsFixedWindow(t *rapid.T, f sizedWeighed, l algos.Limit, calls []call, sameCells bool) {
 	m, err := limiter.NewMemory(algos.FixedWindow, l)
 	if err != nil {
 		t.Fatal(err)
