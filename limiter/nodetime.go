@@ -11,14 +11,9 @@ import "context"
 
 type nodeTimeKey struct{}
 
-// WithNodeTime returns ctx carrying t, the time in µs the calling node's
-// clock read when it sent the request, for NodeTime to give back.
-func WithNodeTime(ctx context.Context, t int64) context.Context {
-	return context.WithValue(ctx, nodeTimeKey{}, t)
-}
-
 // NodeTime is the time the calling node's clock read when it sent the
-// request (WithNodeTime, NodeTimeContext), and whether ctx carries one. A
+// request (a NodeTimeContext, or a context made from one), and whether ctx
+// carries one. A
 // CallerClock limiter is told the same time as its now; a StoreClock
 // limiter that sends its node's time to its store takes it from here, and
 // is then no longer a store-clock limiter (the hunt's ReadsNodeClock
