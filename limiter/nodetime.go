@@ -13,11 +13,10 @@ type nodeTimeKey struct{}
 
 // NodeTime is the time the calling node's clock read when it sent the
 // request (a NodeTimeContext, or a context made from one), and whether ctx
-// carries one. A
-// CallerClock limiter is told the same time as its now; a StoreClock
-// limiter that sends its node's time to its store takes it from here, and
-// is then no longer a store-clock limiter (the hunt's ReadsNodeClock
-// breach).
+// carries one. A CallerClock limiter is told the same time as its now; a
+// StoreClock limiter that sends its node's time to its store takes it from
+// here, and is then no longer a store-clock limiter (the hunt's
+// ReadsNodeClock breach).
 func NodeTime(ctx context.Context) (int64, bool) {
 	if c, ok := ctx.(*NodeTimeContext); ok {
 		return c.t, true // without boxing t, once per call of a run
