@@ -109,22 +109,42 @@ func PerKey(newKey func(l algos.Limit, first int64) (Decider, error)) func(l alg
 type perKey struct {
 	newKey func(algos.Limit, int64) (Decider, error)
 	limit  algos.Limit
+	// keys holds the keys below denseKeys by index, sparse the others: a
+	// run whose keys were moved far apart (the hunt's isolation check puts
+	// them at i + 65536) must not pay for every index below them.
 	keys   []Decider
+	sparse map[int]Decider
 }
+
+// denseKeys is how many keys perKey keeps by index.
+const denseKeys = 4096
 
 func (p *perKey) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
 	}
-	for key >= len(p.keys) {
-		p.keys = append(p.keys, nil)
+	var d Decider
+	if key < denseKeys {
+		if key >= len(p.keys) {
+			p.keys = append(p.keys, make([]Decider, key+1-len(p.keys))...)
+		}
+		d = p.keys[key]
+	} else {
+		d = p.sparse[key]
 	}
-	if p.keys[key] == nil {
-		d, err := p.newKey(p.limit, now)
-		if err != nil {
+	if d == nil {
+		var err error
+		if d, err = p.newKey(p.limit, now); err != nil {
 			return algos.Decision{}, err
 		}
-		p.keys[key] = d
+		if key < denseKeys {
+			p.keys[key] = d
+		} else {
+			if p.sparse == nil {
+				p.sparse = map[int]Decider{}
+			}
+			p.sparse[key] = d
+		}
 	}
-	return p.keys[key].Decide(now), nil
+	return d.Decide(now), nil
 }

@@ -29,6 +29,7 @@ func tokenBucketScript(t *testing.T) replay.Subject {
 }
 
 func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
+	t.Parallel() // errors only, on no clock
 	script := tokenBucketScript(t)
 	storeClock := script
 	storeClock.Spec.Clock = limiter.StoreClock
@@ -71,6 +72,7 @@ func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
 // A node whose Connect fails, panics or returns nothing stops the run with
 // an error naming the node, before any request is sent.
 func TestPlayLiveReportsAConnectThatFails(t *testing.T) {
+	t.Parallel() // errors only, on no clock
 	s := redistest.Start(t)
 	script := tokenBucketScript(t)
 	for _, tc := range []struct {

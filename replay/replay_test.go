@@ -90,6 +90,7 @@ func TestReplayTellsTheAlgorithmWhatRedisWasTold(t *testing.T) {
 }
 
 func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
+	t.Parallel() // errors only, on no clock
 	requests := []model.Request{{Key: 0, Send: 0}}
 	base := replay.Case{Name: "bad", Algorithm: algos.TokenBucket, Limit: oneAtATime, Nodes: 1, Requests: requests}
 	for _, tc := range []struct {

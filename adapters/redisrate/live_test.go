@@ -75,6 +75,7 @@ func TestLiveFleetMatchesItsTwin(t *testing.T) {
 // Nodes connected with one prefix share each key, as a fleet does: a
 // burst of 1 spent by one node is spent for the other.
 func TestConnectSharesThePrefix(t *testing.T) {
+	t.Parallel() // keys and counts only, on no clock
 	s := redistest.Start(t)
 	rdb := s.Client(t)
 	l := algos.MustLimit(1, 60*algos.Second, 1)

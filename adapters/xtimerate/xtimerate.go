@@ -202,7 +202,12 @@ func (k *key) first(now int64, tok, target float64, ok func(float64) bool) int64
 		}
 		lo, hi = hi, min(2*hi, maxWait)
 	}
-	if hi-lo > 1 {
+	// The estimate is usually right or a µs or two late: step back from it
+	// before searching the rest.
+	for range 2 {
+		if hi-lo <= 1 {
+			break
+		}
 		if !at(hi - 1) {
 			return hi
 		}
