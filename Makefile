@@ -32,7 +32,9 @@ all: lint test
 ## 225 s under -race, 15 s without); adapters/redislib's example script under the properties
 ## (84 s and 3 s); the rapid properties of whole limiters (package properties: 60 s of a loaded
 ## run under -race; its Fails and parallel checks stay raced), the judge's one-pass readings
-## against its sorted ones (scenarios), the Lua pattern matcher and format fast path against
+## against its sorted ones and the shards' merge against the whole run (scenarios: it plays every
+## run once whole and six times in shards: 2 s under -race alone on two cores, 0.2 s without;
+## the shards' refusals stay raced), the Lua pattern matcher and format fast path against
 ## gopher-lua's (simredis), the adversary's searches (its determinism test stays raced), the
 ## planted sliding counter's contract, and the fast checkers against brute force on every small
 ## admit set (algos): one goroutine each, 80 s of the race run between them. The model's
@@ -52,7 +54,7 @@ TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudged
 TestKeyExpiringAtHalfItsIdleTimeIsCaught|TestMisbehavingPast64CallsIsCaught|TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
 TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|TestStoreClockClaimIsCheckedWithNodeClocksApart|$\
 TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds|TestScriptsAgreeWithTheirTwinsOnBothPaths|TestPlantedNegativeRefillScriptMatchesItsTwin|$\
-TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|$\
+TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|TestShardsMergeIntoTheWholeRun|$\
 TestSearchFindsTheAttacks|TestGoldenAttacks|TestSearchFindsNoneWhereThePromiseHolds|$\
 TestSlidingCounterWrongWeightKeepsTheContract|$\
 TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\
@@ -181,13 +183,71 @@ lint:
 ## `make test` (a broken finding is a red badge with its number; one the record shows did not
 ## run, red "not run: <why>"). With BADGES_NOT_RUN=<step> (.ci/run sets it when a step before
 ## the tests failed) no record is read: every finding's badge is red, "not run: <step>".
-## BADGES_DIR is where they are written.
+## TEST_JSON=<file> reads another record: make merge's, or CI's (make test's with make merge's
+## after it: where two verdicts on a finding are read, the later is kept). BADGES_DIR is where they
+## are written.
 BADGES_DIR ?= badges
 badges:
 	$(GO) run ./cmd/badges -json $(TEST_JSON) -dir $(BADGES_DIR)$(if $(BADGES_NOT_RUN), -not-run '$(BADGES_NOT_RUN)')
+
+## report: one static HTML report of a run in $(REPORT_DIR) (open its index.html; CI keeps it as an
+## artifact): the findings' verdicts and measured numbers, the matrix, the hunt with a link to each
+## breach's trace, and the charts. The matrix, the hunt and the charts are always computed by this
+## run (REPORT_TESTS and the metrics chart, their reports kept with -golden.out), never golden/'s
+## files. The verdicts come from the record in REPORT_RECORD when it is set (`make test report` sets
+## it to the record make test just kept, and so does .ci/run), else from running every TestFinding
+## here too (about two minutes; the live ones need a Redis, as in make test). The report is then
+## opened in headless Chromium (package report's browser test: skipped without Chromium unless
+## OVERSHOOT_REQUIRE_BROWSER=1). It fails when a test failed, after writing the report.
+.PHONY: report
+REPORT_DIR ?= .report
+REPORT_RECORD ?= $(if $(filter test,$(MAKECMDGOALS)),$(TEST_JSON))
+REPORT_TESTS := ^(TestGoldenTable|TestMutantsCaughtAndCorrectDeploymentsClean|TestGoldenSkew|TestGoldenSweeps|TestGoldenPlanningComparison|TestFindingCachedCounterOvershootGrowsWithTheSyncInterval)$$
+report:
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; status=0; \
+	run() { part=$$1; shift; \
+		$(GO) tool gotestsum --format standard-quiet --jsonfile "$$out/$$part.json" -- -count=1 "$$@" || status=1; }; \
+	record='$(REPORT_RECORD)'; \
+	if [ -n "$$record" ]; then \
+		[ -s "$$record" ] || { echo "make report: no test record at $$record"; exit 1; }; \
+		echo "make report: the findings' verdicts from $$record; the tables and charts computed now"; \
+		run root -run '$(REPORT_TESTS)' . -args -golden.out="$$out/reports"; \
+	else \
+		echo "make report: running every finding, and the tables and charts"; \
+		pkgs=$$($(GO) run ./cmd/report -packages) || exit 1; pkgs=$$(grep -vx '$(MODULE)' <<<"$$pkgs" || true); \
+		run root -run '$(REPORT_TESTS)|^TestFinding' . -args -golden.out="$$out/reports"; \
+		if [ -n "$$pkgs" ]; then run findings -run '^TestFinding' $$pkgs; fi; \
+		record="$$out/record.json"; cat "$$out"/root.json $$([ -z "$$pkgs" ] || echo "$$out/findings.json") > "$$record"; \
+	fi; \
+	run charts -run '^TestReportsAreDeterministicAndMatchTestdata$$' ./metrics -args -golden.out="$$out/reports"; \
+	$(GO) run ./cmd/report -record "$$record" -reports "$$out/reports" -out $(REPORT_DIR) || exit 1; \
+	$(GO) test -count=1 -v -run '^TestReportRendersInABrowser$$' ./report -args -report.dir=$(abspath $(REPORT_DIR)) || exit 1; \
+	if [ $$status -ne 0 ]; then echo "make report: the report is written, but a test failed (above)"; fi; \
+	exit $$status
 
 ## clean-containers: remove the Redis containers a SIGKILLed or timed-out test run left behind
 ## (internal/redistest labels them; SIGINT and SIGTERM already remove them). Not during a run.
 clean-containers:
 	@ids=$$(docker ps -aq --filter label=overshoot.redistest.run); \
 	if [ -n "$$ids" ]; then docker rm -f $$ids; else echo "no redistest containers"; fi
+
+## shard, merge: the runs the root's findings share split by seed across machines: the table, the
+## skew sweep, the seven curves (golden/sweep-*) and the mutants' hunt. `make shard SHARD=i/n`
+## plays shard i of n of each (the seed at position j of each run goes to shard j mod n + 1; n is
+## at most 3, the curves' seeds) and writes its documents (schema overshoot.shard/v1) to
+## $(SHARD_DIR). `make merge` runs the root's simulated claims (ROOT_SIMULATIONS) with
+## -overshoot.merge: each test reads those runs merged from every shard's documents there instead
+## of computing them (the others compute theirs), so it fails, with the diff, unless the merged
+## reports are golden/'s byte for byte, and each finding that reads them is measured on the merged
+## runs. Its record, in $(MERGE_JSON), gives the badges (make badges TEST_JSON=$(MERGE_JSON); CI
+## reads it after make test's). Neither needs Redis.
+SHARD_DIR ?= .test-results/shards
+MERGE_JSON ?= .test-results/merge.json
+.PHONY: shard merge
+shard:
+	@test -n "$(SHARD)" || { echo "make shard: say which shard, SHARD=i/n (1/3, say)"; exit 2; }
+	$(GO) test -count=1 -run '^TestShardRuns$$' -v . -args -overshoot.shard=$(SHARD) -overshoot.shards=$(abspath $(SHARD_DIR))
+merge:
+	@mkdir -p $(dir $(MERGE_JSON))
+	$(GO) tool gotestsum --format testname --jsonfile $(MERGE_JSON) -- -count=1 -run '$(ROOT_SIMULATIONS)|^TestShardsMerge$$' . \
+		-args -overshoot.merge -overshoot.shards=$(abspath $(SHARD_DIR))

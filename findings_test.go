@@ -25,23 +25,16 @@ import (
 	"github.com/overshoot-go/overshoot/scenarios"
 )
 
-// The table and the sweep are computed once per test binary and shared.
+// The table and the sweep are computed once per test binary and shared,
+// or merged from their shards (shard_test.go).
 var (
-	findingsTable = sync.OnceValues(func() (scenarios.Matrix, error) {
-		return scenarios.RunMatrix(limiter.FromAlgorithms(append(algos.All(), algos.FirstHitWindow)...), scenarios.DefaultOptions())
-	})
-	findingsSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
-		return scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.DefaultSkews())
-	})
+	findingsTable = shardedMatrix("table", limiter.FromAlgorithms(append(algos.All(), algos.FirstHitWindow)...), scenarios.DefaultOptions())
+	findingsSweep = shardedSweep("skew", limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.DefaultSkews())
 )
 
 func findingsMatrix(t *testing.T) scenarios.Matrix {
 	t.Helper()
-	r, err := findingsTable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return findingsTable.result(t)
 }
 
 func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...scenarios.Client) scenarios.Cell {
@@ -84,19 +77,20 @@ func TestGoldenTable(t *testing.T) {
 
 func TestGoldenSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
-	s, err := findingsSweep()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text, svg bytes.Buffer
+	s := findingsSweep.result(t)
+	var text, svg, js bytes.Buffer
 	if _, err := s.WriteTo(&text); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.WriteSVG(&svg); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
 	golden.Check(t, "skew.txt", text.Bytes())
 	golden.Check(t, "skew.svg", svg.Bytes())
+	golden.Check(t, "skew.json", js.Bytes())
 }
 
 // At 50 ms of skew the token bucket's flood peak is above 5× the limit,
@@ -118,7 +112,7 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 	if tb.PeakX <= 5 {
 		t.Errorf("the token bucket's flood peak is %.2fx, not above 5x", tb.PeakX)
 	}
-	if s, err := findingsSweep(); err == nil {
+	if s, err := findingsSweep.get(); err == nil {
 		for _, ms := range []int64{0, 10, 20, 50} {
 			p, _ := s.At("token-bucket", ms*1000)
 			t.Logf("token bucket peak at %d ms: %.2fx", ms, p.PeakX)
@@ -455,11 +449,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 			t.Errorf("%s: %d broken runs, worst by %d admits; want some, each by one admit", a.Name, broken, worst)
 		}
 	}
-	s, err := findingsSweep()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := s.At("sliding-counter", 0)
+	p, _ := findingsSweep.result(t).At("sliding-counter", 0)
 	ideal := findingsCell(t, r, "sliding-counter", model.Ideal)
 	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.Client, p.Seed, ideal.PeakX)
 	if p.PeakX < 1.5*ideal.PeakX {
@@ -639,4 +629,74 @@ func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A queue in front of a smoothing limiter turns refusals into latency, and
+// on bursty traffic that latency is the queue's whole depth. Four tenants
+// send bursts (burstyTenants: 200 a second for 2.5 s of every 10 s, 2 a
+// second between them; 60 s) into a GCRA of 20 a second per tenant with a
+// burst of 1, a pacer, then into the same GCRA holding an early request up
+// to 100 ms and up to 500 ms instead of refusing it. The queue admits more,
+// exactly what a GCRA with a burst of 1 + D·L/W admits, request for
+// request; what it lets through, each request counted when it is let
+// through, keeps the burst of 1 (counted when decided, it does not); and
+// the p99 wait is the max delay itself, because the queue is full through
+// every burst. The reference simulator's advice to check the p99 wait
+// before shipping a queueing GCRA reads, on this traffic: it is the max
+// delay you set (golden/queueing.txt).
+//
+// Badge: queueing GCRA's wait
+func TestFindingQueueingGCRAAddsLatencyOnBursts(t *testing.T) {
+	tr := burstyTenants(t)
+	l := algos.MustLimit(20, algos.Second, 1)
+	delays := []int64{100_000, 500_000} // 2 and 10 emission intervals
+	algs := []algos.Algorithm{algos.GCRA}
+	for _, d := range delays {
+		q, err := algos.QueueingGCRA(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		algs = append(algs, q)
+	}
+	got, report := compare(t, tr, l, algs...)
+	promise := algos.BucketPromise(l)
+	counts := make([]twoCounts, len(algs))
+	for i, a := range algs {
+		counts[i] = countTwice(t, tr, got[a.Name], promise)
+	}
+	var b bytes.Buffer
+	b.Write(report)
+	if err := writeTwoCounts(&b, promise, algs, counts); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "queueing.txt", b.Bytes())
+
+	gcra := got["gcra"]
+	if c := counts[0]; gcra.Delay != nil || gcra.Run.Wait.N != 0 || c.breaking != [2]int{} {
+		t.Errorf("gcra held %d requests (wait %+v), and %v keys broke its promise (decided, let through); it holds none and keeps it", gcra.Run.Held, gcra.Run.Wait, c.breaking)
+	}
+	for i, d := range delays {
+		a, c := algs[i+1], counts[i+1]
+		r, w := got[a.Name], got[a.Name].Run.Wait
+		wider := gcraWithBurst(t, tr, l, l.Burst+d*l.Rate/l.Window)
+		switch {
+		case r.Run.Accepted <= gcra.Run.Accepted:
+			t.Errorf("%s admitted %d, the GCRA %d: the queue admits more", a.Name, r.Run.Accepted, gcra.Run.Accepted)
+		case !slices.Equal(r.Allowed, wider.Allowed):
+			t.Errorf("%s admits %d, not request for request what a GCRA with a burst of %d admits (%d)", a.Name, r.Run.Accepted, wider.Limit.Burst, wider.Run.Accepted)
+		case w.Max > d || w.N != r.Run.Accepted || r.Run.Held == 0:
+			t.Errorf("%s: wait %+v, %d held of %d admits; no wait may pass %s", a.Name, w, r.Run.Held, r.Run.Accepted, fmtWait(d))
+		case c.breaking[whenLetThrough] != 0 || c.busiest[whenLetThrough] > l.Burst+l.Rate:
+			t.Errorf("%s: let through, %d keys break the GCRA's promise and the busiest has %d in a second (at most %d)", a.Name, c.breaking[whenLetThrough], c.busiest[whenLetThrough], l.Burst+l.Rate)
+		case c.breaking[whenDecided] == 0:
+			t.Errorf("%s: counted when decided, no key breaks the GCRA's promise; the claim is that only counting when let through keeps it", a.Name)
+		case w.P99 < d*95/100 || w.P50 < d*3/4:
+			t.Errorf("%s: wait p50 %s, p99 %s; the claim is a queue full through every burst: p99 within 5%% of the max delay %s, p50 above 3/4 of it",
+				a.Name, fmtWait(w.P50), fmtWait(w.P99), fmtWait(d))
+		}
+	}
+	q1, q2 := got[algs[1].Name].Run, got[algs[2].Name].Run
+	t.Logf("measured: p99 wait %s of %s, %s of %s; admitted %s, %s, %s",
+		fmtWait(q1.Wait.P99), fmtWait(delays[0]), fmtWait(q2.Wait.P99), fmtWait(delays[1]),
+		fmtShare(gcra.Run.AcceptRatio), fmtShare(q1.AcceptRatio), fmtShare(q2.AcceptRatio))
 }

@@ -99,25 +99,35 @@ func mutantOptions() scenarios.Options {
 	return o
 }
 
+// mutantSuspects are the hunt's suspects: the correct deployments, then
+// the planted bugs.
+func mutantSuspects() []scenarios.Suspect {
+	return append(correctSuspects(), plantedSuspects()...)
+}
+
+// mutantsHunt is the hunt of every suspect under mutantOptions, computed
+// once, or merged from its shards (shard_test.go).
+var mutantsHunt = shardedHunt("mutants", mutantSuspects, mutantOptions)
+
 func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	// Deterministic; overlaps the live tests' waiting. It sets rapid's seed
 	// flag, so no other parallel test may run rapid.
 	t.Parallel()
-	o := mutantOptions()
 	correct, planted := correctSuspects(), plantedSuspects()
 	start := time.Now()
-	verdicts, err := scenarios.Hunt(append(correct, planted...), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mutantsHunt.result(t)
+	o, verdicts := h.o, h.verdicts
 	elapsed := time.Since(start)
 	requests := 0
 	for _, v := range verdicts {
 		requests += v.Requests
 	}
-	t.Logf("%d suspects × %d seeds of %s: %d simulated requests in %v (%.1fM requests/s)",
-		len(verdicts), len(o.Seeds), algos.FormatMicros(o.Duration), requests, elapsed.Round(time.Millisecond),
-		float64(requests)/elapsed.Seconds()/1e6)
+	how := fmt.Sprintf("in %v (%.1fM requests/s)", elapsed.Round(time.Millisecond), float64(requests)/elapsed.Seconds()/1e6)
+	if *mergeFlag {
+		how = "on the shards' machines"
+	}
+	t.Logf("%d suspects × %d seeds of %s: %d simulated requests %s",
+		len(verdicts), len(o.Seeds), algos.FormatMicros(o.Duration), requests, how)
 
 	for _, v := range verdicts[:len(correct)] {
 		if v.Caught {
@@ -150,6 +160,20 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	}
 	t.Logf("measured: %d of %d planted bugs caught, %d correct deployments clean, %d seeds", caught, len(planted), len(correct), len(o.Seeds))
 
+	text, js := mutantsReports(t, o, verdicts, len(correct), planted)
+	if testing.Short() {
+		t.Logf("-short: %d seeds, golden/mutants.txt not compared", len(o.Seeds))
+		return
+	}
+	golden.Check(t, "mutants.txt", text)
+	golden.Check(t, "mutants.json", js)
+}
+
+// mutantsReports are golden/mutants.txt and mutants.json of the hunt's
+// verdicts under o, the first correct of them the correct deployments'
+// and the rest planted's.
+func mutantsReports(t *testing.T, o scenarios.Options, verdicts []scenarios.Verdict, correct int, planted []scenarios.Suspect) (text, js []byte) {
+	t.Helper()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "overshoot mutants\n\n")
 	fmt.Fprintf(&b, "%d nodes, a %s round trip (±%d%% a leg), clocks in agreement, nothing restarting; the %d clients\n",
@@ -160,12 +184,12 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 		"longer, no answer that no limiter may give (a negative wait, say), no Remaining above what the promise\n"+
 		"still allows, no Reset before the promise gives a whole burst again, no key's answers changed by other\n"+
 		"keys, no answer of a limiter that claims the store's clock changed by the nodes' clocks, and, where a\n"+
-		"reference is named, its admits per window. So the first %d rows must be clean and the last %d caught.\n\n", len(correct), len(planted))
+		"reference is named, its admits per window. So the first %d rows must be clean and the last %d caught.\n\n", correct, len(planted))
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "\nEvery kind of breach each caught suspect showed, on how many seeds, and its first example:\n\n")
-	if err := scenarios.WriteBreaches(&b, verdicts[len(correct):]); err != nil {
+	if err := scenarios.WriteBreaches(&b, verdicts[correct:]); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "\nThe requests that show each first breach, on the limiter that decided them (for an over-admission,\nthe admits that opened the window and those that closed it):\n")
@@ -173,26 +197,20 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeShrunkCounterexamples(t, &b, planted)
-	var js bytes.Buffer
-	if err := scenarios.WriteVerdictsJSON(&js, o, verdicts); err != nil {
+	var j bytes.Buffer
+	if err := scenarios.WriteVerdictsJSON(&j, o, verdicts); err != nil {
 		t.Fatal(err)
 	}
-	if testing.Short() {
-		t.Logf("-short: %d seeds, golden/mutants.txt not compared", len(o.Seeds))
-		return
-	}
-	golden.Check(t, "mutants.txt", b.Bytes())
-	golden.Check(t, "mutants.json", js.Bytes())
+	return b.Bytes(), j.Bytes()
 }
 
 // BenchmarkMutantsHunt is the judged hunt of
-// TestMutantsCaughtAndCorrectDeploymentsClean: its 23 suspects on 200 seeds
+// TestMutantsCaughtAndCorrectDeploymentsClean: its 28 suspects on 200 seeds
 // of 12 s (-short: 20), every run simulated and judged, on GOMAXPROCS
 // workers. It reports the judged requests per second of wall time per
 // core (GOMAXPROCS), and the seconds one hunt takes.
 func BenchmarkMutantsHunt(b *testing.B) {
-	o := mutantOptions()
-	suspects := append(correctSuspects(), plantedSuspects()...)
+	o, suspects := mutantOptions(), mutantSuspects()
 	requests := 0
 	b.ReportAllocs()
 	for b.Loop() {

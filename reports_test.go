@@ -1,17 +1,28 @@
 package overshoot_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/capacity"
+	"github.com/overshoot-go/overshoot/ceiling"
+	"github.com/overshoot-go/overshoot/httpcheck"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
 )
 
 // The README's list of each report schema's fields is the schema the code
-// writes, field for field, and every field of the golden reports is in it.
+// writes, field for field, and every field of the golden reports, and of a
+// shard document of each kind, is in it.
 func TestReportSchemasAreDocumented(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -27,45 +38,114 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 		if schema, first, ok := strings.Cut(field, ": "); ok {
 			current, field = schema, first
 		}
-		if field == "conditions.* (as above)" {
-			for _, f := range documented[scenarios.TableSchema] {
-				if strings.HasPrefix(f, "conditions.") {
-					documented[current] = append(documented[current], f)
+		// "p.* (as q)" is every field under q again under p: q's under the
+		// table's schema for "as above", under this schema otherwise.
+		if prefix, as, ok := strings.Cut(field, ".* (as "); ok {
+			as = strings.TrimSuffix(as, ")")
+			from := documented[current]
+			if as == "above" {
+				as, from = prefix, documented[scenarios.TableSchema]
+			} else if q, ok := strings.CutSuffix(as, " above"); ok {
+				as, from = q, documented[scenarios.TableSchema]
+			}
+			for _, f := range from {
+				if rest, ok := strings.CutPrefix(f, as+"."); ok {
+					documented[current] = append(documented[current], prefix+"."+rest)
 				}
 			}
 			continue
 		}
 		documented[current] = append(documented[current], field)
 	}
-	for schema, file := range map[string]string{scenarios.TableSchema: "golden/table.json", scenarios.HuntSchema: "golden/mutants.json"} {
-		fields, err := scenarios.SchemaFields(schema)
-		if err != nil {
-			t.Fatal(err)
+	reports := map[string][]string{
+		scenarios.TableSchema:  {"golden/table.json"},
+		scenarios.HuntSchema:   {"golden/mutants.json"},
+		scenarios.ShardSchema:  {"matrix", "sweep", "curve", "hunt"},
+		scenarios.CurveSchema:  nil,
+		capacity.Schema:        nil,
+		httpcheck.Schema:       nil,
+		live.Schema:            nil,
+		live.RecordSchema:      nil,
+		ceiling.ArtifactSchema: nil,
+	}
+	// The other packages' schemas, each read from the types that write it.
+	others := map[string][]string{
+		capacity.Schema: capacity.SchemaFields(), httpcheck.Schema: httpcheck.SchemaFields(), live.Schema: live.SchemaFields(live.Schema),
+		live.RecordSchema: live.SchemaFields(live.RecordSchema), ceiling.ArtifactSchema: ceiling.SchemaFields(),
+	}
+	if len(documented) != len(reports) {
+		t.Errorf("the README documents %d schemas, %v; the code writes %d", len(documented), slices.Sorted(maps.Keys(documented)), len(reports))
+	}
+	shards := tinyShards(t)
+	for _, schema := range slices.Sorted(maps.Keys(reports)) {
+		fields, ok := others[schema]
+		if !ok {
+			var err error
+			if fields, err = scenarios.SchemaFields(schema); err != nil {
+				t.Fatal(err)
+			}
 		}
 		want, got := slices.Sorted(slices.Values(fields)), slices.Sorted(slices.Values(documented[schema]))
 		if !slices.Equal(want, got) {
 			t.Errorf("%s: the README documents\n%v\nthe code writes\n%v", schema, got, want)
 		}
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc any
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if s, _ := doc.(map[string]any)["schema"].(string); s != schema {
-			t.Errorf("%s names schema %q, want %q", file, s, schema)
-		}
-		for _, p := range jsonPaths(doc, "") {
-			if !slices.Contains(fields, p) {
-				t.Errorf("%s has field %s, which %s does not document", file, p, schema)
+		for _, file := range reports[schema] {
+			raw, ok := shards[file]
+			if !ok {
+				if raw, err = os.ReadFile(file); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var doc any
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if s, _ := doc.(map[string]any)["schema"].(string); s != schema {
+				t.Errorf("%s names schema %q, want %q", file, s, schema)
+			}
+			for _, p := range jsonPaths(doc, "") {
+				if !slices.Contains(fields, p) {
+					t.Errorf("%s has field %s, which %s does not document", file, p, schema)
+				}
 			}
 		}
 	}
 	if _, err := scenarios.SchemaFields("overshoot.table/v0"); err == nil {
 		t.Error("an unknown schema gave no error")
 	}
+}
+
+// tinyShards are a shard document of each kind, of runs of one seed of
+// 1 s: a matrix whose limiter names a reference, a sweep, a curve, and a
+// hunt of a deployment mistake that is caught (a breach with a trace).
+func tinyShards(t *testing.T) map[string][]byte {
+	t.Helper()
+	o := scenarios.DefaultOptions()
+	o.Seeds, o.Duration, o.WipeAt = []uint64{1}, algos.Second, algos.Second/2
+	counter := limiter.FromAlgorithm(algos.SlidingCounter)
+	counter.Reference = algos.SlidingLog
+	specs := []limiter.Spec{counter}
+	ho := scenarios.HuntOptions()
+	ho.Seeds, ho.Duration, ho.WipeAt = o.Seeds, o.Duration, o.WipeAt
+	one := scenarios.Shard{Index: 1, Count: 1}
+	out := map[string][]byte{}
+	for kind, run := range map[string]func(io.Writer) error{
+		"matrix": func(w io.Writer) error { return one.RunMatrix(w, specs, o) },
+		"sweep":  func(w io.Writer) error { return one.RunSweep(w, specs, o, []int64{0}) },
+		"curve": func(w io.Writer) error {
+			return one.RunCurve(w, specs, o, scenarios.CurveOf{Deployment: model.GetSet, Param: scenarios.ParamRTT, Values: []int64{1000}})
+		},
+		"hunt": func(w io.Writer) error {
+			return one.Hunt(w, []scenarios.Suspect{{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Deployment: model.LocalFull}}, ho)
+		},
+	} {
+		var b bytes.Buffer
+		if err := run(&b); err != nil {
+			t.Fatalf("a shard of a %s: %v", kind, err)
+		}
+		out[kind] = b.Bytes()
+	}
+	return out
 }
 
 // jsonPaths lists the paths of v's fields as SchemaFields writes them.

@@ -14,7 +14,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -37,17 +36,13 @@ func sweepOptions() scenarios.Options {
 var rtts = []int64{0, 250, 500, 1000, 2000}
 
 // sweepCurve is one curve of the findings: its golden name, its options
-// and what it sweeps, computed once per test binary.
-type sweepCurve struct {
-	name string
-	run  func() (scenarios.Curve, error)
-}
+// and what it sweeps, computed once per test binary or merged from its
+// shards (shard_test.go).
+type sweepCurve = sharded[scenarios.Curve]
 
 func newSweep(name string, o scenarios.Options, c scenarios.CurveOf) sweepCurve {
 	c.Note = sweepNote
-	return sweepCurve{name: name, run: sync.OnceValues(func() (scenarios.Curve, error) {
-		return scenarios.RunCurve(limiter.FromAlgorithms(algos.All()...), o, c)
-	})}
+	return shardedCurve(name, limiter.FromAlgorithms(algos.All()...), o, c)
 }
 
 var (
@@ -73,15 +68,6 @@ var (
 	allSweeps = []sweepCurve{restartSweep, nodesSweep, wipeSweep, getSetSweep, storeClockSweep, nodeClockSweep, localFullSweep}
 )
 
-func (s sweepCurve) curve(t *testing.T) scenarios.Curve {
-	t.Helper()
-	c, err := s.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 func sweepCell(t *testing.T, c scenarios.Curve, algo string, k int, clients ...scenarios.Client) scenarios.Cell {
 	t.Helper()
 	cell, ok := c.Cell(algo, k, clients...)
@@ -105,16 +91,20 @@ func TestGoldenSweeps(t *testing.T) {
 	for _, s := range allSweeps {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel() // the curves run side by side, each on every core
-			c := s.curve(t)
-			var text, svg bytes.Buffer
+			c := s.result(t)
+			var text, svg, js bytes.Buffer
 			if _, err := c.WriteTo(&text); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.WriteSVG(&svg); err != nil {
 				t.Fatal(err)
 			}
+			if err := c.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
 			golden.Check(t, s.name+".txt", text.Bytes())
 			golden.Check(t, s.name+".svg", svg.Bytes())
+			golden.Check(t, s.name+".json", js.Bytes())
 		})
 	}
 }
@@ -138,7 +128,7 @@ func TestGoldenSweeps(t *testing.T) {
 //
 // Badge: local split against restarts
 func TestFindingLocalSplitOvershootFollowsRestarts(t *testing.T) {
-	c := restartSweep.curve(t)
+	c := restartSweep.result(t)
 	if c.Values[0] != 0 {
 		t.Fatal("the restart sweep must start at never")
 	}
@@ -209,7 +199,7 @@ func overRange(t *testing.T, c scenarios.Curve, k int) string {
 //
 // Badge: local split against nodes
 func TestFindingLocalSplitTurnsHonestAwayMoreOnMoreNodes(t *testing.T) {
-	c := nodesSweep.curve(t)
+	c := nodesSweep.result(t)
 	last := len(c.Values) - 1
 	if c.Values[0] != 1 || c.Values[last] < 20 {
 		t.Fatal("the node sweep must run from 1 node to 20 or more")
@@ -264,7 +254,7 @@ func TestFindingLocalSplitTurnsHonestAwayMoreOnMoreNodes(t *testing.T) {
 //
 // Badge: wiped store against the wipe's place
 func TestFindingWipedStoreBurstFollowsWhereInTheWindowItFalls(t *testing.T) {
-	c := wipeSweep.curve(t)
+	c := wipeSweep.result(t)
 	worst := 0.0
 	defer func() { t.Logf("measured: within %.1f admits of the model at every phase", worst) }()
 	w := c.Options.Limit.Window
@@ -304,7 +294,7 @@ func TestFindingWipedStoreBurstFollowsWhereInTheWindowItFalls(t *testing.T) {
 //
 // Badge: GET, decide, SET against the round trip
 func TestFindingGetSetOverAdmitsInProportionToTheRoundTrip(t *testing.T) {
-	c := getSetSweep.curve(t)
+	c := getSetSweep.result(t)
 	worst := 0.0
 	defer func() {
 		t.Logf("measured: the flood over the ideal within %.1f%% of 100·F·RTT/W at every round trip", worst)
@@ -345,7 +335,7 @@ func TestFindingGetSetOverAdmitsInProportionToTheRoundTrip(t *testing.T) {
 //
 // Badge: store clock against the round trip
 func TestFindingStoreClockPeaksHoldButTheFixedWindowsFallsWithTheRoundTrip(t *testing.T) {
-	c := storeClockSweep.curve(t)
+	c := storeClockSweep.result(t)
 	l := c.Options.Limit
 	spacing := float64(l.Window) / 100 / float64(l.Rate)
 	lastFW := 0.0
@@ -396,7 +386,7 @@ func TestFindingStoreClockPeaksHoldButTheFixedWindowsFallsWithTheRoundTrip(t *te
 //
 // Badge: node clock against the round trip
 func TestFindingNodeClockBreaksPromisesFromTheShortestRoundTrip(t *testing.T) {
-	c := nodeClockSweep.curve(t)
+	c := nodeClockSweep.result(t)
 	if c.Options.Skew != 0 || c.Values[0] != 0 {
 		t.Fatal("the node-clock sweep must run with clocks in agreement, from no round trip")
 	}
@@ -446,7 +436,7 @@ func TestFindingNodeClockBreaksPromisesFromTheShortestRoundTrip(t *testing.T) {
 //
 // Badge: local, full limit against nodes
 func TestFindingLocalFullMultipliesTheFloodByTheNodeCount(t *testing.T) {
-	c := localFullSweep.curve(t)
+	c := localFullSweep.result(t)
 	var headline []string
 	defer func() {
 		t.Logf("measured: the token bucket's flood over the ideal by nodes: %s", strings.Join(headline, ", "))

@@ -16,6 +16,11 @@ type Decision struct {
 	// Reset is the µs until the key is back to its idle state (full bucket,
 	// empty window) if no other request arrives.
 	Reset int64
+	// Delay is the µs an admitted request is held before it is let
+	// through: it reaches what the limiter protects at now + Delay. Only a
+	// queueing limiter (QueueingGCRA) holds a request; Delay is 0 for a
+	// refusal and for every algorithm that lets its admits through at once.
+	Delay int64
 }
 
 // State is one key's stored state. The zero State is an absent key, which is

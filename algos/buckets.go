@@ -110,7 +110,16 @@ var GCRA = Algorithm{
 	ExactRetry: true,
 }
 
-func decideGCRA(s *State, now int64, l Limit) Decision {
+func decideGCRA(s *State, now int64, l Limit) Decision { return decideGCRAHeld(s, now, &l, 0) }
+
+// decideGCRAHeld is the GCRA's decision for a request that may be held up to
+// maxDelay µs (≥ 0) before it is let through; QueueingGCRA says what it
+// promises. The first µs the GCRA admits at is allowAt = ⌈TAT - tau⌉: a
+// request at now ≥ allowAt is admitted at once, one with allowAt - now ≤
+// maxDelay is admitted and held until allowAt, and decided as the GCRA
+// decides a request that arrives then, and any other is refused. With
+// maxDelay 0 this is the GCRA.
+func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
 	if !s.Set {
 		*s = State{Set: true, A: now, B: 0}
 	}
@@ -124,22 +133,26 @@ func decideGCRA(s *State, now int64, l Limit) Decision {
 		allowAt++
 	}
 	d := Decision{}
-	if now < allowAt {
-		d.RetryAfter = allowAt - now
+	if now < allowAt-maxDelay {
+		d.RetryAfter = allowAt - maxDelay - now
 		d.Reset = arith.GCRAReset(tat, frac, now)
 		return d
 	}
 	d.Allowed = true
-	if tat < now {
-		tat, frac = now, 0
+	at := max(now, allowAt) // when it is let through
+	d.Delay = at - now
+	if tat < at {
+		tat, frac = at, 0
 	}
 	frac += l.Unit % r
 	tat += l.Unit/r + frac/r
 	frac %= r
 	s.A, s.B = tat, frac
-	// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
-	ahead := (tat-now)*r + frac
-	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
+	if d.Delay == 0 {
+		// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
+		ahead := (tat-now)*r + frac
+		d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
+	} // else a request is held: none more gets through at once
 	d.Reset = arith.GCRAReset(tat, frac, now)
 	return d
 }

@@ -10,7 +10,8 @@
 // # What it owns, and what it must not import
 //
 // The decisions (one file per family: buckets.go, windows.go, with the
-// first-hit window beside the six), limits and their scaled arithmetic
+// first-hit window beside the six, and queue.go, the GCRA that holds an
+// early request up to a max delay instead of refusing it), limits and their scaled arithmetic
 // (limit.go, on internal/arith), the promises (promise.go) and the
 // independent promise checker (checker.go). The planted bugs live in
 // internal/planted, out of this package's API. It imports internal/arith

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/capacity"
 	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/metrics"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -205,4 +207,68 @@ func TestSweepRefusesBadInput(t *testing.T) {
 	if _, err := good.Run(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A queueing limiter's holds are kept per request and summarised as the
+// wait: four requests at once at one every 10 ms (a burst of 1), held up to
+// 25 ms, are let through at 0, 10 and 20 ms, and the fourth, 30 ms away,
+// refused. The comparison adds the wait table only when something waited.
+func TestRunRecordsHowLongAQueueHeldEachRequest(t *testing.T) {
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{At: 0, Cost: 1}, {At: 0, Cost: 1}, {At: 0, Cost: 1}, {At: 0, Cost: 1}}}
+	l := algos.MustLimit(1, 10_000, 1)
+	queue, err := algos.QueueingGCRA(25_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := capacity.Compare(tr, limiter.FromAlgorithms(algos.GCRA, queue), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, q := rs[0], rs[1]
+	if got := fmt.Sprint(q.Allowed, q.Delay); got != "[true true true false] [0 10000 20000 0]" {
+		t.Errorf("queue: allowed and held %s, want [true true true false] [0 10000 20000 0]", got)
+	}
+	if want := (metrics.Percentiles{N: 3, P50: 10_000, P90: 20_000, P99: 20_000, Max: 20_000}); q.Run.Wait != want || q.Run.Held != 2 {
+		t.Errorf("queue: wait %+v, %d held; want %+v, 2 held", q.Run.Wait, q.Run.Held, want)
+	}
+	if g.Delay != nil || g.Run.Wait != (metrics.Percentiles{}) || g.Run.Accepted != 1 {
+		t.Errorf("gcra: held %v, wait %+v, %d admitted; want nothing held and 1 admitted", g.Delay, g.Run.Wait, g.Run.Accepted)
+	}
+	var both, alone bytes.Buffer
+	if err := capacity.WriteComparison(&both, tr, rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := capacity.WriteComparison(&alone, tr, rs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(both.String(), "\nwait:")
+	if at < 0 {
+		t.Fatalf("the comparison has no wait table:\n%s", both.String())
+	}
+	wait := both.String()[at:]
+	for _, row := range []string{"gcra 1 0 0.0% 0s 0s 0s 0s", "gcra-queue-25ms 3 2 66.7% 10ms 20ms 20ms 20ms"} {
+		if !slices.ContainsFunc(strings.Split(wait, "\n"), func(l string) bool { return strings.Join(strings.Fields(l), " ") == row }) {
+			t.Errorf("the comparison lacks the wait row %q:\n%s", row, both.String())
+		}
+	}
+	if strings.Contains(alone.String(), "wait") {
+		t.Errorf("a comparison where nothing waited has a wait table:\n%s", alone.String())
+	}
+}
+
+// A limiter that says it held an admit a negative time is an error, named.
+func TestRunRefusesANegativeDelay(t *testing.T) {
+	negative := limiter.Spec{
+		Name: "negative", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
+		New: func(algos.Limit) (limiter.Limiter, error) { return negativeDelay{}, nil },
+	}
+	if _, err := capacity.Run(poisson(t, 10, 1, 1, 3), negative, algos.MustLimit(1, algos.Second, 1)); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("an admit held -1 µs: got %v, want an error", err)
+	}
+}
+
+type negativeDelay struct{}
+
+func (negativeDelay) Allow(context.Context, int, int64) (algos.Decision, error) {
+	return algos.Decision{Allowed: true, Delay: -1}, nil
 }

@@ -5,7 +5,8 @@
 // node with a true clock, and measures what got through (package metrics):
 // accepted and rejected, the most admitted in any rolling second and ten
 // seconds and in one window, the first rejection, fairness across keys,
-// Retry-After, peak state. Compare puts several limiters side by side on
+// Retry-After, peak state, and how long a queueing limiter held what it
+// let through (the wait). Compare puts several limiters side by side on
 // the same trace; Sweep finds the tightest setting (a limit, a burst, a
 // sync interval) that keeps rejects within a budget; RequireFits makes
 // that sweep a CI gate that fails a test, with the table, when no setting

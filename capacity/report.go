@@ -64,8 +64,10 @@ func byCountDesc(counts []int64, n int) []int {
 // trace, one row per limiter (what it admitted, the most it let through in
 // any rolling second and ten seconds and in one of its own windows, when it
 // first refused, how fairly it treated the keys, how long it told the
-// refused to wait, its peak state), and a timeline of accepted per window
-// for each, all drawn to one scale. The bytes depend on the arguments alone.
+// refused to wait, its peak state); when any limiter held a request before
+// letting it through (a queueing limiter), a second table of how long each
+// held what it admitted; and a timeline of accepted per window for each,
+// all drawn to one scale. The bytes depend on the arguments alone.
 func WriteComparison(w io.Writer, tr traffic.Trace, results []Result) error {
 	if len(results) == 0 {
 		return fmt.Errorf("capacity: no results to compare")
@@ -91,9 +93,35 @@ func WriteComparison(w io.Writer, tr traffic.Trace, results []Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeWaits(&b, results); err != nil {
+		return err
+	}
 	writeTimelines(&b, results)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeWaits writes the wait table when any result held a request, and
+// nothing otherwise (so that a comparison of limiters that hold nothing
+// reads as it always has).
+func writeWaits(b *bytes.Buffer, results []Result) error {
+	if !slices.ContainsFunc(results, func(r Result) bool { return r.Run.Wait.N > 0 }) {
+		return nil
+	}
+	b.WriteString("\nwait: how long an admitted request was held before being let through, nearest rank over the admits\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "limiter\tadmitted\theld\theld share\twait p50\twait p90\twait p99\twait max\t")
+	for _, r := range results {
+		m := r.Run
+		w := m.Wait // all 0 for a limiter that held nothing: every admit waited 0
+		share := float64(0)
+		if m.Accepted > 0 {
+			share = float64(m.Held) / float64(m.Accepted)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Limiter, m.Accepted, m.Held, pct(share),
+			metrics.FormatDuration(w.P50), metrics.FormatDuration(w.P90), metrics.FormatDuration(w.P99), metrics.FormatDuration(w.Max))
+	}
+	return tw.Flush()
 }
 
 // writeTimelines draws each result's accepted per window on one shared

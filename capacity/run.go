@@ -26,6 +26,13 @@ type Result struct {
 	// Allowed holds, for each request of the trace in order, whether it
 	// was admitted.
 	Allowed []bool
+	// Delay holds, for each request of the trace in order, the µs a
+	// queueing limiter held it before letting it through (its
+	// Decision.Delay; 0 for a request let through at once or refused), so
+	// that request i reached the backend at its At + Delay[i]. It is nil
+	// when the limiter held no request; Run.Wait is its distribution over
+	// the admits.
+	Delay []int64
 	// FirstError is the first error the limiter returned, if any (each
 	// one is counted in Run.Errors).
 	FirstError error
@@ -101,6 +108,13 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 			o.Allowed = true
 			res.Allowed[i] = true
 			res.AcceptedCost += r.Cost
+			o.Delay = d.Delay // a negative one is Measure's error
+			if d.Delay > 0 && res.Delay == nil {
+				res.Delay = make([]int64, len(tr.Requests))
+			}
+			if res.Delay != nil {
+				res.Delay[i] = d.Delay
+			}
 		default:
 			o.RetryAfter = max(d.RetryAfter, 0)
 		}

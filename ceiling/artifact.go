@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/jsondoc"
 )
 
 // ArtifactSchema names the JSON document of a ceiling run and its version:
@@ -219,14 +220,16 @@ func (a Artifact) marshal() ([]byte, error) {
 		doc.Rows = append(doc.Rows, j)
 	}
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := jsondoc.Write(&b, doc); err != nil {
 		return nil, fmt.Errorf("ceiling: %w", err)
 	}
 	return b.Bytes(), nil
 }
+
+// SchemaFields lists the fields of ArtifactSchema as paths
+// ("rows[].accepted_per_second"), read from the types that write it, so
+// that the documentation can be checked against what is written.
+func SchemaFields() []string { return jsondoc.Fields(artifactJSON{}) }
 
 // WriteArtifact writes a as one JSON document of schema ArtifactSchema,
 // indented, in one Write: whole or not at all. An artifact without its

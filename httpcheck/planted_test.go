@@ -318,6 +318,7 @@ func TestPlantedBugsAreCaughtByTheRuleTheyBreak(t *testing.T) {
 					t.Errorf("the report does not show %q:\n%s", e, out)
 				}
 			}
+			jsonSaysWhatTheReportSays(t, r)
 			t.Logf("the planted bug's report (go test -v shows it):\n%s", out)
 		})
 	}

@@ -3,7 +3,9 @@
 // most it let through in any rolling second and ten seconds; how evenly it
 // treated the keys (Jain's index and the Gini coefficient over their accept
 // ratios, and the worst-starved key); how long it told rejected callers to
-// wait (Retry-After percentiles); how many windows let through how much
+// wait (Retry-After percentiles); how long a queueing limiter held what it
+// admitted before letting it through (wait percentiles, reported only for
+// a run where a request was held); how many windows let through how much
 // (a histogram and a timeline); and the peak size of the limiter's state.
 //
 // Measure takes the outcome of every request of a run, in time order, and

@@ -30,6 +30,10 @@ type Outcome struct {
 	// RetryAfter is the wait, in µs (≥ 0), the limiter told a rejected
 	// request to take; it is read on rejections only.
 	RetryAfter int64
+	// Delay is how long, in µs (≥ 0), a queueing limiter held an admitted
+	// request before letting it through (its Decision.Delay); it is read on
+	// admits only. Every other limiter's admits have 0.
+	Delay int64
 }
 
 // StateSample is the size of the limiter's state, in cells (the integers or
@@ -103,6 +107,15 @@ type Run struct {
 	Worst int
 	// RetryAfter summarises the Retry-After of every rejection.
 	RetryAfter Percentiles
+	// Held is how many admitted requests were held before they were let
+	// through (Outcome.Delay > 0).
+	Held int64
+	// Wait summarises the Delay of every admitted request, the held and
+	// the ones let through at once, when at least one was held: the
+	// latency the limiter added to what it let through. When none was
+	// held, N is 0 and so is every other field, as for a limiter that
+	// never holds a request.
+	Wait Percentiles
 	// State is the peak of Options.StateSamples.
 	State StatePeak
 	// PerWindow counts the span's windows by how many requests each
@@ -181,9 +194,9 @@ type WindowCount struct {
 // Measure computes what a run did to its traffic from the outcome of each of
 // its requests. The outcomes must be in time order (At non-decreasing), at
 // times in [0, MaxTime], with keys that index opts.Keys, and not both
-// allowed and failed; a rejection's RetryAfter must not be negative, nor a
-// state sample's Cells. Anything else is reported as an error, never a
-// panic. No outcomes is a valid, empty run.
+// allowed and failed; a rejection's RetryAfter must not be negative, nor an
+// admit's Delay, nor a state sample's Cells. Anything else is reported as
+// an error, never a panic. No outcomes is a valid, empty run.
 func Measure(outcomes []Outcome, opts Options) (Run, error) {
 	if err := validate(outcomes, opts); err != nil {
 		return Run{}, err
@@ -194,7 +207,7 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 		r.Keys[k] = KeyStats{Key: k, Name: name, TimeToFirstRejection: -1}
 	}
 	firstAt := make([]int64, len(opts.Keys)) // each key's first request
-	var admitted, retries []int64
+	var admitted, retries, delays []int64
 	keyAdmitted := make([][]int64, len(opts.Keys))
 	keyRetries := make([][]int64, len(opts.Keys))
 	for _, o := range outcomes {
@@ -213,6 +226,10 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 			ks.Accepted++
 			admitted = append(admitted, o.At)
 			keyAdmitted[o.Key] = append(keyAdmitted[o.Key], o.At)
+			delays = append(delays, o.Delay)
+			if o.Delay > 0 {
+				r.Held++
+			}
 		default:
 			r.Rejected++
 			ks.Rejected++
@@ -237,6 +254,9 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 	r.MaxAccepted1s = maxInAny(admitted, second)
 	r.MaxAccepted10s = maxInAny(admitted, 10*second)
 	r.RetryAfter = percentiles(retries)
+	if r.Held > 0 {
+		r.Wait = percentiles(delays)
+	}
 	r.PerWindow, r.Timeline = histogram(admitted, w, windows)
 
 	var ratios []float64
@@ -279,6 +299,8 @@ func validate(outcomes []Outcome, opts Options) error {
 			return fmt.Errorf("metrics: outcome %d is both allowed and an error; an error is neither admitted nor rejected", i)
 		case !o.Allowed && !o.Err && o.RetryAfter < 0:
 			return fmt.Errorf("metrics: outcome %d is a rejection with a negative Retry-After of %d µs", i, o.RetryAfter)
+		case o.Allowed && o.Delay < 0:
+			return fmt.Errorf("metrics: outcome %d is an admit held a negative %d µs", i, o.Delay)
 		}
 	}
 	for i, s := range opts.StateSamples {

@@ -163,6 +163,28 @@ func TestRetryAfterPercentilesAreNearestRank(t *testing.T) {
 	}
 }
 
+// held is an admit that a queueing limiter held delay µs.
+func held(at int64, key int, delay int64) Outcome {
+	return Outcome{At: at, Key: key, Allowed: true, Delay: delay}
+}
+
+// The wait is over every admit, the ones let through at once counted as 0,
+// and only when some admit was held: a run of a limiter that holds nothing
+// has no wait at all, whatever its rejections' Delay says.
+func TestWaitPercentilesAreOverTheAdmitsWhenAnyWasHeld(t *testing.T) {
+	r := measure(t, []Outcome{ok(0, 0), held(1, 0, 40), {At: 2, Key: 1, Delay: 900}, fail(3, 1), held(4, 1, 10), ok(5, 0)}, 2, second)
+	if want := (Percentiles{N: 4, P50: 0, P90: 40, P99: 40, Max: 40}); r.Wait != want || r.Held != 2 {
+		t.Errorf("wait %+v, %d held; want %+v, 2 held (the 4 admits; the rejection's Delay is not read)", r.Wait, r.Held, want)
+	}
+	none := measure(t, []Outcome{ok(0, 0), deny(1, 0, 5), {At: 2, Key: 0, Delay: 7}}, 1, second)
+	if none.Wait != (Percentiles{}) || none.Held != 0 {
+		t.Errorf("no admit held: wait %+v, %d held; want none", none.Wait, none.Held)
+	}
+	if _, err := Measure([]Outcome{held(0, 0, -1)}, Options{Keys: keys(1), Window: 1}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("an admit held a negative time: got %v, want an error", err)
+	}
+}
+
 func TestTimeToFirstRejectionCountsFromTheFirstRequest(t *testing.T) {
 	r := measure(t, []Outcome{
 		ok(5*second, 0), fail(5100*ms, 0), ok(5200*ms, 0), deny(5700*ms, 0, 1), ok(6*second, 1), deny(6500*ms, 1, 1), ok(7*second, 2),

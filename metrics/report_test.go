@@ -3,7 +3,9 @@ package metrics
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -71,7 +73,7 @@ func simulate(t *testing.T, alg algos.Algorithm) Run {
 			o.Err = true // the limiter failed; the state is untouched
 		} else {
 			d := alg.Decide(&states[req.key], req.at, limit)
-			o.Allowed, o.RetryAfter = d.Allowed, d.RetryAfter
+			o.Allowed, o.RetryAfter, o.Delay = d.Allowed, d.RetryAfter, d.Delay
 		}
 		outcomes = append(outcomes, o)
 	}
@@ -112,5 +114,44 @@ func TestReportsAreDeterministicAndMatchTestdata(t *testing.T) {
 			t.Errorf("%s: two renderings of the same runs differ:\n%s", name, golden.Diff(name, once[name], again[name]))
 		}
 		golden.Check(t, "metrics-"+name, once[name])
+	}
+}
+
+// A run where requests were held reports their wait: a line of WriteRun
+// and a column of WriteComparison, which the six, holding nothing, leave
+// out (their reports above are unchanged by it).
+func TestHeldRequestsAddTheWaitToTheReports(t *testing.T) {
+	queue, err := algos.QueueingGCRA(200 * ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := simulate(t, queue)
+	if q.Held == 0 || q.Wait.Max <= 0 || q.Wait.Max > 200*ms || q.Wait.N != q.Accepted {
+		t.Fatalf("the queueing GCRA held %d, wait %+v over %d admits; want some held, at most 200ms, over every admit", q.Held, q.Wait, q.Accepted)
+	}
+	var run, comparison bytes.Buffer
+	if err := WriteRun(&run, q, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	line := fmt.Sprintf("wait         p50 %s, p90 %s, p99 %s, max %s (held before being let through; nearest rank over %d admits, %d held)",
+		fmtDur(q.Wait.P50), fmtDur(q.Wait.P90), fmtDur(q.Wait.P99), fmtDur(q.Wait.Max), q.Wait.N, q.Held)
+	if !strings.Contains(strings.ReplaceAll(run.String(), "\n"+strings.Repeat(" ", 13), " "), line) { // unwrapped
+		t.Errorf("the run's report lacks %q:\n%s", line, run.String())
+	}
+	gcra := simulate(t, algos.GCRA)
+	if err := WriteComparison(&comparison, []Named{{"gcra", gcra}, {queue.Name, q}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(comparison.String(), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "limiter ") })
+	if at < 0 || at+3 >= len(lines) {
+		t.Fatalf("no table in the comparison:\n%s", comparison.String())
+	}
+	head, gcraRow, queueRow := lines[at], lines[at+2], lines[at+3]
+	if !strings.HasSuffix(head, "wait p99") || !strings.HasSuffix(gcraRow, " 0s") || !strings.HasSuffix(queueRow, " "+fmtDur(q.Wait.P99)) {
+		t.Errorf("the comparison's wait column: heads %q, rows %q and %q", head, gcraRow, queueRow)
+	}
+	if gcra.Wait.N != 0 || q.Accepted < gcra.Accepted {
+		t.Errorf("gcra: wait %+v, %d admitted; the queue %d: want no wait, and the queue admitting at least as many", gcra.Wait, gcra.Accepted, q.Accepted)
 	}
 }

@@ -76,6 +76,9 @@ func WriteRun(w io.Writer, r Run, o TextOptions) error {
 	} else {
 		line("Retry-After", "p50 %s, p90 %s, p99 %s, max %s (nearest rank, %d rejections)", fmtDur(p.P50), fmtDur(p.P90), fmtDur(p.P99), fmtDur(p.Max), p.N)
 	}
+	if p := r.Wait; p.N > 0 { // only a queueing limiter holds requests
+		line("wait", "p50 %s, p90 %s, p99 %s, max %s (held before being let through; nearest rank over %d admits, %d held)", fmtDur(p.P50), fmtDur(p.P90), fmtDur(p.P99), fmtDur(p.Max), p.N, r.Held)
+	}
 	if r.Worst < 0 || r.Worst >= len(r.Keys) {
 		line("fairness", "no key had a request decided")
 	} else {
@@ -154,7 +157,9 @@ type Named struct {
 
 // WriteComparison renders several runs side by side, one row per run in the
 // order given: what each let through, how evenly, and how long it told the
-// rejected to wait. The bytes depend on runs alone. It returns an error for
+// rejected to wait; and, when any run held a request (a queueing limiter),
+// the p99 of how long each held what it admitted. The bytes depend on runs
+// alone. It returns an error for
 // no runs, or w's error.
 func WriteComparison(w io.Writer, runs []Named) error {
 	if len(runs) == 0 {
@@ -164,8 +169,17 @@ func WriteComparison(w io.Writer, runs []Named) error {
 	fmt.Fprintf(&b, "overshoot comparison: %d runs\n\n", len(runs))
 	b.WriteString("accept: accepted of decided requests (errors are neither); any 1s, any 10s: most accepted in a\n")
 	b.WriteString("rolling interval; Jain (1 = fair) and Gini (0 = fair) over the keys' accept ratios; worst: the\n")
-	b.WriteString("worst-starved key and its accept ratio; RA p99: Retry-After, nearest rank.\n\n")
+	waits := slices.ContainsFunc(runs, func(n Named) bool { return n.Run.Wait.N > 0 })
+	if waits {
+		b.WriteString("worst-starved key and its accept ratio; RA p99: Retry-After, nearest rank; wait p99: how long an\n")
+		b.WriteString("admitted request was held before being let through, nearest rank over the admits.\n\n")
+	} else {
+		b.WriteString("worst-starved key and its accept ratio; RA p99: Retry-After, nearest rank.\n\n")
+	}
 	heads := []string{"limiter", "accepted", "rejected", "errors", "accept", "any 1s", "any 10s", "Jain", "Gini", "worst", "its ratio", "RA p99"}
+	if waits {
+		heads = append(heads, "wait p99")
+	}
 	var rows [][]string
 	for _, n := range runs {
 		r := n.Run
@@ -176,11 +190,15 @@ func WriteComparison(w io.Writer, runs []Named) error {
 		if r.RetryAfter.N > 0 {
 			p99 = fmtDur(r.RetryAfter.P99)
 		}
-		rows = append(rows, []string{
+		row := []string{
 			cell(n.Name), itoa(r.Accepted), itoa(r.Rejected), itoa(r.Errors), fmtPct(r.AcceptRatio),
 			itoa(r.MaxAccepted1s), itoa(r.MaxAccepted10s), fmt.Sprintf("%.3f", r.Jain), fmt.Sprintf("%.3f", r.Gini),
 			worst, worstRatio, p99,
-		})
+		}
+		if waits {
+			row = append(row, fmtDur(r.Wait.P99)) // 0s for a run that held nothing
+		}
+		rows = append(rows, row)
 	}
 	table(&b, heads, rows)
 	_, err := w.Write(b.Bytes())

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -115,6 +114,21 @@ type Example struct {
 // every suspect; HuntOptions sets both to zero. The verdicts depend on the
 // suspects and o alone, not on o.Workers.
 func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
+	seeds, err := huntSeeds(suspects, o)
+	if err != nil {
+		return nil, err
+	}
+	verdicts := make([]Verdict, len(suspects))
+	for i, s := range suspects {
+		verdicts[i] = foldVerdicts(s.label(), seeds[i])
+	}
+	return verdicts, nil
+}
+
+// huntSeeds is Hunt seed by seed: per suspect, its verdict on each seed of
+// o alone, in the order of o.Seeds. A shard of a hunt keeps these
+// (Shard.Hunt), and foldVerdicts makes Hunt's verdicts of them.
+func huntSeeds(suspects []Suspect, o Options) ([][]Verdict, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -149,41 +163,63 @@ func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
-	verdicts := make([]Verdict, len(suspects))
+	out, clients := make([][]Verdict, len(suspects)), o.Clients()
 	for i, s := range suspects {
-		v := Verdict{Suspect: s.label(), Seeds: ns}
+		out[i] = make([]Verdict, ns)
 		for j, run := range runs[i*ns : (i+1)*ns] {
-			var seen [numBreaches]bool
-			if v.FirstError == nil {
-				v.FirstError = run.firstError
+			out[i][j] = seedVerdict(s.label(), o.Seeds[j], run, clients)
+		}
+	}
+	return out, nil
+}
+
+// seedVerdict is the verdict of one run, on seed, of the given clients:
+// the first breach in client order, then breach order.
+func seedVerdict(suspect string, seed uint64, run jobRun, clients []Client) Verdict {
+	v := Verdict{Suspect: suspect, Seeds: 1, FirstError: run.firstError}
+	for _, c := range clients {
+		cr := run.clients[c]
+		v.Requests += cr.Requests
+		v.Errors += cr.Errors
+		for _, f := range run.found[c] {
+			if f == nil {
+				continue
 			}
-			for _, c := range o.Clients() {
-				cr := run.clients[c]
-				v.Requests += cr.Requests
-				v.Errors += cr.Errors
-				for _, f := range run.found[c] {
-					if f == nil {
-						continue
-					}
-					seen[f.breach] = true
-					if v.FirstBy[f.breach] == nil {
-						v.FirstBy[f.breach] = &Example{Seed: o.Seeds[j], Client: c, Violation: f.v, Trace: f.trace}
-					}
-					if !v.Caught {
-						v.Caught, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = true, o.Seeds[j], c, f.breach, f.v, f.trace
-					}
-				}
+			if v.FirstBy[f.breach] == nil {
+				v.SeedsBy[f.breach] = 1
+				v.FirstBy[f.breach] = &Example{Seed: seed, Client: c, Violation: f.v, Trace: f.trace}
 			}
-			if slices.Contains(seen[:], true) {
-				v.SeedsCaught++
-			}
-			for b, ok := range seen {
-				if ok {
-					v.SeedsBy[b]++
-				}
+			if !v.Caught {
+				v.Caught, v.SeedsCaught = true, 1
+				v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = seed, c, f.breach, f.v, f.trace
 			}
 		}
-		verdicts[i] = v
 	}
-	return verdicts, nil
+	return v
+}
+
+// foldVerdicts is one suspect's verdict over several seeds from its
+// verdicts on each (seedVerdict), in seed order: counts add up, and each
+// first is the first seed's that has one.
+func foldVerdicts(suspect string, seeds []Verdict) Verdict {
+	v := Verdict{Suspect: suspect}
+	for _, s := range seeds {
+		v.Seeds += s.Seeds
+		v.SeedsCaught += s.SeedsCaught
+		v.Requests += s.Requests
+		v.Errors += s.Errors
+		if v.FirstError == nil {
+			v.FirstError = s.FirstError
+		}
+		if s.Caught && !v.Caught {
+			v.Caught, v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = true, s.FirstSeed, s.FirstClient, s.FirstBreach, s.First, s.Trace
+		}
+		for b, n := range s.SeedsBy {
+			v.SeedsBy[b] += n
+			if v.FirstBy[b] == nil {
+				v.FirstBy[b] = s.FirstBy[b]
+			}
+		}
+	}
+	return v
 }

@@ -24,7 +24,8 @@ type Column struct {
 type SeedRun struct {
 	// Algorithm is the limiter's name.
 	Algorithm string
-	// Column is the deployment, as an index into Matrix.Columns.
+	// Column is the deployment, as an index into Matrix.Columns (in a
+	// Sweep, the skew, as an index into Sweep.Skews).
 	Column int
 	// Seed is the seed of the run's traffic, balancer, legs and restarts.
 	Seed uint64

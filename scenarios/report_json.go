@@ -3,17 +3,17 @@ package scenarios
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/overshoot-go/overshoot/internal/jsondoc"
 )
 
 // The machine-readable reports: the matrix as JSON (Matrix.WriteJSON) and
-// CSV (Matrix.WriteCSV), the hunt's verdicts as JSON (WriteVerdictsJSON).
+// CSV (Matrix.WriteCSV), the hunt's verdicts as JSON (WriteVerdictsJSON),
+// and one shard of a run split by seed (shard.go) as JSON.
 // Each JSON document names its schema and version in its first field
 // ("schema"); a field is never renamed or given another meaning within a
 // version, only added. Times are integer µs (names ending in _us), shares
@@ -25,6 +25,7 @@ import (
 const (
 	TableSchema = "overshoot.table/v1"
 	HuntSchema  = "overshoot.hunt/v1"
+	ShardSchema = "overshoot.shard/v1"
 )
 
 // conditionsJSON is the runs' conditions (Options), in both schemas.
@@ -99,38 +100,44 @@ func measured(p float64) *float64 {
 func (r Matrix) cells() []cellJSON {
 	var out []cellJSON
 	for a, name := range r.Algorithms {
+		ref := ""
+		if a < len(r.References) {
+			ref = r.References[a]
+		}
 		for _, col := range r.Columns {
-			c, ok := r.Cell(name, col.Deployment)
-			if !ok {
-				continue
+			if c, ok := r.Cell(name, col.Deployment); ok {
+				out = append(out, cellOf(name, col, c, ref))
 			}
-			j := cellJSON{Algorithm: name, Deployment: col.Deployment.String(), Column: col.Name, NotApplicable: c.NotApplicable}
-			if c.NotApplicable == "" {
-				j.Peak, j.PeakX, j.PeakSeed, j.PeakClient = c.Peak, c.PeakX, c.PeakSeed, c.PeakClient.String()
-				j.OverPct, j.OverSeed = measured(c.Over), c.OverSeed
-				if j.OverPct != nil {
-					j.OverClient = c.OverClient.String()
-				}
-				if a < len(r.References) {
-					j.Reference = r.References[a]
-				}
-				j.OverReferencePct, j.HonestRejectedPct = measured(c.OverReference), measured(c.HonestRejected)
-				j.Violations, j.Runs, j.Errors = c.Violations, c.Runs, c.Errors
-				if c.FirstError != nil {
-					j.FirstError = c.FirstError.Error()
-				}
-			}
-			out = append(out, j)
 		}
 	}
 	return out
+}
+
+// cellOf is cell c of algorithm name in column col, ref its reference.
+func cellOf(name string, col Column, c Cell, ref string) cellJSON {
+	j := cellJSON{Algorithm: name, Deployment: col.Deployment.String(), Column: col.Name, NotApplicable: c.NotApplicable}
+	if c.NotApplicable != "" {
+		return j
+	}
+	j.Peak, j.PeakX, j.PeakSeed, j.PeakClient = c.Peak, c.PeakX, c.PeakSeed, c.PeakClient.String()
+	j.OverPct, j.OverSeed = measured(c.Over), c.OverSeed
+	if j.OverPct != nil {
+		j.OverClient = c.OverClient.String()
+	}
+	j.Reference = ref
+	j.OverReferencePct, j.HonestRejectedPct = measured(c.OverReference), measured(c.HonestRejected)
+	j.Violations, j.Runs, j.Errors = c.Violations, c.Runs, c.Errors
+	if c.FirstError != nil {
+		j.FirstError = c.FirstError.Error()
+	}
+	return j
 }
 
 // WriteJSON writes the matrix as one JSON document of schema TableSchema:
 // the conditions, then a cell per algorithm and column (Cell over every
 // client), each number as the table prints it but unrounded.
 func (r Matrix) WriteJSON(w io.Writer) error {
-	return writeJSON(w, tableJSON{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
+	return jsondoc.Write(w, tableJSON{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
 }
 
 // csvHeader is the columns of WriteCSV, the cell fields of the JSON.
@@ -230,60 +237,105 @@ func WriteVerdictsJSON(w io.Writer, o Options, verdicts []Verdict) error {
 		}
 		doc.Verdicts = append(doc.Verdicts, j)
 	}
-	return writeJSON(w, doc)
+	return jsondoc.Write(w, doc)
 }
 
-// writeJSON writes v indented, with a final newline, in one Write: a
-// report is written whole or not at all by this function. Names such as
-// "my <bucket>" are kept as they are (no HTML escaping).
-func writeJSON(w io.Writer, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("scenarios: %w", err)
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+// shardJSON is one shard of a matrix, a sweep, a curve or a hunt: the
+// whole run's conditions and rows, and the shard's own seeds' results, run
+// by run, with every number the merged reports are made of (shard.go).
+type shardJSON struct {
+	Schema     string         `json:"schema"`
+	Kind       string         `json:"kind"`  // matrix, sweep, curve or hunt
+	Shard      string         `json:"shard"` // "i/n"
+	Conditions conditionsJSON `json:"conditions"`
+	ShardSeeds []uint64       `json:"shard_seeds"`
+	// The rows: the limiters' names (matrix, sweep, curve) with, for a
+	// matrix, each one's reference ("" for none), or the suspects' labels.
+	Algorithms []string `json:"algorithms,omitempty"`
+	References []string `json:"references,omitempty"`
+	Suspects   []string `json:"suspects,omitempty"`
+	// What a sweep or a curve varies.
+	SkewsUS []int64      `json:"skews_us,omitempty"`
+	Curve   *curveOfJSON `json:"curve,omitempty"`
+	// The runs, in the order of the rows, then the columns (a curve's:
+	// point by point, the ideal then the deployment), then the seeds; the
+	// matrix's references' ideal runs after its own, in row order; a
+	// hunt's verdict of each suspect on each seed.
+	Runs          []seedRunJSON     `json:"runs,omitempty"`
+	ReferenceRuns []seedRunJSON     `json:"reference_runs,omitempty"`
+	Verdicts      []seedVerdictJSON `json:"verdicts,omitempty"`
 }
 
-// SchemaFields lists the fields of a report schema (TableSchema or
-// HuntSchema) as paths ("cells[].peak", "conditions.limit.rate"), read
+// curveOfJSON is what a curve varies (CurveOf, but for its model and
+// plot): its param by its name in JSON (paramKeys), the values it took,
+// and the clients its cells summarize (none: every client of the
+// conditions).
+type curveOfJSON struct {
+	Deployment string   `json:"deployment"`
+	Param      string   `json:"param"`
+	Values     []int64  `json:"values"`
+	Clients    []string `json:"clients"`
+}
+
+// seedRunJSON is one SeedRun, with Point the curve's point (0 otherwise).
+type seedRunJSON struct {
+	Algorithm     string          `json:"algorithm"`
+	Point         int             `json:"point"`
+	Column        int             `json:"column"`
+	Seed          uint64          `json:"seed"`
+	NotApplicable string          `json:"not_applicable,omitempty"`
+	Clients       []clientRunJSON `json:"clients"`
+	FirstError    *string         `json:"first_error,omitempty"`
+}
+
+// clientRunJSON is one ClientRun of a client of the run.
+type clientRunJSON struct {
+	Client    string         `json:"client"`
+	Requests  int            `json:"requests"`
+	Admitted  int            `json:"admitted"`
+	Peak      int            `json:"peak"`
+	AfterWipe int            `json:"after_wipe"`
+	Errors    int            `json:"errors"`
+	Violation *violationJSON `json:"violation"`
+}
+
+// violationJSON is an algos.Violation.
+type violationJSON struct {
+	FromUS  int64  `json:"from_us"`
+	ToUS    int64  `json:"to_us"`
+	Admits  int64  `json:"admits"`
+	Allowed int64  `json:"allowed"`
+	Reason  string `json:"reason"`
+}
+
+// seedVerdictJSON is one suspect's Verdict on one seed: its first breach
+// of each kind, in Breaches order, and FirstBreach the first of all.
+type seedVerdictJSON struct {
+	Suspect     string           `json:"suspect"`
+	Seed        uint64           `json:"seed"`
+	FirstBreach string           `json:"first_breach,omitempty"`
+	Breaches    []seedBreachJSON `json:"breaches"`
+	Requests    int              `json:"requests"`
+	Errors      int              `json:"errors"`
+	FirstError  *string          `json:"first_error,omitempty"`
+}
+
+// seedBreachJSON is a suspect's first breach of one kind on one seed.
+type seedBreachJSON struct {
+	Kind      string         `json:"kind"`
+	Client    string         `json:"client"`
+	Violation *violationJSON `json:"violation"`
+	Trace     []string       `json:"trace"`
+}
+
+// SchemaFields lists the fields of a report schema (TableSchema,
+// HuntSchema or ShardSchema) as paths ("cells[].peak", "conditions.limit.rate"), read
 // from the types that write it, so that the documentation can be checked
 // against what is written.
 func SchemaFields(schema string) ([]string, error) {
-	var t reflect.Type
-	switch schema {
-	case TableSchema:
-		t = reflect.TypeFor[tableJSON]()
-	case HuntSchema:
-		t = reflect.TypeFor[huntJSON]()
-	default:
-		return nil, fmt.Errorf("scenarios: no report schema %q (have %s and %s)", schema, TableSchema, HuntSchema)
+	doc, ok := map[string]any{TableSchema: tableJSON{}, HuntSchema: huntJSON{}, ShardSchema: shardJSON{}, CurveSchema: curveJSON{}}[schema]
+	if !ok {
+		return nil, fmt.Errorf("scenarios: no report schema %q (have %s, %s, %s and %s)", schema, TableSchema, HuntSchema, ShardSchema, CurveSchema)
 	}
-	var out []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			path := prefix + name
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			switch {
-			case ft.Kind() == reflect.Struct:
-				walk(ft, path+".")
-			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-				out = append(out, path)
-				walk(ft.Elem(), path+"[].")
-			default:
-				out = append(out, path)
-			}
-		}
-	}
-	walk(t, "")
-	return out, nil
+	return jsondoc.Fields(doc), nil
 }

@@ -49,6 +49,10 @@ type Sweep struct {
 	Skews []int64
 	// Points[a][k] is algorithm a at Skews[k].
 	Points [][]SweepPoint
+	// SeedRuns holds the run of algorithm a at Skews[k] on seed s at index
+	// (a·len(Skews) + k)·len(Seeds) + s, its Column the index k: the
+	// numbers behind Points.
+	SeedRuns []SeedRun
 }
 
 // RunSweep runs every limiter of specs in the node-clock deployment at
@@ -87,21 +91,34 @@ func RunSweep(specs []limiter.Spec, o Options, skews []int64) (Sweep, error) {
 	if err != nil {
 		return Sweep{}, err
 	}
-	r := Sweep{Options: o, Algorithms: names, Skews: slices.Clone(skews), Points: make([][]SweepPoint, len(specs))}
-	for a := range specs {
-		r.Points[a] = make([]SweepPoint, nk)
+	r := Sweep{Options: o, Algorithms: names, Skews: slices.Clone(skews), SeedRuns: make([]SeedRun, len(runs))}
+	for i, run := range runs {
+		r.SeedRuns[i] = SeedRun{Algorithm: names[i/(nk*ns)], Column: i / ns % nk, Seed: o.Seeds[i%ns],
+			Clients: run.clients, FirstError: run.firstError, NotApplicable: run.notApplicable}
+	}
+	r.Points = r.points()
+	return r, nil
+}
+
+// points summarizes SeedRuns as Points: at each algorithm and skew, the
+// worst peak over the seeds, in order, and the clients, in key order.
+func (r Sweep) points() [][]SweepPoint {
+	o := r.Options
+	nk, ns := len(r.Skews), len(o.Seeds)
+	points := make([][]SweepPoint, len(r.Algorithms))
+	for a := range points {
+		points[a] = make([]SweepPoint, nk)
 		for k := range nk {
 			p := SweepPoint{Peak: -1}
-			for s := range ns {
-				run := runs[(a*nk+k)*ns+s]
+			for _, run := range r.SeedRuns[(a*nk+k)*ns : (a*nk+k+1)*ns] {
 				if p.FirstError == nil {
-					p.FirstError = run.firstError
+					p.FirstError = run.FirstError
 				}
 				for _, c := range o.Clients() {
-					cr := run.clients[c]
+					cr := run.Clients[c]
 					p.Errors += cr.Errors
 					if cr.Peak > p.Peak {
-						p.Peak, p.Seed, p.Client = cr.Peak, o.Seeds[s], c
+						p.Peak, p.Seed, p.Client = cr.Peak, run.Seed, c
 					}
 					if cr.Violation != nil {
 						p.Violations++
@@ -109,10 +126,10 @@ func RunSweep(specs []limiter.Spec, o Options, skews []int64) (Sweep, error) {
 				}
 			}
 			p.PeakX = float64(p.Peak) / float64(o.Limit.Rate)
-			r.Points[a][k] = p
+			points[a][k] = p
 		}
 	}
-	return r, nil
+	return points
 }
 
 // At returns the point of algorithm algo at skew (µs), if the sweep has it.

@@ -21,15 +21,17 @@
 //	go run ./cmd/badges -not-run lint -dir badges
 //
 // The findings are read from the test files, never from the record, so a
-// run that never happened still gives every finding its badge.
+// run that never happened still gives every finding its badge. Both are
+// read by internal/findings, shared with the HTML report (cmd/report);
+// this command owns the badges' colors and files.
 //
 // The README links each badge to its test's source line; `-readme` prints
 // that markdown, and this package's tests fail when README.md differs.
 //
 // # What it owns, and what it must not import
 //
-// Reading the test record and the findings' sources, and writing the
-// badges and the README's markdown. It imports nothing of this module: it
-// reads the tests as source, not as code. Its tests also run .ci/steps.sh,
-// the part of .ci/run that names each step and writes the not-run badges.
+// Writing the badges and the README's markdown. It imports only
+// internal/findings, which reads the tests as source, not as code, and the
+// record. Its tests also run .ci/steps.sh, the part of .ci/run that names
+// each step and writes the not-run badges.
 package main

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/overshoot-go/overshoot/internal/findings"
 )
 
-// A small module with three findings, as sourceFindings reads it.
+// A small module with three findings, as findings.Declared reads it.
 func writeModule(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -111,7 +113,7 @@ func checkBadges(t *testing.T, dir string, want map[string]Badge) {
 // The README's markdown for a badge carries the label as alt text and links
 // to the line that declares the test.
 func TestBadgeMarkdownLinksToTheTestsLine(t *testing.T) {
-	fs, err := sourceFindings(writeModule(t))
+	fs, err := findings.Declared(writeModule(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,26 +126,15 @@ func TestBadgeMarkdownLinksToTheTestsLine(t *testing.T) {
 
 func TestBadgesRejectBadInput(t *testing.T) {
 	root := writeModule(t)
-	fs, _ := sourceFindings(root)
-	for _, record := range []string{"", "ok  \tgithub.com/overshoot-go/overshoot\t1.0s\n"} {
-		if err := readVerdicts(strings.NewReader(record), fs); err == nil {
-			t.Errorf("want an error for a record with no test2json event: %q", record)
-		}
-	}
-	if err := readVerdicts(strings.NewReader("{not json\n"), fs); err == nil {
-		t.Error("want an error for a malformed line")
-	}
-	if err := readVerdicts(strings.NewReader(`{"Action":"pass","Package":"elsewhere","Test":"TestFindingZ"}`), fs); err == nil {
-		t.Error("want an error for a finding no test file declares")
-	}
 	if err := run(filepath.Join(root, "missing.json"), t.TempDir(), root, false, "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "make test") {
 		t.Errorf("a missing record: %v, want an error that says to run make test", err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "nolabel_test.go"), []byte("package x\n\n// No label.\nfunc TestFindingD(t *testing.T) {}\n"), 0o644); err != nil {
+	bad := filepath.Join(root, "bad.json")
+	if err := os.WriteFile(bad, []byte("{not json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sourceFindings(root); err == nil || !strings.Contains(err.Error(), "nolabel_test.go:4") {
-		t.Errorf("a finding without a Badge line: %v, want an error naming nolabel_test.go:4", err)
+	if err := run(bad, t.TempDir(), root, false, "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("a malformed record: %v, want an error naming %s", err, bad)
 	}
 }
 
@@ -152,7 +143,7 @@ func TestBadgesRejectBadInput(t *testing.T) {
 // the code; the failure prints the markdown to paste.
 func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
 	root := filepath.Join("..", "..")
-	fs, err := sourceFindings(root)
+	fs, err := findings.Declared(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +153,7 @@ func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
 	}
 	for _, f := range fs {
 		if md := markdown(f); !bytes.Contains(readme, []byte(md)) {
-			t.Errorf("README.md lacks the badge of %s (%s:%d); it should read:\n%s", f.name, f.file, f.line, md)
+			t.Errorf("README.md lacks the badge of %s (%s:%d); it should read:\n%s", f.Name, f.File, f.Line, md)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/overshoot-go/overshoot/internal/findings"
 )
 
 // A step that failed before the tests (-not-run) makes every finding's
@@ -111,6 +113,7 @@ func TestARecordMissingAFindingGivesItARedBadge(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "sub", "notrun_test.go"), []byte(notRun), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	module := findings.Module
 	sub := module + "/sub"
 	rootPart := `{"Action":"start","Package":"` + module + `"}
 {"Action":"run","Package":"` + module + `","Test":"TestFindingA"}
@@ -126,16 +129,16 @@ func TestARecordMissingAFindingGivesItARedBadge(t *testing.T) {
 {"Action":"start","Package":"` + sub + `"}
 {"Action":"output","Package":"` + sub + `","Output":"FAIL\t` + sub + ` [build failed]\n"}
 {"Action":"fail","Package":"` + sub + `","Elapsed":0,"FailedBuild":"` + sub + ` [` + sub + `.test]"}
-`, notRunBuild},
-		{"plain-text build failure", "# " + sub + "\nsub/findings_test.go:6:1: undefined: x\nFAIL\t" + sub + " [build failed]\n", notRunBuild},
+`, findings.NotRunBuild},
+		{"plain-text build failure", "# " + sub + "\nsub/findings_test.go:6:1: undefined: x\nFAIL\t" + sub + " [build failed]\n", findings.NotRunBuild},
 		{"a panic before them", `{"Action":"start","Package":"` + sub + `"}
 {"Action":"run","Package":"` + sub + `","Test":"TestSubPanics"}
 {"Action":"output","Package":"` + sub + `","Test":"TestSubPanics","Output":"panic: boom\n"}
 {"Action":"fail","Package":"` + sub + `","Test":"TestSubPanics"}
 {"Action":"output","Package":"` + sub + `","Output":"FAIL\t` + sub + `\t0.006s\n"}
 {"Action":"fail","Package":"` + sub + `","Elapsed":0.006}
-`, notRunStopped},
-		{"a package left out", "", notRunAbsent},
+`, findings.NotRunStopped},
+		{"a package left out", "", findings.NotRunAbsent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			record := filepath.Join(t.TempDir(), "run.json")
@@ -148,7 +151,7 @@ func TestARecordMissingAFindingGivesItARedBadge(t *testing.T) {
 			}
 			checkBadges(t, dir, map[string]Badge{
 				"TestFindingA": {1, "a holds", "holds: peak 5.79x at 50 ms", "brightgreen"},
-				"TestFindingB": {1, "b breaks", "not run: " + notRunAbsent, "red"},
+				"TestFindingB": {1, "b breaks", "not run: " + findings.NotRunAbsent, "red"},
 				"TestFindingC": {1, "c hangs", "not run: " + tc.why, "red"},
 				"TestFindingD": {1, "d never ran", "not run: " + tc.why, "red"},
 			})
@@ -167,7 +170,7 @@ func TestARecordMissingAFindingGivesItARedBadge(t *testing.T) {
 	if err := run(record, dir, root, false, "", &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	checkNotRun(t, dir, map[string]Badge{"TestFindingA": {}, "TestFindingB": {}, "TestFindingC": {}, "TestFindingD": {}}, notRunBuild)
+	checkNotRun(t, dir, map[string]Badge{"TestFindingA": {}, "TestFindingB": {}, "TestFindingC": {}, "TestFindingD": {}}, findings.NotRunBuild)
 }
 
 // .ci/steps.sh, which .ci/run sources: when a step fails, the script exits
@@ -185,13 +188,13 @@ func TestCIStepsWriteNotRunBadgesWhenAStepFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := sourceFindings(root)
+	fs, err := findings.Declared(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	every := map[string]Badge{}
 	for _, f := range fs {
-		every[f.name] = Badge{}
+		every[f.Name] = Badge{}
 	}
 	for _, tc := range []struct {
 		name, body string

@@ -1,0 +1,11 @@
+// Package jsondoc is how overshoot writes its machine-readable reports and
+// says what is in them: one encoding for every schema (Write) and the list
+// of a schema's fields read from the type that writes it (Fields), which
+// the README's schema list is checked against.
+//
+// # What it owns, and what it must not import
+//
+// The encoding and the field walk only. Each schema's types and name stay
+// in the package whose results they carry (scenarios, capacity, httpcheck,
+// live, ceiling). It imports nothing of this module.
+package jsondoc

@@ -1,0 +1,123 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/scenarios"
+)
+
+// curveDoc reads back what the curve schema writes, for these tests.
+type curveDoc struct {
+	Schema     string  `json:"schema"`
+	Deployment string  `json:"deployment"`
+	Param      string  `json:"param"`
+	Values     []int64 `json:"values"`
+	Model      *struct {
+		Name string `json:"name"`
+	} `json:"model"`
+	Points []struct {
+		Value int64 `json:"value"`
+		Cells []struct {
+			Algorithm  string   `json:"algorithm"`
+			Peak       int      `json:"peak"`
+			PeakX      float64  `json:"peak_x"`
+			OverPct    *float64 `json:"over_pct"`
+			Violations int      `json:"violations"`
+			Runs       int      `json:"runs"`
+		} `json:"cells"`
+		Models []struct {
+			Algorithm string   `json:"algorithm"`
+			Measured  *float64 `json:"measured"`
+			Predicted *float64 `json:"predicted"`
+		} `json:"models"`
+	} `json:"points"`
+}
+
+func readCurve(t *testing.T, write func(io.Writer) error) curveDoc {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	var d curveDoc
+	dec := json.NewDecoder(&b)
+	if err := dec.Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Schema != scenarios.CurveSchema {
+		t.Errorf("schema %q, want %q", d.Schema, scenarios.CurveSchema)
+	}
+	return d
+}
+
+// A curve's JSON holds, at every value, each algorithm's cell as the curve
+// computes it and its model's numbers beside.
+func TestCurveJSONIsTheCurvesCells(t *testing.T) {
+	o := small()
+	specs := limiter.FromAlgorithms(algos.TokenBucket, algos.FixedWindow)
+	c, err := scenarios.RunCurve(specs, o, scenarios.CurveOf{Deployment: model.StoreWiped, Param: scenarios.ParamWipePhase,
+		Values: []int64{0, algos.Second / 2}, Clients: []scenarios.Client{scenarios.Flood}, Model: scenarios.WipeModel()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readCurve(t, c.WriteJSON)
+	if d.Deployment != "store-wiped" || d.Param != "wipe_phase_us" || len(d.Points) != 2 || d.Model == nil {
+		t.Fatalf("curve of %q against %q, %d points, model %v", d.Deployment, d.Param, len(d.Points), d.Model)
+	}
+	for k, p := range d.Points {
+		if p.Value != c.Values[k] || len(p.Cells) != 2 || len(p.Models) != 2 {
+			t.Fatalf("point %d: value %d, %d cells, %d models", k, p.Value, len(p.Cells), len(p.Models))
+		}
+		for i, got := range p.Cells {
+			want, _ := c.Cell(got.Algorithm, k)
+			if got.Algorithm != c.Algorithms[i] || got.Peak != want.Peak || got.PeakX != want.PeakX || got.OverPct == nil ||
+				*got.OverPct != want.Over || got.Violations != want.Violations || got.Runs != want.Runs {
+				t.Errorf("point %d: cell %+v, the curve's %+v", k, got, want)
+			}
+			m := p.Models[i]
+			if m.Measured == nil || *m.Measured != c.Model.Measure(c, got.Algorithm, k) {
+				t.Errorf("point %d, %s: measured %v, the model's %v", k, got.Algorithm, m.Measured, c.Model.Measure(c, got.Algorithm, k))
+			}
+			pred, ok := c.Model.Predict(c, got.Algorithm, k)
+			if ok != (m.Predicted != nil) || ok && *m.Predicted != pred && !math.IsNaN(pred) {
+				t.Errorf("point %d, %s: predicted %v, the model's %v (%v)", k, got.Algorithm, m.Predicted, pred, ok)
+			}
+		}
+	}
+}
+
+// The skew sweep's JSON is the same schema, its param the skew; the over a
+// sweep does not measure is null, never 0.
+func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
+	o := small()
+	skews := []int64{0, 50_000}
+	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, skews)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readCurve(t, s.WriteJSON)
+	if d.Deployment != "node-clock" || d.Param != "skew_us" || d.Model != nil || len(d.Points) != len(skews) {
+		t.Fatalf("sweep of %q against %q, model %v, %d points", d.Deployment, d.Param, d.Model, len(d.Points))
+	}
+	for k, p := range d.Points {
+		for _, got := range p.Cells {
+			want, _ := s.At(got.Algorithm, skews[k])
+			if got.Peak != want.Peak || got.PeakX != want.PeakX || got.Violations != want.Violations ||
+				got.Runs != len(o.Seeds)*len(o.Clients()) || got.OverPct != nil {
+				t.Errorf("skew %d: cell %+v, the sweep's %+v", skews[k], got, want)
+			}
+		}
+	}
+	// The token bucket breaks its promise at 50 ms and the log does not:
+	// the JSON says so as the table does.
+	if v := d.Points[1].Cells[0].Violations; v == 0 {
+		t.Error("the token bucket kept its promise at a 50 ms skew, in the JSON")
+	}
+}
