@@ -61,9 +61,6 @@ const (
 // (200s, 429s, responses marked X-RateLimit-Degraded). Every phase ends
 // on counts, not on a duration.
 func TestBlackholedStoreFailOpenIsScraped(t *testing.T) {
-	// Judged on counters and on events waited for, never on how long
-	// they took: it runs beside the other parallel drills.
-	t.Parallel()
 	s := redistest.Start(t)
 	ctx := context.Background()
 
