@@ -78,7 +78,7 @@ func TestGoldenTable(t *testing.T) {
 func TestGoldenSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
 	s := findingsSweep.result(t)
-	var text, svg, js bytes.Buffer
+	var text, svg, js, cs bytes.Buffer
 	if _, err := s.WriteTo(&text); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +88,13 @@ func TestGoldenSkew(t *testing.T) {
 	if err := s.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
 	golden.Check(t, "skew.txt", text.Bytes())
 	golden.Check(t, "skew.svg", svg.Bytes())
 	golden.Check(t, "skew.json", js.Bytes())
+	golden.Check(t, "skew.csv", cs.Bytes())
 }
 
 // At 50 ms of skew the token bucket's flood peak is above 5× the limit,

@@ -313,15 +313,19 @@ func TestGoldenPlanningSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b, js bytes.Buffer
+	var b, js, cs bytes.Buffer
 	if err := res.Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
+	if err := res.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
 	golden.Check(t, "planning-sweep.txt", b.Bytes())
 	golden.Check(t, "planning-sweep.json", js.Bytes())
+	golden.Check(t, "planning-sweep.csv", cs.Bytes())
 	if _, ok := res.Tightest(); !ok {
 		t.Errorf("no limit from 8 to 24 fits:\n%s", b.String())
 	}
@@ -355,15 +359,19 @@ func TestGoldenPlanningComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b, js bytes.Buffer
+	var b, js, cs bytes.Buffer
 	if err := capacity.WriteComparison(&b, tr, results); err != nil {
 		t.Fatal(err)
 	}
 	if err := capacity.WriteComparisonJSON(&js, tr, results); err != nil {
 		t.Fatal(err)
 	}
+	if err := capacity.WriteComparisonCSV(&cs, tr, results); err != nil {
+		t.Fatal(err)
+	}
 	golden.Check(t, "planning-comparison.txt", b.Bytes())
 	golden.Check(t, "planning-comparison.json", js.Bytes())
+	golden.Check(t, "planning-comparison.csv", cs.Bytes())
 	var series []metrics.Series
 	for _, r := range results {
 		series = append(series, r.Run.Series(r.Limiter, 60))

@@ -92,7 +92,7 @@ func TestGoldenSweeps(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel() // the curves run side by side, each on every core
 			c := s.result(t)
-			var text, svg, js bytes.Buffer
+			var text, svg, js, cs bytes.Buffer
 			if _, err := c.WriteTo(&text); err != nil {
 				t.Fatal(err)
 			}
@@ -102,9 +102,13 @@ func TestGoldenSweeps(t *testing.T) {
 			if err := c.WriteJSON(&js); err != nil {
 				t.Fatal(err)
 			}
+			if err := c.WriteCSV(&cs); err != nil {
+				t.Fatal(err)
+			}
 			golden.Check(t, s.name+".txt", text.Bytes())
 			golden.Check(t, s.name+".svg", svg.Bytes())
 			golden.Check(t, s.name+".json", js.Bytes())
+			golden.Check(t, s.name+".csv", cs.Bytes())
 		})
 	}
 }

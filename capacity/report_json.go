@@ -1,9 +1,12 @@
 package capacity
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/overshoot-go/overshoot/internal/jsondoc"
 	"github.com/overshoot-go/overshoot/metrics"
@@ -210,3 +213,87 @@ func percentilesOf(p metrics.Percentiles) *percentilesJSON {
 // read from the types that write it, so that the documentation can be
 // checked against what is written.
 func SchemaFields() []string { return jsondoc.Fields(capacityJSON{}) }
+
+// csvHeader is the columns of capacity's CSV: a result's measures, as its
+// JSON names them (percentiles flattened: retry_after_p99_us); a sweep's
+// rows lead with value, rejected_pct and meets.
+var csvHeader = []string{"limiter", "rate", "window_us", "burst", "requests", "accepted", "rejected", "errors", "accept_pct",
+	"accepted_per_second", "max_accepted_1s", "max_accepted_10s", "max_accepted_window", "first_rejection_us", "keys_decided",
+	"jain", "gini", "worst_key", "retry_after_n", "retry_after_p50_us", "retry_after_p90_us", "retry_after_p99_us",
+	"retry_after_max_us", "held", "wait_p50_us", "wait_p90_us", "wait_p99_us", "wait_max_us", "state_cells", "first_error"}
+
+// WriteComparisonCSV writes WriteComparisonJSON's results as CSV, a row
+// per limiter; a number not measured is an empty field. Timelines and keys
+// are in the JSON only.
+func WriteComparisonCSV(w io.Writer, tr traffic.Trace, results []Result) error {
+	if len(results) == 0 {
+		return fmt.Errorf("capacity: no results to compare")
+	}
+	rows := make([][]string, len(results))
+	for i, r := range results {
+		rows[i] = csvRow(resultOf(r))
+	}
+	return writeCSV(w, nil, rows)
+}
+
+// WriteCSV writes the sweep's table as CSV: a row per value, its rejected
+// share and whether it meets the budget before its result's columns.
+func (r SweepResult) WriteCSV(w io.Writer) error {
+	rows := make([][]string, len(r.Rows))
+	for i, row := range r.Rows {
+		rows[i] = append([]string{strconv.FormatInt(row.Value, 10), formatFloat(100 * row.Result.RejectShare()),
+			strconv.FormatBool(row.Meets)}, csvRow(resultOf(row.Result))...)
+	}
+	return writeCSV(w, []string{"value", "rejected_pct", "meets"}, rows)
+}
+
+func writeCSV(w io.Writer, lead []string, rows [][]string) error {
+	var b bytes.Buffer
+	cw := csv.NewWriter(&b)
+	_ = cw.Write(append(lead, csvHeader...))
+	for _, row := range rows {
+		_ = cw.Write(row)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func csvRow(j resultJSON) []string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	opt := func(p *int64) string {
+		if p == nil {
+			return ""
+		}
+		return i(*p)
+	}
+	pct := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return formatFloat(*p)
+	}
+	worst := ""
+	if j.WorstKey != nil {
+		worst = *j.WorstKey
+	}
+	ra, wait := [5]string{}, [4]string{}
+	if p := j.RetryAfter; p != nil {
+		ra = [5]string{i(p.N), i(p.P50US), i(p.P90US), i(p.P99US), i(p.MaxUS)}
+	}
+	if p := j.Wait; p != nil {
+		wait = [4]string{i(p.P50US), i(p.P90US), i(p.P99US), i(p.MaxUS)}
+	}
+	row := []string{j.Limiter, i(j.Limit.Rate), i(j.Limit.WindowUS), i(j.Limit.Burst), i(j.Requests), i(j.Accepted),
+		i(j.Rejected), i(j.Errors), pct(j.AcceptPct), formatFloat(j.PerSecond), i(j.MostIn1s), i(j.MostIn10s),
+		i(j.MostInWindow), opt(j.FirstRejectionUS), strconv.Itoa(j.KeysDecided), formatFloat(j.Jain), formatFloat(j.Gini), worst}
+	row = append(row, ra[:]...)
+	row = append(row, i(j.Held))
+	row = append(row, wait[:]...)
+	return append(row, opt(j.StateCells), j.FirstError)
+}
+
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -2,8 +2,10 @@ package capacity_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -135,5 +137,44 @@ func TestSweepJSONNamesTheTightest(t *testing.T) {
 	}
 	if f := capacity.SchemaFields(); !slices.Contains(f, "sweep.rows[].result.wait.p99_us") {
 		t.Errorf("the schema's fields miss the sweep rows' wait: %v", f)
+	}
+}
+
+// The CSV is the JSON's results flattened: a header, then a row per limiter
+// (a sweep's per value, led by its share refused and verdict), each as
+// wide as the header.
+func TestCSVHasARowPerResult(t *testing.T) {
+	tr := poisson(t, 20, 2, 10, 3)
+	results, err := capacity.Compare(tr, limiter.FromAlgorithms(algos.GCRA, algos.FixedWindow), algos.MustLimit(5, algos.Second, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := capacity.WriteComparisonCSV(&b, tr, results); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0][0] != "limiter" || rows[1][0] != "gcra" || rows[1][5] != strconv.FormatInt(results[0].Run.Accepted, 10) ||
+		rows[2][6] != strconv.FormatInt(results[1].Run.Rejected, 10) {
+		t.Fatalf("comparison CSV %v", rows)
+	}
+	s := capacity.Sweep{Trace: tr, Setting: capacity.Limits(limiter.FromAlgorithm(algos.GCRA), algos.Second), Values: []int64{2, 20}, Budget: 0.05}
+	r, err := s.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := r.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = csv.NewReader(&b).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0][0] != "value" || rows[1][0] != "2" || rows[1][2] != strconv.FormatBool(r.Rows[0].Meets) ||
+		rows[2][2] != strconv.FormatBool(r.Rows[1].Meets) || rows[1][2] == rows[2][2] {
+		t.Fatalf("sweep CSV %v (the limit of 2 refuses too many, 20 fits)", rows)
 	}
 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/jsondoc"
@@ -62,8 +63,40 @@ var paramKeys = [...]string{
 // over its clients (the numbers the text prints, unrounded), and the
 // model's measured and predicted numbers when it has a model.
 func (r Curve) WriteJSON(w io.Writer) error {
+	doc, err := r.doc()
+	if err != nil {
+		return err
+	}
+	return jsondoc.Write(w, doc)
+}
+
+// WriteCSV writes the cells of WriteJSON's points as CSV: the table's
+// columns (Matrix.WriteCSV) after two of the point's, param and value, a
+// row per point and algorithm. The model's numbers are in the JSON only.
+func (r Curve) WriteCSV(w io.Writer) error {
+	doc, err := r.doc()
+	if err != nil {
+		return err
+	}
+	return doc.writeCSV(w)
+}
+
+// WriteCSV writes the sweep's cells as Curve.WriteCSV does, its param
+// skew_us.
+func (r Sweep) WriteCSV(w io.Writer) error { return r.doc().writeCSV(w) }
+
+func (d curveJSON) writeCSV(w io.Writer) error {
+	rows := make([]cellRow, len(d.Points))
+	for k, p := range d.Points {
+		rows[k] = cellRow{lead: []string{d.Param, strconv.FormatInt(p.Value, 10)}, cells: p.Cells}
+	}
+	return writeCellsCSV(w, []string{"param", "value"}, rows)
+}
+
+// doc is the curve as its JSON document.
+func (r Curve) doc() (curveJSON, error) {
 	if r.Param < ParamRestartEvery || r.Param > ParamSkew {
-		return fmt.Errorf("scenarios: a curve of %v", r.Param)
+		return curveJSON{}, fmt.Errorf("scenarios: a curve of %v", r.Param)
 	}
 	doc := curveJSON{Schema: CurveSchema, Conditions: conditions(r.Options), curveOfJSON: *curveOf(r.CurveOf), Points: []curvePointJSON{}}
 	if r.Model != nil {
@@ -75,7 +108,7 @@ func (r Curve) WriteJSON(w io.Writer) error {
 		for _, name := range r.Algorithms {
 			c, ok := r.Cell(name, k)
 			if !ok {
-				return fmt.Errorf("scenarios: curve has no cell of %s at %d", name, v)
+				return curveJSON{}, fmt.Errorf("scenarios: curve has no cell of %s at %d", name, v)
 			}
 			p.Cells = append(p.Cells, cellOf(name, col, c, ""))
 			if r.Model != nil {
@@ -91,7 +124,7 @@ func (r Curve) WriteJSON(w io.Writer) error {
 		}
 		doc.Points = append(doc.Points, p)
 	}
-	return jsondoc.Write(w, doc)
+	return doc, nil
 }
 
 // WriteJSON writes the skew sweep as one JSON document of schema
@@ -99,7 +132,10 @@ func (r Curve) WriteJSON(w io.Writer) error {
 // skew, each algorithm's peak over every client and seed, its violations
 // out of its (seed, client) runs, and its errors. The over, the reference
 // and the honest requests turned away are not measured by a sweep: null.
-func (r Sweep) WriteJSON(w io.Writer) error {
+func (r Sweep) WriteJSON(w io.Writer) error { return jsondoc.Write(w, r.doc()) }
+
+// doc is the sweep as its JSON document.
+func (r Sweep) doc() curveJSON {
 	doc := curveJSON{Schema: CurveSchema, Conditions: conditions(r.Options), Points: []curvePointJSON{},
 		curveOfJSON: *curveOf(CurveOf{Deployment: model.NodeClock, Param: ParamSkew, Values: r.Skews})}
 	runs := len(r.Options.Seeds) * len(r.Options.Clients())
@@ -117,5 +153,5 @@ func (r Sweep) WriteJSON(w io.Writer) error {
 		}
 		doc.Points = append(doc.Points, p)
 	}
-	return jsondoc.Write(w, doc)
+	return doc
 }

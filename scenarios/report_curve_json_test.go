@@ -2,9 +2,11 @@ package scenarios_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -119,5 +121,33 @@ func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
 	// the JSON says so as the table does.
 	if v := d.Points[1].Cells[0].Violations; v == 0 {
 		t.Error("the token bucket kept its promise at a 50 ms skew, in the JSON")
+	}
+}
+
+// A curve's CSV is its JSON's cells, a row per point and algorithm led by
+// the param and its value.
+func TestCurveCSVIsItsCells(t *testing.T) {
+	o := small()
+	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, []int64{0, 50_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := s.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 || rows[0][0] != "param" || rows[0][2] != "algorithm" {
+		t.Fatalf("CSV %v", rows)
+	}
+	for _, row := range rows[1:] {
+		v, _ := strconv.ParseInt(row[1], 10, 64)
+		p, _ := s.At(row[2], v)
+		if row[0] != "skew_us" || row[6] != strconv.Itoa(p.Peak) {
+			t.Errorf("row %v, the sweep's peak %d", row, p.Peak)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/internal/jsondoc"
@@ -147,20 +148,35 @@ var csvHeader = []string{"algorithm", "deployment", "column", "not_applicable", 
 // WriteCSV writes the matrix's cells as CSV, one row a cell under a header
 // row of the JSON's cell field names; a number not measured is empty.
 func (r Matrix) WriteCSV(w io.Writer) error {
+	return writeCellsCSV(w, nil, []cellRow{{cells: r.cells()}})
+}
+
+// cellRow is cells with the leading columns every one of them shares.
+type cellRow struct {
+	lead  []string
+	cells []cellJSON
+}
+
+// writeCellsCSV writes a header of the lead columns and csvHeader, then a
+// row per cell, in one Write: the table's cells (no lead) or a curve's
+// (lead: its param and value).
+func writeCellsCSV(w io.Writer, lead []string, rows []cellRow) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
-	_ = cw.Write(csvHeader)
+	_ = cw.Write(append(slices.Clone(lead), csvHeader...))
 	num := func(p *float64) string {
 		if p == nil {
 			return ""
 		}
 		return strconv.FormatFloat(*p, 'g', -1, 64)
 	}
-	for _, c := range r.cells() {
-		_ = cw.Write([]string{c.Algorithm, c.Deployment, c.Column, c.NotApplicable, strconv.Itoa(c.Peak),
-			strconv.FormatFloat(c.PeakX, 'g', -1, 64), strconv.FormatUint(c.PeakSeed, 10), c.PeakClient,
-			num(c.OverPct), strconv.FormatUint(c.OverSeed, 10), c.OverClient, c.Reference, num(c.OverReferencePct),
-			num(c.HonestRejectedPct), strconv.Itoa(c.Violations), strconv.Itoa(c.Runs), strconv.Itoa(c.Errors), c.FirstError})
+	for _, row := range rows {
+		for _, c := range row.cells {
+			_ = cw.Write(append(slices.Clone(row.lead), c.Algorithm, c.Deployment, c.Column, c.NotApplicable, strconv.Itoa(c.Peak),
+				strconv.FormatFloat(c.PeakX, 'g', -1, 64), strconv.FormatUint(c.PeakSeed, 10), c.PeakClient,
+				num(c.OverPct), strconv.FormatUint(c.OverSeed, 10), c.OverClient, c.Reference, num(c.OverReferencePct),
+				num(c.HonestRejectedPct), strconv.Itoa(c.Violations), strconv.Itoa(c.Runs), strconv.Itoa(c.Errors), c.FirstError))
+		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
