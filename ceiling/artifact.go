@@ -9,12 +9,13 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/jsondoc"
+
+	"github.com/overshoot-go/overshoot/internal/atomicfile"
 )
 
 // ArtifactSchema names the JSON document of a ceiling run and its version:
@@ -282,41 +283,18 @@ func ReadArtifact(r io.Reader) (Artifact, error) {
 	return a, nil
 }
 
-// SaveArtifact writes a to path atomically: to a temporary file in path's
-// directory, then renamed over path, so that path holds the previous
-// artifact or this one, never part of one. The directory must exist; on
-// any error path is left as it was and the temporary file is removed.
-func SaveArtifact(path string, a Artifact) (err error) {
+// SaveArtifact writes a to path whole or not at all (atomicfile.Write):
+// path holds the previous artifact or this one, never part of one, and on
+// any error it is left as it was.
+func SaveArtifact(path string, a Artifact) error {
 	b, err := a.marshal()
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("ceiling: saving the artifact of run %q to %s: %w", a.Run, path, err)
-		}
-	}()
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+	if err := atomicfile.Write(path, b); err != nil {
+		return fmt.Errorf("ceiling: saving the artifact of run %q to %s: %w", a.Run, path, err)
 	}
-	defer os.Remove(f.Name()) // a no-op after the rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // LoadArtifact reads the artifact saved at path. When there is none, the

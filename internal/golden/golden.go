@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/overshoot-go/overshoot/internal/atomicfile"
 )
 
 var (
@@ -86,25 +88,6 @@ func Diff(name string, want, got []byte) string {
 	return text
 }
 
-// WriteAtomic writes data to path through a temporary file and a rename.
-func WriteAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
+// WriteAtomic writes data to path whole or not at all, making its folder
+// when missing (atomicfile.WriteAll).
+func WriteAtomic(path string, data []byte) error { return atomicfile.WriteAll(path, data) }

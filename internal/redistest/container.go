@@ -24,6 +24,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/overshoot-go/overshoot/internal/atomicfile"
 )
 
 // FaketimePreload is the LD_PRELOAD value (Options.Env) under which the
@@ -272,7 +274,7 @@ func (o *Options) shareFromHost(t testing.TB) error {
 	o.sharedHost = dir
 	for p, content := range o.Files {
 		if rel, ok := o.sharedRel(p); ok {
-			if err := writeReplacing(filepath.Join(dir, filepath.FromSlash(rel)), content); err != nil {
+			if err := atomicfile.WriteAll(filepath.Join(dir, filepath.FromSlash(rel)), content); err != nil {
 				return err
 			}
 		}
@@ -291,32 +293,6 @@ func (o Options) sharedRel(p string) (string, bool) {
 func localEngine() bool {
 	host := os.Getenv("DOCKER_HOST")
 	return host == "" || strings.HasPrefix(host, "unix://")
-}
-
-// writeReplacing writes content to file (mode 0644) by a rename, so that
-// a reader sees the old content or the new, never a part.
-func writeReplacing(file string, content []byte) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".write-")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(content)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // cannotShape is unavailable for StartWith, whose advice differs: an
@@ -549,7 +525,7 @@ func (ct *Container) Unpause(ctx context.Context) error {
 // container sees at once; elsewhere it copies it in through the engine.
 func (ct *Container) CopyFile(ctx context.Context, file string, content []byte) error {
 	if rel, ok := (Options{SharedDir: ct.sharedDir}).sharedRel(file); ok && ct.sharedHost != "" {
-		return writeReplacing(filepath.Join(ct.sharedHost, filepath.FromSlash(rel)), content)
+		return atomicfile.WriteAll(filepath.Join(ct.sharedHost, filepath.FromSlash(rel)), content)
 	}
 	return ct.c.CopyToContainer(ctx, content, file, 0o644)
 }
