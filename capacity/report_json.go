@@ -1,14 +1,12 @@
 package capacity
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 	"github.com/overshoot-go/overshoot/metrics"
 	"github.com/overshoot-go/overshoot/traffic"
 )
@@ -58,22 +56,22 @@ type sweepRowJSON struct {
 // resultJSON is one Result: the limiter, its limit, and its run's measures
 // (metrics.Run).
 type resultJSON struct {
-	Limiter      string    `json:"limiter"`
-	Limit        limitJSON `json:"limit"`
-	AcceptedCost int64     `json:"accepted_cost"`
-	FirstError   string    `json:"first_error,omitempty"`
-	Requests     int64     `json:"requests"`
-	Accepted     int64     `json:"accepted"`
-	Rejected     int64     `json:"rejected"`
-	Errors       int64     `json:"errors"`
-	AcceptPct    *float64  `json:"accept_pct"`
-	StartUS      int64     `json:"start_us"`
-	EndUS        int64     `json:"end_us"`
-	WindowUS     int64     `json:"window_us"`
-	PerSecond    float64   `json:"accepted_per_second"`
-	MostIn1s     int64     `json:"max_accepted_1s"`
-	MostIn10s    int64     `json:"max_accepted_10s"`
-	MostInWindow int64     `json:"max_accepted_window"`
+	Limiter      string       `json:"limiter"`
+	Limit        encode.Limit `json:"limit"`
+	AcceptedCost int64        `json:"accepted_cost"`
+	FirstError   string       `json:"first_error,omitempty"`
+	Requests     int64        `json:"requests"`
+	Accepted     int64        `json:"accepted"`
+	Rejected     int64        `json:"rejected"`
+	Errors       int64        `json:"errors"`
+	AcceptPct    *float64     `json:"accept_pct"`
+	StartUS      int64        `json:"start_us"`
+	EndUS        int64        `json:"end_us"`
+	WindowUS     int64        `json:"window_us"`
+	PerSecond    float64      `json:"accepted_per_second"`
+	MostIn1s     int64        `json:"max_accepted_1s"`
+	MostIn10s    int64        `json:"max_accepted_10s"`
+	MostInWindow int64        `json:"max_accepted_window"`
 	// FirstRejectionUS is null when nothing was refused.
 	FirstRejectionUS *int64           `json:"first_rejection_us"`
 	KeysDecided      int              `json:"keys_decided"`
@@ -86,12 +84,6 @@ type resultJSON struct {
 	StateCells       *int64           `json:"state_cells"`
 	Timeline         []windowJSON     `json:"timeline"`
 	Keys             []keyJSON        `json:"keys"`
-}
-
-type limitJSON struct {
-	Rate     int64 `json:"rate"`
-	WindowUS int64 `json:"window_us"`
-	Burst    int64 `json:"burst"`
 }
 
 // percentilesJSON is a metrics.Percentiles; null where there was nothing
@@ -129,7 +121,7 @@ func WriteComparisonJSON(w io.Writer, tr traffic.Trace, results []Result) error 
 	for _, r := range results {
 		doc.Results = append(doc.Results, resultOf(r))
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // WriteJSON writes the sweep's table as one JSON document of schema
@@ -146,7 +138,7 @@ func (r SweepResult) WriteJSON(w io.Writer) error {
 	if best, ok := r.Tightest(); ok {
 		doc.Sweep.Tightest = &best.Value
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 func traceOf(tr traffic.Trace) traceJSON {
@@ -165,7 +157,7 @@ func traceOf(tr traffic.Trace) traceJSON {
 
 func resultOf(r Result) resultJSON {
 	m := r.Run
-	j := resultJSON{Limiter: r.Limiter, Limit: limitJSON{Rate: r.Limit.Rate, WindowUS: r.Limit.Window, Burst: r.Limit.Burst},
+	j := resultJSON{Limiter: r.Limiter, Limit: encode.LimitOf(r.Limit),
 		AcceptedCost: r.AcceptedCost, Requests: m.Requests, Accepted: m.Accepted, Rejected: m.Rejected, Errors: m.Errors,
 		AcceptPct: pctOf(m.AcceptRatio), StartUS: m.Start, EndUS: m.End, WindowUS: m.Window, PerSecond: m.AcceptedPerSecond,
 		MostIn1s: m.MaxAccepted1s, MostIn10s: m.MaxAccepted10s, MostInWindow: m.PerWindow.Max, KeysDecided: m.KeysDecided,
@@ -212,7 +204,7 @@ func percentilesOf(p metrics.Percentiles) *percentilesJSON {
 // SchemaFields lists the fields of Schema as paths ("results[].jain"),
 // read from the types that write it, so that the documentation can be
 // checked against what is written.
-func SchemaFields() []string { return jsondoc.Fields(capacityJSON{}) }
+func SchemaFields() []string { return encode.Fields(capacityJSON{}) }
 
 // csvHeader is the columns of capacity's CSV: a result's measures, as its
 // JSON names them (percentiles flattened: retry_after_p99_us); a sweep's
@@ -233,7 +225,7 @@ func WriteComparisonCSV(w io.Writer, tr traffic.Trace, results []Result) error {
 	for i, r := range results {
 		rows[i] = csvRow(resultOf(r))
 	}
-	return writeCSV(w, nil, rows)
+	return encode.CSV(w, csvHeader, rows)
 }
 
 // WriteCSV writes the sweep's table as CSV: a row per value, its rejected
@@ -244,22 +236,7 @@ func (r SweepResult) WriteCSV(w io.Writer) error {
 		rows[i] = append([]string{strconv.FormatInt(row.Value, 10), formatFloat(100 * row.Result.RejectShare()),
 			strconv.FormatBool(row.Meets)}, csvRow(resultOf(row.Result))...)
 	}
-	return writeCSV(w, []string{"value", "rejected_pct", "meets"}, rows)
-}
-
-func writeCSV(w io.Writer, lead []string, rows [][]string) error {
-	var b bytes.Buffer
-	cw := csv.NewWriter(&b)
-	_ = cw.Write(append(lead, csvHeader...))
-	for _, row := range rows {
-		_ = cw.Write(row)
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return encode.CSV(w, append([]string{"value", "rejected_pct", "meets"}, csvHeader...), rows)
 }
 
 func csvRow(j resultJSON) []string {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 
 	"github.com/overshoot-go/overshoot/internal/atomicfile"
 )
@@ -144,16 +144,11 @@ func JudgedRow(r Row, l algos.Limit, offered int, perNode bool) ArtifactRow {
 // The JSON of an artifact.
 type (
 	artifactJSON struct {
-		Schema string    `json:"schema"`
-		Run    string    `json:"run"`
-		When   string    `json:"when"`
-		Limit  limitJSON `json:"limit"`
-		Rows   []rowJSON `json:"rows"`
-	}
-	limitJSON struct {
-		Rate     int64 `json:"rate"`
-		WindowUS int64 `json:"window_us"`
-		Burst    int64 `json:"burst"`
+		Schema string       `json:"schema"`
+		Run    string       `json:"run"`
+		When   string       `json:"when"`
+		Limit  encode.Limit `json:"limit"`
+		Rows   []rowJSON    `json:"rows"`
 	}
 	rowJSON struct {
 		Deployment        string   `json:"deployment"`
@@ -206,7 +201,7 @@ func (a Artifact) marshal() ([]byte, error) {
 	}
 	doc := artifactJSON{
 		Schema: ArtifactSchema, Run: a.Run, When: a.When.Format(time.RFC3339Nano),
-		Limit: limitJSON{Rate: a.Limit.Rate, WindowUS: a.Limit.Window, Burst: a.Limit.Burst},
+		Limit: encode.LimitOf(a.Limit),
 		Rows:  []rowJSON{},
 	}
 	for _, r := range a.Rows {
@@ -221,7 +216,7 @@ func (a Artifact) marshal() ([]byte, error) {
 		doc.Rows = append(doc.Rows, j)
 	}
 	var b bytes.Buffer
-	if err := jsondoc.Write(&b, doc); err != nil {
+	if err := encode.JSON(&b, doc); err != nil {
 		return nil, fmt.Errorf("ceiling: %w", err)
 	}
 	return b.Bytes(), nil
@@ -230,7 +225,7 @@ func (a Artifact) marshal() ([]byte, error) {
 // SchemaFields lists the fields of ArtifactSchema as paths
 // ("rows[].accepted_per_second"), read from the types that write it, so
 // that the documentation can be checked against what is written.
-func SchemaFields() []string { return jsondoc.Fields(artifactJSON{}) }
+func SchemaFields() []string { return encode.Fields(artifactJSON{}) }
 
 // WriteArtifact writes a as one JSON document of schema ArtifactSchema,
 // indented, in one Write: whole or not at all. An artifact without its

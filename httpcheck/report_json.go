@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 )
 
 // Schema is the schema of a check's report as JSON (Report.WriteJSON), in
@@ -84,10 +84,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			SentUS: e.Sent.Microseconds(), ReceivedUS: e.Received.Microseconds(), Status: e.Status, Limit: e.Limit,
 			Remaining: e.Remaining, Reset: e.Reset, RetryAfter: e.RetryAfter, Date: e.Date})
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // SchemaFields lists the fields of Schema as paths ("exchanges[].status"),
 // read from the types that write it, so that the documentation can be
 // checked against what is written.
-func SchemaFields() []string { return jsondoc.Fields(reportJSON{}) }
+func SchemaFields() []string { return encode.Fields(reportJSON{}) }

@@ -4,8 +4,7 @@ import (
 	"bufio"
 	"io"
 
-	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 )
 
 // Schema is the schema of a live run judged, as JSON (Verdict.WriteJSON):
@@ -22,7 +21,7 @@ const (
 type verdictJSON struct {
 	Schema   string       `json:"schema"`
 	Promise  string       `json:"promise"`
-	Limit    limitJSON    `json:"limit"`
+	Limit    encode.Limit `json:"limit"`
 	Keys     int          `json:"keys"`
 	Offered  int          `json:"offered"`
 	Admitted int          `json:"admitted"`
@@ -33,12 +32,6 @@ type verdictJSON struct {
 	Clean    bool         `json:"clean"`
 	Unjudged string       `json:"unjudged,omitempty"`
 	Breaches []breachJSON `json:"breaches"`
-}
-
-type limitJSON struct {
-	Rate     int64 `json:"rate"`
-	WindowUS int64 `json:"window_us"`
-	Burst    int64 `json:"burst"`
 }
 
 type breachJSON struct {
@@ -91,13 +84,13 @@ func recordOf(r Record) recordJSON {
 // count, why, and its first record (the fields the target did not state
 // are null).
 func (v Verdict) WriteJSON(w io.Writer) error {
-	doc := verdictJSON{Schema: Schema, Promise: v.Promise, Limit: limitOf(v.Limit), Keys: v.Keys, Offered: v.Offered,
+	doc := verdictJSON{Schema: Schema, Promise: v.Promise, Limit: encode.LimitOf(v.Limit), Keys: v.Keys, Offered: v.Offered,
 		Admitted: v.Admitted, Denied: v.Denied, Failed: v.Failed, Most: v.Most, Allowed: v.Allowed, Clean: v.Clean(),
 		Unjudged: v.Unjudged, Breaches: []breachJSON{}}
 	for _, b := range v.Breaches {
 		doc.Breaches = append(doc.Breaches, breachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: recordOf(b.First)})
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // WriteRecords writes every record of a run as JSON Lines: a first line
@@ -106,21 +99,17 @@ func (v Verdict) WriteJSON(w io.Writer) error {
 // read or to judge again.
 func WriteRecords(w io.Writer, records []Record) error {
 	bw := bufio.NewWriter(w)
-	if err := jsondoc.WriteLine(bw, struct {
+	if err := encode.JSONLine(bw, struct {
 		Schema string `json:"schema"`
 	}{RecordSchema}); err != nil {
 		return err
 	}
 	for _, r := range records {
-		if err := jsondoc.WriteLine(bw, recordOf(r)); err != nil {
+		if err := encode.JSONLine(bw, recordOf(r)); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
-}
-
-func limitOf(l algos.Limit) limitJSON {
-	return limitJSON{Rate: l.Rate, WindowUS: l.Window, Burst: l.Burst}
 }
 
 // SchemaFields lists the fields of schema (Schema or RecordSchema) as
@@ -129,10 +118,10 @@ func limitOf(l algos.Limit) limitJSON {
 func SchemaFields(schema string) []string {
 	switch schema {
 	case Schema:
-		return jsondoc.Fields(verdictJSON{})
+		return encode.Fields(verdictJSON{})
 	case RecordSchema:
 		// "schema" is the first line's, each record's fields the rest.
-		return append([]string{"schema"}, jsondoc.Fields(recordJSON{})...)
+		return append([]string{"schema"}, encode.Fields(recordJSON{})...)
 	}
 	return nil
 }

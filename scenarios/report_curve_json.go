@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -67,7 +67,7 @@ func (r Curve) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // WriteCSV writes the cells of WriteJSON's points as CSV: the table's
@@ -132,7 +132,7 @@ func (r Curve) doc() (curveJSON, error) {
 // skew, each algorithm's peak over every client and seed, its violations
 // out of its (seed, client) runs, and its errors. The over, the reference
 // and the honest requests turned away are not measured by a sweep: null.
-func (r Sweep) WriteJSON(w io.Writer) error { return jsondoc.Write(w, r.doc()) }
+func (r Sweep) WriteJSON(w io.Writer) error { return encode.JSON(w, r.doc()) }
 
 // doc is the sweep as its JSON document.
 func (r Sweep) doc() curveJSON {

@@ -1,15 +1,13 @@
 package scenarios
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 )
 
 // The machine-readable reports: the matrix as JSON (Matrix.WriteJSON) and
@@ -31,27 +29,21 @@ const (
 
 // conditionsJSON is the runs' conditions (Options), in both schemas.
 type conditionsJSON struct {
-	Limit        limitJSON `json:"limit"`
-	DurationUS   int64     `json:"duration_us"`
-	Seeds        []uint64  `json:"seeds"`
-	Nodes        int       `json:"nodes"`
-	RTTUS        int64     `json:"rtt_us"`
-	JitterPct    int       `json:"jitter_pct"`
-	SkewUS       int64     `json:"skew_us"`
-	WipeAtUS     int64     `json:"wipe_at_us"`
-	RestartEvery int64     `json:"restart_every_us"`
-	Clients      []string  `json:"clients"`
-}
-
-type limitJSON struct {
-	Rate     int64 `json:"rate"`
-	WindowUS int64 `json:"window_us"`
-	Burst    int64 `json:"burst"`
+	Limit        encode.Limit `json:"limit"`
+	DurationUS   int64        `json:"duration_us"`
+	Seeds        []uint64     `json:"seeds"`
+	Nodes        int          `json:"nodes"`
+	RTTUS        int64        `json:"rtt_us"`
+	JitterPct    int          `json:"jitter_pct"`
+	SkewUS       int64        `json:"skew_us"`
+	WipeAtUS     int64        `json:"wipe_at_us"`
+	RestartEvery int64        `json:"restart_every_us"`
+	Clients      []string     `json:"clients"`
 }
 
 func conditions(o Options) conditionsJSON {
 	c := conditionsJSON{
-		Limit:      limitJSON{Rate: o.Limit.Rate, WindowUS: o.Limit.Window, Burst: o.Limit.Burst},
+		Limit:      encode.LimitOf(o.Limit),
 		DurationUS: o.Duration, Seeds: o.Seeds, Nodes: o.Nodes, RTTUS: o.RTT, JitterPct: o.Jitter,
 		SkewUS: o.Skew, WipeAtUS: o.WipeAt, RestartEvery: o.RestartEvery, Clients: []string{},
 	}
@@ -138,7 +130,7 @@ func cellOf(name string, col Column, c Cell, ref string) cellJSON {
 // the conditions, then a cell per algorithm and column (Cell over every
 // client), each number as the table prints it but unrounded.
 func (r Matrix) WriteJSON(w io.Writer) error {
-	return jsondoc.Write(w, tableJSON{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
+	return encode.JSON(w, tableJSON{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
 }
 
 // csvHeader is the columns of WriteCSV, the cell fields of the JSON.
@@ -161,29 +153,22 @@ type cellRow struct {
 // row per cell, in one Write: the table's cells (no lead) or a curve's
 // (lead: its param and value).
 func writeCellsCSV(w io.Writer, lead []string, rows []cellRow) error {
-	var b bytes.Buffer
-	cw := csv.NewWriter(&b)
-	_ = cw.Write(append(slices.Clone(lead), csvHeader...))
 	num := func(p *float64) string {
 		if p == nil {
 			return ""
 		}
 		return strconv.FormatFloat(*p, 'g', -1, 64)
 	}
+	var out [][]string
 	for _, row := range rows {
 		for _, c := range row.cells {
-			_ = cw.Write(append(slices.Clone(row.lead), c.Algorithm, c.Deployment, c.Column, c.NotApplicable, strconv.Itoa(c.Peak),
+			out = append(out, append(slices.Clone(row.lead), c.Algorithm, c.Deployment, c.Column, c.NotApplicable, strconv.Itoa(c.Peak),
 				strconv.FormatFloat(c.PeakX, 'g', -1, 64), strconv.FormatUint(c.PeakSeed, 10), c.PeakClient,
 				num(c.OverPct), strconv.FormatUint(c.OverSeed, 10), c.OverClient, c.Reference, num(c.OverReferencePct),
 				num(c.HonestRejectedPct), strconv.Itoa(c.Violations), strconv.Itoa(c.Runs), strconv.Itoa(c.Errors), c.FirstError))
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return encode.CSV(w, append(slices.Clone(lead), csvHeader...), out)
 }
 
 // exampleJSON is one Example: where and why a breach showed.
@@ -253,7 +238,7 @@ func WriteVerdictsJSON(w io.Writer, o Options, verdicts []Verdict) error {
 		}
 		doc.Verdicts = append(doc.Verdicts, j)
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // shardJSON is one shard of a matrix, a sweep, a curve or a hunt: the
@@ -353,5 +338,5 @@ func SchemaFields(schema string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("scenarios: no report schema %q (have %s, %s, %s and %s)", schema, TableSchema, HuntSchema, ShardSchema, CurveSchema)
 	}
-	return jsondoc.Fields(doc), nil
+	return encode.Fields(doc), nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/jsondoc"
+	"github.com/overshoot-go/overshoot/internal/encode"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
@@ -125,7 +125,7 @@ func (s Shard) RunMatrix(w io.Writer, specs []limiter.Spec, o Options) error {
 	for _, runs := range m.ReferenceRuns {
 		doc.ReferenceRuns = append(doc.ReferenceRuns, seedRunsJSON(so.Clients(), 0, runs)...)
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // RunSweep runs the shard's seeds of RunSweep(specs, o, skews) and writes
@@ -142,7 +142,7 @@ func (s Shard) RunSweep(w io.Writer, specs []limiter.Spec, o Options, skews []in
 	doc := s.document(kindSweep, o, so.Seeds)
 	doc.Algorithms, doc.SkewsUS = r.Algorithms, r.Skews
 	doc.Runs = seedRunsJSON(so.Clients(), 0, r.SeedRuns)
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // RunCurve runs the shard's seeds of RunCurve(specs, o, c) and writes them
@@ -161,7 +161,7 @@ func (s Shard) RunCurve(w io.Writer, specs []limiter.Spec, o Options, c CurveOf)
 	for k, p := range r.Points {
 		doc.Runs = append(doc.Runs, seedRunsJSON(so.Clients(), k, p.SeedRuns)...)
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // Hunt hunts suspects on the shard's seeds of o, as Hunt(suspects, o)
@@ -183,7 +183,7 @@ func (s Shard) Hunt(w io.Writer, suspects []Suspect, o Options) error {
 			doc.Verdicts = append(doc.Verdicts, seedVerdictOf(so.Seeds[j], v))
 		}
 	}
-	return jsondoc.Write(w, doc)
+	return encode.JSON(w, doc)
 }
 
 // ShardFile is one shard document to merge, and the name (its path, say)

@@ -1,4 +1,4 @@
-package jsondoc
+package encode
 
 import (
 	"bytes"
@@ -45,13 +45,13 @@ func TestFieldsArePathsInDeclarationOrder(t *testing.T) {
 	}
 }
 
-func TestWriteIsOneIndentedDocumentWithHTMLAsItIs(t *testing.T) {
+func TestJSONIsOneIndentedDocumentWithHTMLAsItIs(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(&b, map[string]string{"reason": "a < b & c"}); err != nil {
+	if err := JSON(&b, map[string]string{"reason": "a < b & c"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "{\n  \"reason\": \"a < b & c\"\n}\n"; b.String() != want {
-		t.Errorf("Write wrote %q, want %q", b.String(), want)
+		t.Errorf("JSON wrote %q, want %q", b.String(), want)
 	}
 }
 
@@ -59,12 +59,12 @@ type failingWriter struct{ writes int }
 
 func (f *failingWriter) Write(p []byte) (int, error) { f.writes++; return 0, errors.New("disk full") }
 
-func TestWriteNamesWhatCannotBeWritten(t *testing.T) {
-	if err := Write(&bytes.Buffer{}, math.NaN()); err == nil {
+func TestJSONNamesWhatCannotBeWritten(t *testing.T) {
+	if err := JSON(&bytes.Buffer{}, math.NaN()); err == nil {
 		t.Error("a NaN was written as JSON")
 	}
 	f := &failingWriter{}
-	if err := Write(f, 1); err == nil || f.writes != 1 {
-		t.Errorf("Write to a failing writer: %v after %d writes, want its error after one", err, f.writes)
+	if err := JSON(f, 1); err == nil || f.writes != 1 {
+		t.Errorf("JSON to a failing writer: %v after %d writes, want its error after one", err, f.writes)
 	}
 }

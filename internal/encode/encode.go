@@ -1,25 +1,28 @@
-package jsondoc
+package encode
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/overshoot-go/overshoot/algos"
 )
 
-// Write writes v as one JSON document, indented by two spaces, with a final
+// JSON writes v as one JSON document, indented by two spaces, with a final
 // newline, in a single Write: a document is either written whole or the
 // error says why not. HTML characters are written as they are (a reason
 // may hold "<" or "&"), so the bytes depend on v alone.
-func Write(w io.Writer, v any) error {
+func JSON(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("jsondoc: %w", err)
+		return fmt.Errorf("encode: %w", err)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -78,15 +81,42 @@ func Fields(doc any) []string {
 	return out
 }
 
-// WriteLine writes v as one line of JSON Lines: compact, HTML characters as
+// JSONLine writes v as one line of JSON Lines: compact, HTML characters as
 // they are, ending in a newline, in a single Write.
-func WriteLine(w io.Writer, v any) error {
+func JSONLine(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("jsondoc: %w", err)
+		return fmt.Errorf("encode: %w", err)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// CSV writes a header and rows as CSV, in a single Write: a report is
+// either written whole or the error says why not.
+func CSV(w io.Writer, header []string, rows [][]string) error {
+	var b bytes.Buffer
+	cw := csv.NewWriter(&b)
+	_ = cw.Write(header)
+	for _, row := range rows {
+		_ = cw.Write(row)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// Limit is a limit as every schema writes it.
+type Limit struct {
+	Rate     int64 `json:"rate"`
+	WindowUS int64 `json:"window_us"`
+	Burst    int64 `json:"burst"`
+}
+
+// LimitOf is l as every schema writes it.
+func LimitOf(l algos.Limit) Limit { return Limit{Rate: l.Rate, WindowUS: l.Window, Burst: l.Burst} }
