@@ -215,74 +215,6 @@ type chart struct {
 	File, Title string
 }
 
-// The parts of the report schemas the page shows (scenarios/report_json.go
-// writes them; a field is only ever added within a version, so unknown
-// fields are fine).
-type conditionsDoc struct {
-	Limit struct {
-		Rate     int64 `json:"rate"`
-		WindowUS int64 `json:"window_us"`
-		Burst    int64 `json:"burst"`
-	} `json:"limit"`
-	DurationUS   int64    `json:"duration_us"`
-	Seeds        []uint64 `json:"seeds"`
-	Nodes        int      `json:"nodes"`
-	RTTUS        int64    `json:"rtt_us"`
-	JitterPct    int      `json:"jitter_pct"`
-	SkewUS       int64    `json:"skew_us"`
-	WipeAtUS     int64    `json:"wipe_at_us"`
-	RestartEvery int64    `json:"restart_every_us"`
-	Clients      []string `json:"clients"`
-}
-
-type tableDoc struct {
-	Schema     string        `json:"schema"`
-	Conditions conditionsDoc `json:"conditions"`
-	Cells      []struct {
-		Algorithm         string   `json:"algorithm"`
-		Column            string   `json:"column"`
-		NotApplicable     string   `json:"not_applicable"`
-		PeakX             float64  `json:"peak_x"`
-		PeakSeed          uint64   `json:"peak_seed"`
-		PeakClient        string   `json:"peak_client"`
-		OverPct           *float64 `json:"over_pct"`
-		OverSeed          uint64   `json:"over_seed"`
-		OverClient        string   `json:"over_client"`
-		HonestRejectedPct *float64 `json:"honest_rejected_pct"`
-		Violations        int      `json:"violations"`
-		Runs              int      `json:"runs"`
-		Errors            int      `json:"errors"`
-		FirstError        string   `json:"first_error"`
-	} `json:"cells"`
-}
-
-type huntDoc struct {
-	Schema     string        `json:"schema"`
-	Conditions conditionsDoc `json:"conditions"`
-	Verdicts   []struct {
-		Suspect     string `json:"suspect"`
-		Caught      bool   `json:"caught"`
-		Seeds       int    `json:"seeds"`
-		SeedsCaught int    `json:"seeds_caught"`
-		FirstBreach string `json:"first_breach"`
-		Breaches    []struct {
-			Kind  string `json:"kind"`
-			Seeds int    `json:"seeds"`
-			First struct {
-				Seed   uint64   `json:"seed"`
-				Client string   `json:"client"`
-				FromUS int64    `json:"from_us"`
-				ToUS   int64    `json:"to_us"`
-				Reason string   `json:"reason"`
-				Trace  []string `json:"trace"`
-			} `json:"first"`
-		} `json:"breaches"`
-		Requests   int    `json:"requests"`
-		Errors     int    `json:"errors"`
-		FirstError string `json:"first_error"`
-	} `json:"verdicts"`
-}
-
 // read reads every input, each error naming its file.
 func read(in Inputs) (page, Summary, error) {
 	var p page
@@ -304,7 +236,7 @@ func read(in Inputs) (page, Summary, error) {
 	p.Findings, sum = findingRows(fs)
 	p.Counts = fmt.Sprintf("%d findings: %d held, %d failed, %d skipped, %d not run.", sum.Findings, sum.Held, sum.Failed, sum.Skipped, sum.NotRun)
 
-	var table tableDoc
+	var table scenarios.TableDoc
 	if err := readJSON(in.Table, scenarios.TableSchema, &table, func() string { return table.Schema }); err != nil {
 		return p, sum, err
 	}
@@ -314,7 +246,7 @@ func read(in Inputs) (page, Summary, error) {
 	p.Matrix = matrix(table)
 	sum.Cells = len(table.Cells)
 
-	var hunt huntDoc
+	var hunt scenarios.HuntDoc
 	if err := readJSON(in.Hunt, scenarios.HuntSchema, &hunt, func() string { return hunt.Schema }); err != nil {
 		return p, sum, err
 	}
@@ -414,7 +346,7 @@ func findingRows(fs []findings.Finding) ([]findingRow, Summary) {
 	return rows, sum
 }
 
-func conditionsText(c conditionsDoc) string {
+func conditionsText(c scenarios.ConditionsDoc) string {
 	l := algos.Limit{Rate: c.Limit.Rate, Window: c.Limit.WindowUS, Burst: c.Limit.Burst}
 	parts := []string{
 		"limit " + l.String(),
@@ -471,7 +403,7 @@ func pct(p *float64, sign bool) string {
 
 // matrix pivots the cells: a row per algorithm, a column group per column,
 // both in the order the document first names them.
-func matrix(t tableDoc) matrixView {
+func matrix(t scenarios.TableDoc) matrixView {
 	v := matrixView{Conditions: conditionsText(t.Conditions)}
 	rowOf, colOf := map[string]int{}, map[string]int{}
 	for _, c := range t.Cells {
@@ -512,7 +444,7 @@ func matrix(t tableDoc) matrixView {
 
 // hunted is the hunt's table, and a trace per breach with an anchor the
 // table links to and a link back to the suspect's row.
-func hunted(h huntDoc) huntView {
+func hunted(h scenarios.HuntDoc) huntView {
 	v := huntView{Conditions: conditionsText(h.Conditions)}
 	for i, s := range h.Verdicts {
 		row := huntRow{ID: fmt.Sprintf("suspect-%d", i+1), Suspect: s.Suspect, Verdict: "clean", Class: "held",

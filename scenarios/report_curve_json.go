@@ -20,8 +20,8 @@ const CurveSchema = "overshoot.curve/v1"
 // nodes for "nodes"), the clients its cells summarize, and a point per
 // value.
 type curveJSON struct {
-	Schema     string         `json:"schema"`
-	Conditions conditionsJSON `json:"conditions"`
+	Schema     string        `json:"schema"`
+	Conditions ConditionsDoc `json:"conditions"`
 	curveOfJSON
 	Model  *curveModelJSON  `json:"model"`
 	Points []curvePointJSON `json:"points"`

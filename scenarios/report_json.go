@@ -27,8 +27,9 @@ const (
 	ShardSchema = "overshoot.shard/v1"
 )
 
-// conditionsJSON is the runs' conditions (Options), in both schemas.
-type conditionsJSON struct {
+// ConditionsDoc is the runs' conditions (Options), as every schema of
+// this package writes them.
+type ConditionsDoc struct {
 	Limit        encode.Limit `json:"limit"`
 	DurationUS   int64        `json:"duration_us"`
 	Seeds        []uint64     `json:"seeds"`
@@ -41,8 +42,8 @@ type conditionsJSON struct {
 	Clients      []string     `json:"clients"`
 }
 
-func conditions(o Options) conditionsJSON {
-	c := conditionsJSON{
+func conditions(o Options) ConditionsDoc {
+	c := ConditionsDoc{
 		Limit:      encode.LimitOf(o.Limit),
 		DurationUS: o.Duration, Seeds: o.Seeds, Nodes: o.Nodes, RTTUS: o.RTT, JitterPct: o.Jitter,
 		SkewUS: o.Skew, WipeAtUS: o.WipeAt, RestartEvery: o.RestartEvery, Clients: []string{},
@@ -75,10 +76,13 @@ type cellJSON struct {
 	FirstError        string   `json:"first_error,omitempty"`
 }
 
-type tableJSON struct {
-	Schema     string         `json:"schema"`
-	Conditions conditionsJSON `json:"conditions"`
-	Cells      []cellJSON     `json:"cells"`
+// TableDoc is a document of TableSchema (Matrix.WriteJSON), for a reader
+// of the JSON: the report decodes into it, so that what is written and
+// what is read are one type.
+type TableDoc struct {
+	Schema     string        `json:"schema"`
+	Conditions ConditionsDoc `json:"conditions"`
+	Cells      []cellJSON    `json:"cells"`
 }
 
 // measured is p, or nil (null) for NaN: a number that was not measured.
@@ -130,7 +134,7 @@ func cellOf(name string, col Column, c Cell, ref string) cellJSON {
 // the conditions, then a cell per algorithm and column (Cell over every
 // client), each number as the table prints it but unrounded.
 func (r Matrix) WriteJSON(w io.Writer) error {
-	return encode.JSON(w, tableJSON{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
+	return encode.JSON(w, TableDoc{Schema: TableSchema, Conditions: conditions(r.Options), Cells: r.cells()})
 }
 
 // csvHeader is the columns of WriteCSV, the cell fields of the JSON.
@@ -201,10 +205,12 @@ type verdictJSON struct {
 	FirstError  string       `json:"first_error,omitempty"`
 }
 
-type huntJSON struct {
-	Schema     string         `json:"schema"`
-	Conditions conditionsJSON `json:"conditions"`
-	Verdicts   []verdictJSON  `json:"verdicts"`
+// HuntDoc is a document of HuntSchema (WriteVerdictsJSON), for a reader
+// of the JSON.
+type HuntDoc struct {
+	Schema     string        `json:"schema"`
+	Conditions ConditionsDoc `json:"conditions"`
+	Verdicts   []verdictJSON `json:"verdicts"`
 }
 
 // WriteVerdictsJSON writes a hunt's verdicts under o as one JSON document
@@ -212,7 +218,7 @@ type huntJSON struct {
 // every kind of breach it showed (in Breaches order), with the seeds it
 // showed on and its first example with its trace.
 func WriteVerdictsJSON(w io.Writer, o Options, verdicts []Verdict) error {
-	doc := huntJSON{Schema: HuntSchema, Conditions: conditions(o), Verdicts: []verdictJSON{}}
+	doc := HuntDoc{Schema: HuntSchema, Conditions: conditions(o), Verdicts: []verdictJSON{}}
 	for _, v := range verdicts {
 		j := verdictJSON{Suspect: v.Suspect, Caught: v.Caught, Seeds: v.Seeds, SeedsCaught: v.SeedsCaught,
 			Breaches: []breachJSON{}, Requests: v.Requests, Errors: v.Errors}
@@ -245,11 +251,11 @@ func WriteVerdictsJSON(w io.Writer, o Options, verdicts []Verdict) error {
 // whole run's conditions and rows, and the shard's own seeds' results, run
 // by run, with every number the merged reports are made of (shard.go).
 type shardJSON struct {
-	Schema     string         `json:"schema"`
-	Kind       string         `json:"kind"`  // matrix, sweep, curve or hunt
-	Shard      string         `json:"shard"` // "i/n"
-	Conditions conditionsJSON `json:"conditions"`
-	ShardSeeds []uint64       `json:"shard_seeds"`
+	Schema     string        `json:"schema"`
+	Kind       string        `json:"kind"`  // matrix, sweep, curve or hunt
+	Shard      string        `json:"shard"` // "i/n"
+	Conditions ConditionsDoc `json:"conditions"`
+	ShardSeeds []uint64      `json:"shard_seeds"`
 	// The rows: the limiters' names (matrix, sweep, curve) with, for a
 	// matrix, each one's reference ("" for none), or the suspects' labels.
 	Algorithms []string `json:"algorithms,omitempty"`
@@ -334,7 +340,7 @@ type seedBreachJSON struct {
 // from the types that write it, so that the documentation can be checked
 // against what is written.
 func SchemaFields(schema string) ([]string, error) {
-	doc, ok := map[string]any{TableSchema: tableJSON{}, HuntSchema: huntJSON{}, ShardSchema: shardJSON{}, CurveSchema: curveJSON{}}[schema]
+	doc, ok := map[string]any{TableSchema: TableDoc{}, HuntSchema: HuntDoc{}, ShardSchema: shardJSON{}, CurveSchema: curveJSON{}}[schema]
 	if !ok {
 		return nil, fmt.Errorf("scenarios: no report schema %q (have %s, %s, %s and %s)", schema, TableSchema, HuntSchema, ShardSchema, CurveSchema)
 	}

@@ -446,7 +446,7 @@ func sameRun(a, b *shardJSON) error {
 
 // optionsOf are the options the conditions c were written from (the
 // clients say Loop and Edge), or why none are.
-func optionsOf(c conditionsJSON) (Options, error) {
+func optionsOf(c ConditionsDoc) (Options, error) {
 	l, err := algos.NewLimit(c.Limit.Rate, c.Limit.WindowUS, c.Limit.Burst)
 	if err != nil {
 		return Options{}, fmt.Errorf("scenarios: conditions: %w", err)
