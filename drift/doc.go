@@ -15,7 +15,7 @@
 //     serves behind the reference middleware, httplimit.
 //   - Measure probes each operation of a running service over HTTP under a
 //     fresh key, one request at a time until the first 429, recording
-//     every request as live does (live.Record, live.Parse): the admits
+//     every request as live does (record.Record, live.Parse): the admits
 //     before the denial are the burst it enforces.
 //   - Gate compares them within a stated Tolerance; the measured burst is
 //     judged with the refill its recorded span allows
@@ -25,8 +25,9 @@
 // # What it owns, and what it must not import
 //
 // The three readings, the comparison and its table. It imports algos,
-// limiter, httplimit (QuotaOf, and the middleware Handler serves) and live
-// (its record and header parsing) of this module, and
+// limiter, httplimit (QuotaOf, and the middleware Handler serves), live
+// (its header parsing) and record (the record of each request) of this
+// module, and
 // github.com/getkin/kin-openapi/openapi3; nothing of the simulator, and
 // no Redis: a service on a shared store is measured over HTTP like any
 // other.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Probe is how Measure reaches a live service.
@@ -52,7 +53,7 @@ type Measurement struct {
 	// the IETF fields), 0 when none did.
 	Advertised int64
 	// Records are the requests as the client saw them, in order.
-	Records []live.Record
+	Records []record.Record
 }
 
 // String is the measurement as the table prints it: "100 at once", or
@@ -85,7 +86,7 @@ var param = regexp.MustCompile(`\{[^/{}]+\}`)
 
 // Measure probes each of ops on the live service: under a fresh random
 // key it sends one request at a time, each after the last one's answer,
-// until the first 429, and records every request (live.Record, its
+// until the first 429, and records every request (record.Record, its
 // answer parsed by live.Parse). The admits before that denial are the
 // most the service admits a fresh key at once, give or take what its
 // limiter refilled during the probe, which the recorded Span bounds. An
@@ -142,14 +143,14 @@ func measure(ctx context.Context, probe Probe, op Operation) (Measurement, error
 	start := time.Now()
 	since := func() int64 { return time.Since(start).Microseconds() }
 	for range probe.Max {
-		r := live.Record{Key: key, Sent: since()}
+		r := record.Record{Key: key, Sent: since()}
 		a, status, err := send(ctx, probe, op.Method, target, key)
 		r.Answered, r.Answer, r.Status, r.Err = since(), a, status, err
 		m.Records = append(m.Records, r)
 		if err != nil {
 			return m, fmt.Errorf("request %d: %w", len(m.Records), err)
 		}
-		if a.Known.Has(live.FieldLimit) && m.Advertised == 0 {
+		if a.Known.Has(record.FieldLimit) && m.Advertised == 0 {
 			m.Advertised = a.Limit
 		}
 		if !a.Allowed {
@@ -163,17 +164,17 @@ func measure(ctx context.Context, probe Probe, op Operation) (Measurement, error
 }
 
 // send makes one request and parses its answer.
-func send(ctx context.Context, probe Probe, method, target, key string) (live.Answer, int, error) {
+func send(ctx context.Context, probe Probe, method, target, key string) (record.Answer, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, probe.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
 	if err != nil {
-		return live.Answer{}, 0, err
+		return record.Answer{}, 0, err
 	}
 	req.Header.Set(probe.KeyHeader, key)
 	resp, err := probe.Client.Do(req)
 	if err != nil {
-		return live.Answer{}, 0, err
+		return record.Answer{}, 0, err
 	}
 	at := time.Now()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))

@@ -464,7 +464,7 @@ func runLive(sh shape, sync time.Duration, l algos.Limit, rate int, dur time.Dur
 	out := outcome{shape: sh.name, sync: sync, offered: len(recs)}
 	for _, r := range recs {
 		switch {
-		case !r.Decided():
+		case !r.IsDecided():
 			out.failed++
 			if out.firstErr == nil {
 				out.firstErr = r.Err

@@ -9,45 +9,8 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
-
-// Fields says which parts of an answer the target stated. A field the
-// target did not state (or stated in a form that could not be read) is
-// left out of every check: the judge never guesses it.
-type Fields uint8
-
-const (
-	// FieldLimit: the answer stated its quota (Answer.Limit).
-	FieldLimit Fields = 1 << iota
-	// FieldRemaining: the answer stated Decision.Remaining.
-	FieldRemaining
-	// FieldReset: the answer stated Decision.Reset.
-	FieldReset
-	// FieldRetryAfter: the answer stated Decision.RetryAfter.
-	FieldRetryAfter
-	// FieldsAll is every field: what a Func target answers, but Limit.
-	FieldsAll = FieldLimit | FieldRemaining | FieldReset | FieldRetryAfter
-)
-
-// Has reports whether every field of g is in f.
-func (f Fields) Has(g Fields) bool { return f&g == g }
-
-// Answer is what one request was answered, parsed: the decision in µs,
-// the quota when the target says it, which of those it said, and the first
-// header that could not be read.
-type Answer struct {
-	// Decision is the verdict (Allowed) and the counts the target stated,
-	// in µs; a count not in Known is 0 and means nothing.
-	algos.Decision
-	// Limit is the quota the answer stated (X-RateLimit-Limit, the IETF
-	// limit or policy), when Known has FieldLimit.
-	Limit int64
-	// Known is which counts the answer stated.
-	Known Fields
-	// Malformed is the first header that was present but unreadable, in
-	// words ("" when every header read): its field is left unknown.
-	Malformed string
-}
 
 // ResetUnit is how an X-RateLimit-Reset value is read: services ship
 // seconds from now, milliseconds from now, and Unix epoch seconds under the
@@ -94,8 +57,8 @@ const (
 // client's clock when the answer came), rounded up to whole seconds and
 // never below 0. A header that cannot be read leaves its field unknown and
 // is named in Malformed; Parse never fails on a header.
-func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (Answer, error) {
-	var a Answer
+func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (record.Answer, error) {
+	var a record.Answer
 	switch {
 	case status == http.StatusTooManyRequests:
 	case status >= 200 && status < 300:
@@ -106,37 +69,37 @@ func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (Answer, err
 	p := parser{h: h, a: &a}
 	// The quota.
 	if v, ok := p.integer(HeaderLimit); ok {
-		a.Limit, a.Known = v, a.Known|FieldLimit
+		a.Limit, a.Known = v, a.Known|record.FieldLimit
 	}
 	ietf := p.members(HeaderRateLimit)
-	if !a.Known.Has(FieldLimit) {
+	if !a.Known.Has(record.FieldLimit) {
 		if v, ok := p.param(HeaderRateLimit, ietf, "limit"); ok {
-			a.Limit, a.Known = v, a.Known|FieldLimit
+			a.Limit, a.Known = v, a.Known|record.FieldLimit
 		} else if v, ok := p.integer(HeaderIETFLimit); ok {
-			a.Limit, a.Known = v, a.Known|FieldLimit
+			a.Limit, a.Known = v, a.Known|record.FieldLimit
 		} else if v, ok := p.policy(); ok {
-			a.Limit, a.Known = v, a.Known|FieldLimit
+			a.Limit, a.Known = v, a.Known|record.FieldLimit
 		}
 	}
 	// Remaining.
 	if v, ok := p.integer(HeaderRemaining); ok {
-		a.Remaining, a.Known = v, a.Known|FieldRemaining
+		a.Remaining, a.Known = v, a.Known|record.FieldRemaining
 	} else if v, ok := p.param(HeaderRateLimit, ietf, "remaining", "r"); ok {
-		a.Remaining, a.Known = v, a.Known|FieldRemaining
+		a.Remaining, a.Known = v, a.Known|record.FieldRemaining
 	} else if v, ok := p.integer(HeaderIETFRemain); ok {
-		a.Remaining, a.Known = v, a.Known|FieldRemaining
+		a.Remaining, a.Known = v, a.Known|record.FieldRemaining
 	}
 	// Reset.
 	if v, ok := p.reset(at, unit); ok {
-		a.Reset, a.Known = v, a.Known|FieldReset
+		a.Reset, a.Known = v, a.Known|record.FieldReset
 	} else if v, ok := p.param(HeaderRateLimit, ietf, "reset", "t"); ok {
-		a.Reset, a.Known = seconds(v), a.Known|FieldReset
+		a.Reset, a.Known = seconds(v), a.Known|record.FieldReset
 	} else if v, ok := p.integer(HeaderIETFResetIn); ok {
-		a.Reset, a.Known = seconds(v), a.Known|FieldReset
+		a.Reset, a.Known = seconds(v), a.Known|record.FieldReset
 	}
 	// Retry-After.
 	if v, ok := p.retryAfter(at); ok {
-		a.RetryAfter, a.Known = v, a.Known|FieldRetryAfter
+		a.RetryAfter, a.Known = v, a.Known|record.FieldRetryAfter
 	}
 	return a, nil
 }
@@ -144,7 +107,7 @@ func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (Answer, err
 // parser reads h into a, noting the first unreadable header.
 type parser struct {
 	h http.Header
-	a *Answer
+	a *record.Answer
 }
 
 func (p parser) bad(name, v, why string) {

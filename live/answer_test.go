@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Every convention reads to the same answer, in µs, and a header that
@@ -17,7 +18,7 @@ func TestParseConventions(t *testing.T) {
 	type want struct {
 		allowed                        bool
 		limit, remaining, reset, retry int64
-		known                          Fields
+		known                          record.Fields
 		malformed                      string // a word of it
 	}
 	for _, c := range []struct {
@@ -29,43 +30,43 @@ func TestParseConventions(t *testing.T) {
 	}{
 		{"x-ratelimit, reset in seconds", 200, ResetAuto,
 			map[string]string{"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "2"},
-			want{true, 10, 3, 2 * s, 0, FieldLimit | FieldRemaining | FieldReset, ""}},
+			want{true, 10, 3, 2 * s, 0, record.FieldLimit | record.FieldRemaining | record.FieldReset, ""}},
 		{"denial with retry-after seconds", 429, ResetAuto,
 			map[string]string{"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1", "Retry-After": "1"},
-			want{false, 10, 0, s, s, FieldsAll, ""}},
+			want{false, 10, 0, s, s, record.FieldsAll, ""}},
 		{"reset as a fraction of seconds", 200, ResetSeconds,
-			map[string]string{"X-RateLimit-Reset": "0.25"}, want{true, 0, 0, s / 4, 0, FieldReset, ""}},
+			map[string]string{"X-RateLimit-Reset": "0.25"}, want{true, 0, 0, s / 4, 0, record.FieldReset, ""}},
 		{"reset in milliseconds", 200, ResetMillis,
-			map[string]string{"X-RateLimit-Reset": "1500"}, want{true, 0, 0, 1500 * 1000, 0, FieldReset, ""}},
+			map[string]string{"X-RateLimit-Reset": "1500"}, want{true, 0, 0, 1500 * 1000, 0, record.FieldReset, ""}},
 		{"reset as an epoch, told apart by size", 200, ResetAuto,
-			map[string]string{"X-RateLimit-Reset": "1767323047"}, want{true, 0, 0, 2 * s, 0, FieldReset, ""}},
+			map[string]string{"X-RateLimit-Reset": "1767323047"}, want{true, 0, 0, 2 * s, 0, record.FieldReset, ""}},
 		{"reset as an epoch, asked for", 200, ResetEpoch,
-			map[string]string{"X-RateLimit-Reset": "1767323046"}, want{true, 0, 0, s, 0, FieldReset, ""}},
+			map[string]string{"X-RateLimit-Reset": "1767323046"}, want{true, 0, 0, s, 0, record.FieldReset, ""}},
 		{"an epoch in the past is no wait", 200, ResetEpoch,
-			map[string]string{"X-RateLimit-Reset": "1767323000"}, want{true, 0, 0, 0, 0, FieldReset, ""}},
+			map[string]string{"X-RateLimit-Reset": "1767323000"}, want{true, 0, 0, 0, 0, record.FieldReset, ""}},
 		{"retry-after as an HTTP-date", 429, ResetAuto,
-			map[string]string{"Retry-After": "Fri, 02 Jan 2026 03:04:08 GMT"}, want{false, 0, 0, 0, 3 * s, FieldRetryAfter, ""}},
+			map[string]string{"Retry-After": "Fri, 02 Jan 2026 03:04:08 GMT"}, want{false, 0, 0, 0, 3 * s, record.FieldRetryAfter, ""}},
 		{"IETF draft 7", 200, ResetAuto,
 			map[string]string{"RateLimit": "limit=100, remaining=42, reset=7", "RateLimit-Policy": "100;w=60"},
-			want{true, 100, 42, 7 * s, 0, FieldLimit | FieldRemaining | FieldReset, ""}},
+			want{true, 100, 42, 7 * s, 0, record.FieldLimit | record.FieldRemaining | record.FieldReset, ""}},
 		{"IETF draft 8 on, quota from the policy", 429, ResetAuto,
 			map[string]string{"RateLimit": `"default";r=0;t=30`, "RateLimit-Policy": `"default";q=100;w=60`, "Retry-After": "30"},
-			want{false, 100, 0, 30 * s, 30 * s, FieldsAll, ""}},
+			want{false, 100, 0, 30 * s, 30 * s, record.FieldsAll, ""}},
 		{"IETF draft 7 policy list", 200, ResetAuto,
-			map[string]string{"RateLimit-Policy": "10, 10;w=1, 1000;w=3600"}, want{true, 10, 0, 0, 0, FieldLimit, ""}},
+			map[string]string{"RateLimit-Policy": "10, 10;w=1, 1000;w=3600"}, want{true, 10, 0, 0, 0, record.FieldLimit, ""}},
 		{"IETF drafts up to 6", 200, ResetAuto,
 			map[string]string{"RateLimit-Limit": "5", "RateLimit-Remaining": "4", "RateLimit-Reset": "9"},
-			want{true, 5, 4, 9 * s, 0, FieldLimit | FieldRemaining | FieldReset, ""}},
+			want{true, 5, 4, 9 * s, 0, record.FieldLimit | record.FieldRemaining | record.FieldReset, ""}},
 		{"x-ratelimit wins over IETF", 200, ResetAuto,
-			map[string]string{"X-RateLimit-Remaining": "1", "RateLimit": "remaining=9"}, want{true, 0, 1, 0, 0, FieldRemaining, ""}},
+			map[string]string{"X-RateLimit-Remaining": "1", "RateLimit": "remaining=9"}, want{true, 0, 1, 0, 0, record.FieldRemaining, ""}},
 		{"negative values are read, for the judge", 200, ResetAuto,
-			map[string]string{"X-RateLimit-Remaining": "-2", "Retry-After": "-1"}, want{true, 0, -2, 0, -s, FieldRemaining | FieldRetryAfter, ""}},
+			map[string]string{"X-RateLimit-Remaining": "-2", "Retry-After": "-1"}, want{true, 0, -2, 0, -s, record.FieldRemaining | record.FieldRetryAfter, ""}},
 		{"nothing stated", 204, ResetAuto, nil, want{true, 0, 0, 0, 0, 0, ""}},
 		// Malformed: the field is unknown, the header named.
 		{"remaining not a number", 200, ResetAuto,
-			map[string]string{"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "lots"}, want{true, 10, 0, 0, 0, FieldLimit, "X-RateLimit-Remaining"}},
+			map[string]string{"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "lots"}, want{true, 10, 0, 0, 0, record.FieldLimit, "X-RateLimit-Remaining"}},
 		{"remaining falls back to IETF when unreadable", 200, ResetAuto,
-			map[string]string{"X-RateLimit-Remaining": "", "RateLimit": "remaining=3"}, want{true, 0, 3, 0, 0, FieldRemaining, "X-RateLimit-Remaining"}},
+			map[string]string{"X-RateLimit-Remaining": "", "RateLimit": "remaining=3"}, want{true, 0, 3, 0, 0, record.FieldRemaining, "X-RateLimit-Remaining"}},
 		{"reset not a number", 200, ResetAuto,
 			map[string]string{"X-RateLimit-Reset": "soon"}, want{true, 0, 0, 0, 0, 0, "X-RateLimit-Reset"}},
 		{"reset NaN", 200, ResetAuto, map[string]string{"X-RateLimit-Reset": "NaN"}, want{true, 0, 0, 0, 0, 0, "X-RateLimit-Reset"}},

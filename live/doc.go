@@ -1,6 +1,6 @@
 // Package live judges a deployed rate limiter from the outside: it drives
 // a target (a Go function, or HTTP nodes) open loop in real time, records
-// every request as the client saw it (Record), and judges the records
+// every request as the client saw it (record.Record), and judges the records
 // against the limit's promise (Judge), printing the row the tables print.
 //
 // Its promise is soundness under the client's timing uncertainty. A client
@@ -13,11 +13,14 @@
 //
 // # What it owns, and what it must not import
 //
-// The record (Record, Answer), the targets (Func, HTTP) and the parsing
-// of the header conventions services ship (X-RateLimit-*, the IETF
-// RateLimit, RateLimit-Policy and RateLimit-* fields, Retry-After in
-// seconds or as an HTTP-date), the open-loop driver (Drive, on vegeta's
-// pacer) and the judge (Judge, Verdict). It imports algos and nothing else
-// of this module: the reference middleware, the fleet and Redis appear in
-// its tests only, as one service it judges.
+// The targets (Func, HTTP) and the parsing of the header conventions
+// services ship (X-RateLimit-*, the IETF RateLimit, RateLimit-Policy and
+// RateLimit-* fields, Retry-After in seconds or as an HTTP-date), the
+// open-loop driver (Drive, on vegeta's pacer) and the one judge of records
+// (Judge, Verdict), whoever made them: a record whose producer saw the
+// decision (the simulator's, replay's under MONITOR) is placed at that
+// instant. The record itself (Record, Answer) is package record's. It
+// imports algos, internal/encode and record, nothing else of this module:
+// the reference middleware, the fleet and Redis appear in its tests only,
+// as one service it judges.
 package live

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/overshoot-go/overshoot/record"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -75,7 +76,7 @@ func (ld *Load) check() error {
 // go to the target's nodes in turn. It returns when every answer is in
 // (at most ld.Timeout after the last send), or early with ctx's error,
 // the records so far included (requests cut short carry ctx's error).
-func Drive(ctx context.Context, target Target, ld Load) ([]Record, error) {
+func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error) {
 	if target == nil {
 		return nil, errors.New("live: no target")
 	}
@@ -90,11 +91,11 @@ func Drive(ctx context.Context, target Target, ld Load) ([]Record, error) {
 	pacer := vegeta.ConstantPacer{Freq: ld.Rate * keys, Per: time.Second}
 	var (
 		mu      sync.Mutex
-		records []Record
+		records []record.Record
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, ld.MaxInFlight)
 	)
-	add := func(r Record) {
+	add := func(r record.Record) {
 		mu.Lock()
 		records = append(records, r)
 		mu.Unlock()
@@ -131,14 +132,14 @@ func Drive(ctx context.Context, target Target, ld Load) ([]Record, error) {
 		case slots <- struct{}{}:
 		default:
 			now := since()
-			add(Record{Key: key, Node: node, Sent: now, Answered: now, Err: ErrInFlight})
+			add(record.Record{Key: key, Node: node, Sent: now, Answered: now, Err: ErrInFlight})
 			continue
 		}
 		wg.Go(func() {
 			rctx, cancel := context.WithTimeout(ctx, ld.Timeout)
 			defer cancel()
-			r := Record{Key: key, Node: node, Sent: since()}
-			done, req := make(chan Record, 1), r
+			r := record.Record{Key: key, Node: node, Sent: since()}
+			done, req := make(chan record.Record, 1), r
 			go func() {
 				// The slot is held until the call returns, even one that
 				// ignores its context and outlives the record.
@@ -154,13 +155,13 @@ func Drive(ctx context.Context, target Target, ld Load) ([]Record, error) {
 		})
 	}
 	wg.Wait()
-	slices.SortStableFunc(records, func(a, b Record) int { return cmp.Compare(a.Sent, b.Sent) })
+	slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
 	return records, stopped
 }
 
 // safeCall is call for r, timed on the run's clock, a panic recorded as
 // an error.
-func safeCall(ctx context.Context, call caller, r Record, since func() int64) (out Record) {
+func safeCall(ctx context.Context, call caller, r record.Record, since func() int64) (out record.Record) {
 	defer func() {
 		if v := recover(); v != nil {
 			out = r

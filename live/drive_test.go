@@ -14,6 +14,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 func TestDriveRejectsBadInput(t *testing.T) {
@@ -89,7 +90,7 @@ func TestDriveRecordsEveryRequestRoundRobin(t *testing.T) {
 			t.Errorf("key %s went to node %d, want %d", r.Key, r.Node, next[r.Key])
 		}
 		next[r.Key] = (next[r.Key] + 1) % 3
-		if r.Allowed != (r.Node != 2) || r.Remaining != 7 || !r.Known.Has(live.FieldRemaining) || r.Known.Has(live.FieldReset) {
+		if r.Allowed != (r.Node != 2) || r.Remaining != 7 || !r.Known.Has(record.FieldRemaining) || r.Known.Has(record.FieldReset) {
 			t.Errorf("record %d: %v", i, r)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // THE JUDGE, live. A client knows of each request only that it was decided
@@ -21,6 +22,12 @@ import (
 // breaks it, and the breach is certain; if it allows as many, some
 // placement may keep it, and nothing is said. A slow answer only widens
 // an interval, which can hide a breach, never invent one.
+//
+// A record whose producer saw the decision (record.SeenDecided: the
+// simulator's, replay's under MONITOR) has the interval [Decided, Decided]
+// (record.Record.Span), so the same judge reads a simulated run exactly:
+// TestJudgeOfSimulatedRecordsAgreesWithTheModel holds it to the model's own
+// promise check.
 //
 // The judge therefore asks, for every x that is some admit's Sent and
 // every y that is some admit's Answered (the only places the count
@@ -62,10 +69,14 @@ const (
 	BadAnswer
 	// MalformedAnswer: a rate-limit header was present but unreadable.
 	MalformedAnswer
+	// RemainingTooHigh: an answer's Remaining, with the admits of its key
+	// certainly decided before it, is more than the promise allows (see
+	// remaining.go).
+	RemainingTooHigh
 	numKinds
 )
 
-var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer"}
+var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high"}
 
 // String is the kind in words, as the row prints it.
 func (k Kind) String() string {
@@ -85,7 +96,7 @@ type Breach struct {
 	// First is the first record that shows it: the earliest sent, for an
 	// answer; for an over-admission, the admit that closes the worst
 	// certain span of the caught key whose span closes first.
-	First Record
+	First record.Record
 	// Why says what First shows, in words.
 	Why string
 }
@@ -163,37 +174,6 @@ func (v Verdict) String() string {
 	return b.String()
 }
 
-// String is the record on one line: key, node, times and outcome.
-func (r Record) String() string {
-	var out string
-	switch {
-	case r.Err != nil:
-		out = "error: " + r.Err.Error()
-	case r.Allowed:
-		out = "admitted"
-	default:
-		out = "denied"
-	}
-	if r.Status != 0 {
-		out = fmt.Sprintf("%d, %s", r.Status, out)
-	}
-	if r.Err == nil {
-		if r.Known.Has(FieldLimit) {
-			out += fmt.Sprintf(", Limit %d", r.Limit)
-		}
-		if r.Known.Has(FieldRemaining) {
-			out += fmt.Sprintf(", Remaining %d", r.Remaining)
-		}
-		if r.Known.Has(FieldReset) {
-			out += ", Reset " + dur(r.Reset)
-		}
-		if r.Known.Has(FieldRetryAfter) && (r.RetryAfter != 0 || !r.Allowed) {
-			out += ", Retry-After " + dur(r.RetryAfter)
-		}
-	}
-	return fmt.Sprintf("key %s, node %d, sent +%s, answered +%s: %s", r.Key, r.Node, algos.FormatTime(r.Sent), algos.FormatTime(r.Answered), out)
-}
-
 // promiseShape is how the client can judge a promise.
 type promiseShape uint8
 
@@ -226,14 +206,16 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 // under l: every key's admits against the promise (OverAdmission, only
 // when certain: see the comment at the top of judge.go), every decided
 // answer against the bounds of any limiter under l (BadAnswer, on the
-// fields the answer stated), and every unreadable header
+// fields the answer stated), every stated Remaining against the key's
+// admits certainly before it (RemainingTooHigh, for a bucket or sliding
+// promise: see remaining.go), and every unreadable header
 // (MalformedAnswer). promise must be one of algos' four built-in promises
 // of l; another (NewPromise's, or one of another limit) is left unjudged,
 // and so says the verdict.
-func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
+func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
 	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
 	found := [numKinds]*Breach{}
-	note := func(k Kind, n int64, r Record, why string, before bool) {
+	note := func(k Kind, n int64, r record.Record, why string, before bool) {
 		if b := found[k]; b == nil {
 			found[k] = &Breach{Kind: k, Count: n, First: r, Why: why}
 		} else {
@@ -245,7 +227,8 @@ func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
 	}
 	limitErr := l.Validate()
 	bounds := l.Answers(0)
-	byKey := map[string][]Record{}
+	byKey := map[string][]record.Record{}     // the admits
+	answersOf := map[string][]record.Record{} // the decisions that state Remaining
 	var keys []string
 	for _, r := range records {
 		if _, ok := byKey[r.Key]; !ok {
@@ -255,6 +238,9 @@ func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
 		if r.Err != nil {
 			v.Failed++
 			continue
+		}
+		if r.Known.Has(record.FieldRemaining) {
+			answersOf[r.Key] = append(answersOf[r.Key], r)
 		}
 		if r.Allowed {
 			v.Admitted++
@@ -293,6 +279,10 @@ func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
 				b := found[OverAdmission]
 				note(OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
 			}
+			if rv := judgeRemaining(answersOf[k], byKey[k], shape, l); rv.count > 0 {
+				b := found[RemainingTooHigh]
+				note(RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+			}
 		}
 	}
 	for _, b := range found {
@@ -306,22 +296,22 @@ func Judge(records []Record, promise algos.Promise, l algos.Limit) Verdict {
 // badAnswer says which rule of b the fields r stated break, or "". A
 // field not stated is given a value that breaks none (Reset, when absent,
 // is taken as the Retry-After).
-func badAnswer(r Record, b *algos.AnswerBounds) string {
+func badAnswer(r record.Record, b *algos.AnswerBounds) string {
 	d := r.Decision
-	if !r.Known.Has(FieldRemaining) {
+	if !r.Known.Has(record.FieldRemaining) {
 		d.Remaining = 0
 	}
-	if !r.Known.Has(FieldRetryAfter) {
+	if !r.Known.Has(record.FieldRetryAfter) {
 		d.RetryAfter = 0
 	}
-	if !r.Known.Has(FieldReset) {
+	if !r.Known.Has(record.FieldReset) {
 		d.Reset = max(d.RetryAfter, 0)
 	}
 	if !b.Bad(&d) {
 		return ""
 	}
 	why := b.Why(d)
-	if !r.Known.Has(FieldReset) {
+	if !r.Known.Has(record.FieldReset) {
 		why += " (no Reset was sent: it is taken as the Retry-After)"
 	}
 	return why
@@ -330,13 +320,14 @@ func badAnswer(r Record, b *algos.AnswerBounds) string {
 // keyVerdict is one key's admits judged.
 type keyVerdict struct {
 	most, allowed int64
-	excess        int64  // admits beyond the promise in the worst certain span (0: none)
-	last          Record // the admit that closes it
+	excess        int64         // admits beyond the promise in the worst certain span (0: none)
+	last          record.Record // the admit that closes it
 	why           string
 }
 
-// judgeKey judges one key's admits (each Answered ≥ Sent).
-func judgeKey(admits []Record, shape promiseShape, l algos.Limit) (keyVerdict, error) {
+// judgeKey judges one key's admits (each Answered ≥ Sent), each placed
+// in its Span: at its decision where the record saw it.
+func judgeKey(admits []record.Record, shape promiseShape, l algos.Limit) (keyVerdict, error) {
 	var kv keyVerdict
 	switch shape {
 	case bucketShape:
@@ -350,14 +341,33 @@ func judgeKey(admits []Record, shape promiseShape, l algos.Limit) (keyVerdict, e
 	if n == 0 {
 		return kv, nil
 	}
+	seen := true // every decision's instant is known: the words say so
 	for _, r := range admits {
 		if r.Answered < r.Sent {
 			return kv, fmt.Errorf("a record answered before it was sent (%s)", r)
 		}
+		seen = seen && r.Seen.Has(record.SeenDecided)
 	}
-	// By Sent, latest first; and each admit's rank by Answered.
-	bySent := slices.Clone(admits)
-	slices.SortStableFunc(bySent, func(a, b Record) int { return cmp.Compare(b.Sent, a.Sent) })
+	// Each admit's span, [from, to], by from, latest first; and each
+	// admit's rank by to. From here on Sent and Answered are the span's.
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(i, j int) int {
+		fi, _ := admits[i].Span()
+		fj, _ := admits[j].Span()
+		return cmp.Compare(fj, fi)
+	})
+	bySent := make([]record.Record, n)
+	for k, i := range perm {
+		bySent[k] = admits[i]
+		bySent[k].Sent, bySent[k].Answered = admits[i].Span()
+	}
+	within := "were sent at or after +%s and answered by +%s, so decided within %s"
+	if seen {
+		within = "were decided from +%s to +%s, within %s"
+	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -417,40 +427,29 @@ func judgeKey(admits []Record, shape promiseShape, l algos.Limit) (keyVerdict, e
 				}
 			}
 			y := answered[to]
-			kv.last = bySent[order[to]]
+			kv.last = admits[perm[order[to]]]
 			count := int64(counts.prefix(to))
 			switch shape {
 			case bucketShape:
 				allowed := l.Burst + l.Rate*(y-x)/l.Window
 				kv.excess = count - allowed
-				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, but at most %d + %d·%s/%s = %d are promised in any interval that long (%.2fx)",
-					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), l.Burst, l.Rate, dur(y-x), algos.FormatMicros(l.Window), allowed, float64(count)/float64(allowed))
+				kv.why = fmt.Sprintf("%d admits of key %s "+within+", but at most %d + %d·%s/%s = %d are promised in any interval that long (%.2fx)",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), record.FormatDuration(y-x), l.Burst, l.Rate, record.FormatDuration(y-x), algos.FormatMicros(l.Window), allowed, float64(count)/float64(allowed))
 			case slidingShape:
 				kv.excess = count - l.Rate
-				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, but at most %d in any %s are promised",
-					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), l.Rate, algos.FormatMicros(l.Window))
+				kv.why = fmt.Sprintf("%d admits of key %s "+within+", but at most %d in any %s are promised",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), record.FormatDuration(y-x), l.Rate, algos.FormatMicros(l.Window))
 			default:
 				kv.excess = count - 2*l.Rate
-				kv.why = fmt.Sprintf("%d admits of key %s were sent at or after +%s and answered by +%s, so decided within %s, which meets at most two windows of %s, each promised at most %d",
-					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), dur(y-x), algos.FormatMicros(l.Window), l.Rate)
+				kv.why = fmt.Sprintf("%d admits of key %s "+within+", which meets at most two windows of %s, each promised at most %d",
+					count, kv.last.Key, algos.FormatTime(x), algos.FormatTime(y), record.FormatDuration(y-x), algos.FormatMicros(l.Window), l.Rate)
 			}
 		}
 	}
 	if kv.excess <= 0 {
-		kv.excess, kv.last, kv.why = 0, Record{}, ""
+		kv.excess, kv.last, kv.why = 0, record.Record{}, ""
 	}
 	return kv, nil
-}
-
-// dur is a duration in µs as a person reads it: 3.012s, 41.2ms, 950µs.
-func dur(us int64) string {
-	switch {
-	case us >= algos.Second || us <= -algos.Second:
-		return fmt.Sprintf("%.3fs", float64(us)/float64(algos.Second))
-	case us >= 1000 || us <= -1000:
-		return fmt.Sprintf("%.1fms", float64(us)/1000)
-	}
-	return fmt.Sprintf("%dµs", us)
 }
 
 func gcdOf(a, b int64) int64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // run is a synthetic run: arrivals of one key every gap µs for dur µs,
@@ -15,16 +16,16 @@ import (
 // sent up to before µs ahead of its decision and answered up to after µs
 // behind it (uniformly, seeded). It returns the records and the true
 // times of the admits.
-func run(seed uint64, algo algos.Algorithm, l algos.Limit, instances int, gap, dur, before, after int64) ([]Record, []int64) {
+func run(seed uint64, algo algos.Algorithm, l algos.Limit, instances int, gap, dur, before, after int64) ([]record.Record, []int64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	states := make([]algos.State, instances)
-	var recs []Record
+	var recs []record.Record
 	var admits []int64
 	i := 0
 	for t := int64(1_000_000); t < 1_000_000+dur; t += gap {
 		d := algo.Decide(&states[i%instances], t, l)
-		r := Record{Key: "k", Node: i % instances, Sent: t - rng.Int64N(before+1), Answered: t + rng.Int64N(after+1),
-			Answer: Answer{Decision: d, Known: FieldsAll &^ FieldLimit}}
+		r := record.Record{Key: "k", Node: i % instances, Sent: t - rng.Int64N(before+1), Answered: t + rng.Int64N(after+1),
+			Answer: record.Answer{Decision: d, Known: record.FieldsAll &^ record.FieldLimit}}
 		recs = append(recs, r)
 		if d.Allowed {
 			admits = append(admits, t)
@@ -96,6 +97,9 @@ func TestJudgeIsSoundAgainstTheTrueTimes(t *testing.T) {
 			if v.Unjudged != "" {
 				t.Fatalf("%s: unjudged: %s", c.algo.Name, v.Unjudged)
 			}
+			if b, ok := v.Caught(RemainingTooHigh); ok && instances == 1 && l == small && c.algo.Name != algos.FixedWindow.Name {
+				t.Fatalf("%s seed %d: an honest limiter's Remaining convicted: %s", c.algo.Name, seed, b.Why)
+			}
 			if b, ok := v.Caught(OverAdmission); ok {
 				caught++
 				if p.CheckAdmits(admits) == nil {
@@ -119,10 +123,10 @@ func TestBucketJudgeAgreesWithBruteForce(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		n := 1 + rng.IntN(12)
-		var recs []Record
+		var recs []record.Record
 		for range n {
 			s := rng.Int64N(300 * ms)
-			recs = append(recs, Record{Key: "k", Sent: s, Answered: s + rng.Int64N(40*ms), Answer: Answer{Decision: algos.Decision{Allowed: true}}})
+			recs = append(recs, record.Record{Key: "k", Sent: s, Answered: s + rng.Int64N(40*ms), Answer: record.Answer{Decision: algos.Decision{Allowed: true}}})
 		}
 		want := int64(0) // the most excess, scaled by W
 		for _, x := range recs {
@@ -150,25 +154,25 @@ func TestBucketJudgeAgreesWithBruteForce(t *testing.T) {
 // and a field it did not state is never held against it.
 func TestBadAnswersOnStatedFieldsOnly(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	rec := func(d algos.Decision, known Fields) Record {
-		return Record{Key: "k", Sent: 1, Answered: 2, Answer: Answer{Decision: d, Known: known}}
+	rec := func(d algos.Decision, known record.Fields) record.Record {
+		return record.Record{Key: "k", Sent: 1, Answered: 2, Answer: record.Answer{Decision: d, Known: known}}
 	}
 	for _, c := range []struct {
 		name string
-		r    Record
+		r    record.Record
 		bad  string // a word of the reason, "" for none
 	}{
-		{"negative remaining", rec(algos.Decision{Allowed: true, Remaining: -1}, FieldRemaining), "negative Remaining"},
-		{"remaining above the limit", rec(algos.Decision{Allowed: true, Remaining: 11}, FieldRemaining), "more than the limit"},
+		{"negative remaining", rec(algos.Decision{Allowed: true, Remaining: -1}, record.FieldRemaining), "negative Remaining"},
+		{"remaining above the limit", rec(algos.Decision{Allowed: true, Remaining: 11}, record.FieldRemaining), "more than the limit"},
 		{"remaining not stated", rec(algos.Decision{Allowed: true, Remaining: -1}, 0), ""},
-		{"retry-after on an admit", rec(algos.Decision{Allowed: true, RetryAfter: algos.Second}, FieldRetryAfter), "an admit has nothing"},
-		{"retry-after past the reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: algos.Second}, FieldRetryAfter|FieldReset), "after its Reset"},
-		{"retry-after, no reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: 0}, FieldRetryAfter), ""},
-		{"absurd retry-after, no reset", rec(algos.Decision{RetryAfter: 3600 * algos.Second}, FieldRetryAfter), "no Reset was sent"},
-		{"an epoch read as a wait", rec(algos.Decision{Allowed: true, Reset: 1_700_000_000 * algos.Second}, FieldReset), "longer than any limit"},
-		{"a good denial", rec(algos.Decision{RetryAfter: algos.Second, Reset: algos.Second}, FieldsAll), ""},
+		{"retry-after on an admit", rec(algos.Decision{Allowed: true, RetryAfter: algos.Second}, record.FieldRetryAfter), "an admit has nothing"},
+		{"retry-after past the reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: algos.Second}, record.FieldRetryAfter|record.FieldReset), "after its Reset"},
+		{"retry-after, no reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: 0}, record.FieldRetryAfter), ""},
+		{"absurd retry-after, no reset", rec(algos.Decision{RetryAfter: 3600 * algos.Second}, record.FieldRetryAfter), "no Reset was sent"},
+		{"an epoch read as a wait", rec(algos.Decision{Allowed: true, Reset: 1_700_000_000 * algos.Second}, record.FieldReset), "longer than any limit"},
+		{"a good denial", rec(algos.Decision{RetryAfter: algos.Second, Reset: algos.Second}, record.FieldsAll), ""},
 	} {
-		v := Judge([]Record{c.r}, algos.BucketPromise(l), l)
+		v := Judge([]record.Record{c.r}, algos.BucketPromise(l), l)
 		b, caught := v.Caught(BadAnswer)
 		switch {
 		case c.bad == "" && caught:
@@ -184,14 +188,14 @@ func TestBadAnswersOnStatedFieldsOnly(t *testing.T) {
 // What the judge cannot judge it says, on the row, rather than call clean.
 func TestUnjudgedPromisesAreSaid(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	recs := []Record{{Key: "k", Sent: 1, Answered: 2, Answer: Answer{Decision: algos.Decision{Allowed: true}}}}
+	recs := []record.Record{{Key: "k", Sent: 1, Answered: 2, Answer: record.Answer{Decision: algos.Decision{Allowed: true}}}}
 	own := algos.NewPromise("mine", func([]int64) *algos.Violation { return nil })
 	for name, v := range map[string]Verdict{
 		"own promise":              Judge(recs, own, l),
 		"own, in a bucket's words": Judge(recs, algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil }), l),
 		"another limit's":          Judge(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
 		"an invalid limit":         Judge(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
-		"answered before sent":     Judge([]Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
+		"answered before sent":     Judge([]record.Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
 	} {
 		if v.Clean() || v.Unjudged == "" || !strings.Contains(v.Row(), "unjudged: ") {
 			t.Errorf("%s: %s", name, v.Row())
@@ -202,11 +206,11 @@ func TestUnjudgedPromisesAreSaid(t *testing.T) {
 // The row counts every record, and failures apart from decisions.
 func TestRowCountsEveryRecord(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	recs := []Record{
-		{Key: "a", Sent: 0, Answered: 10, Answer: Answer{Decision: algos.Decision{Allowed: true}}},
-		{Key: "b", Sent: 1, Answered: 10, Answer: Answer{Decision: algos.Decision{}}},
+	recs := []record.Record{
+		{Key: "a", Sent: 0, Answered: 10, Answer: record.Answer{Decision: algos.Decision{Allowed: true}}},
+		{Key: "b", Sent: 1, Answered: 10, Answer: record.Answer{Decision: algos.Decision{}}},
 		{Key: "b", Sent: 2, Answered: 2, Err: ErrInFlight},
-		{Key: "a", Sent: 3, Answered: 9, Answer: Answer{Decision: algos.Decision{Allowed: true}, Malformed: `X-RateLimit-Remaining: "x" is not an integer`}},
+		{Key: "a", Sent: 3, Answered: 9, Answer: record.Answer{Decision: algos.Decision{Allowed: true}, Malformed: `X-RateLimit-Remaining: "x" is not an integer`}},
 	}
 	v := Judge(recs, algos.BucketPromise(l), l)
 	if v.Keys != 2 || v.Offered != 4 || v.Admitted != 2 || v.Denied != 1 || v.Failed != 1 || v.Most != 2 || v.Allowed != 20 {
@@ -221,3 +225,65 @@ func TestRowCountsEveryRecord(t *testing.T) {
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(b []byte) (int, error) { w.t.Log("\n" + string(b)); return len(b), nil }
+
+// The Remaining rule convicts exactly the answers a brute force over every
+// admit's Sent convicts: those whose Remaining, with the admits certainly
+// decided before them (answered before the answer was sent) and the
+// request itself when admitted, is more than the promise allows from that
+// Sent to the answer's return; a Remaining of 0 is never convicted.
+func TestRemainingRuleAgreesWithBruteForce(t *testing.T) {
+	l := algos.MustLimit(3, 100*ms, 4)
+	for _, shape := range []promiseShape{bucketShape, slidingShape} {
+		convicted := 0
+		for seed := range uint64(300) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			var recs, admits []record.Record
+			for range 1 + rng.IntN(14) {
+				s := rng.Int64N(300 * ms)
+				r := record.Record{Key: "k", Sent: s, Answered: s + rng.Int64N(30*ms),
+					Answer: record.Answer{Decision: algos.Decision{Allowed: rng.IntN(3) > 0, Remaining: rng.Int64N(5)}, Known: record.FieldRemaining}}
+				recs = append(recs, r)
+				if r.Allowed {
+					admits = append(admits, r)
+				}
+			}
+			want := int64(0)
+			for _, r := range recs {
+				own := int64(0)
+				if r.Allowed {
+					own = 1
+				}
+				bad := false
+				for _, x := range append([]record.Record{r}, admits...) {
+					if x.Answered >= r.Sent && x.Sent != r.Sent {
+						continue
+					}
+					c := int64(0)
+					for _, a := range admits {
+						in := a.Answered < r.Sent && a.Sent >= x.Sent
+						if shape == slidingShape {
+							in = a.Answered < r.Sent && a.Sent > r.Answered-l.Window
+						}
+						if in {
+							c++
+						}
+					}
+					if shape == bucketShape && (c+own+r.Remaining)*l.Window > l.Burst*l.Window+l.Rate*(r.Answered-x.Sent) ||
+						shape == slidingShape && c+own+r.Remaining > l.Rate {
+						bad = true
+					}
+				}
+				if bad && r.Remaining > 0 {
+					want++
+				}
+			}
+			if got := judgeRemaining(recs, admits, shape, l); got.count != want {
+				t.Fatalf("shape %d, seed %d: %d answers convicted, brute force %d (%s)", shape, seed, got.count, want, got.why)
+			}
+			convicted += int(want)
+		}
+		if convicted == 0 {
+			t.Errorf("shape %d: nothing convicted in 300 seeds: the cases test nothing", shape)
+		}
+	}
+}

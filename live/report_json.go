@@ -1,22 +1,18 @@
 package live
 
 import (
-	"bufio"
 	"io"
 
 	"github.com/overshoot-go/overshoot/internal/encode"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Schema is the schema of a live run judged, as JSON (Verdict.WriteJSON):
-// the row a table prints, each breach with its first record, in the
-// conventions of overshoot's other reports (times in integer µs, names
-// ending in _us; a number not measured is null). RecordSchema is one
-// record per line of a run (WriteRecords). Within a version a field is
-// only ever added.
-const (
-	Schema       = "overshoot.live/v1"
-	RecordSchema = "overshoot.record/v1"
-)
+// the row a table prints, each breach with its first record (a line of
+// record.Schema), in the conventions of overshoot's other reports (times
+// in integer µs, names ending in _us; a number not measured is null).
+// Within a version a field is only ever added.
+const Schema = "overshoot.live/v1"
 
 type verdictJSON struct {
 	Schema   string       `json:"schema"`
@@ -35,48 +31,10 @@ type verdictJSON struct {
 }
 
 type breachJSON struct {
-	Kind  string     `json:"kind"`
-	Count int64      `json:"count"`
-	Why   string     `json:"why"`
-	First recordJSON `json:"first"`
-}
-
-// recordJSON is one Record: a count the answer did not state is null.
-type recordJSON struct {
-	Key        string `json:"key"`
-	Node       int    `json:"node"`
-	SentUS     int64  `json:"sent_us"`
-	AnsweredUS int64  `json:"answered_us"`
-	Status     int    `json:"status,omitempty"`
-	Error      string `json:"error,omitempty"`
-	Allowed    *bool  `json:"allowed"`
-	Limit      *int64 `json:"limit"`
-	Remaining  *int64 `json:"remaining"`
-	ResetUS    *int64 `json:"reset_us"`
-	RetryUS    *int64 `json:"retry_after_us"`
-	Malformed  string `json:"malformed,omitempty"`
-}
-
-func recordOf(r Record) recordJSON {
-	j := recordJSON{Key: r.Key, Node: r.Node, SentUS: r.Sent, AnsweredUS: r.Answered, Status: r.Status}
-	if r.Err != nil {
-		j.Error = r.Err.Error()
-		return j
-	}
-	j.Allowed, j.Malformed = &r.Allowed, r.Malformed
-	if r.Known.Has(FieldLimit) {
-		j.Limit = &r.Limit
-	}
-	if r.Known.Has(FieldRemaining) {
-		j.Remaining = &r.Remaining
-	}
-	if r.Known.Has(FieldReset) {
-		j.ResetUS = &r.Reset
-	}
-	if r.Known.Has(FieldRetryAfter) {
-		j.RetryUS = &r.RetryAfter
-	}
-	return j
+	Kind  string      `json:"kind"`
+	Count int64       `json:"count"`
+	Why   string      `json:"why"`
+	First record.Line `json:"first"`
 }
 
 // WriteJSON writes the verdict as one JSON document of schema Schema: the
@@ -88,40 +46,12 @@ func (v Verdict) WriteJSON(w io.Writer) error {
 		Admitted: v.Admitted, Denied: v.Denied, Failed: v.Failed, Most: v.Most, Allowed: v.Allowed, Clean: v.Clean(),
 		Unjudged: v.Unjudged, Breaches: []breachJSON{}}
 	for _, b := range v.Breaches {
-		doc.Breaches = append(doc.Breaches, breachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: recordOf(b.First)})
+		doc.Breaches = append(doc.Breaches, breachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: record.LineOf(b.First)})
 	}
 	return encode.JSON(w, doc)
 }
 
-// WriteRecords writes every record of a run as JSON Lines: a first line
-// naming the schema ({"schema":"overshoot.record/v1"}), then one object
-// per record, in the order given: what a client saw, for another tool to
-// read or to judge again.
-func WriteRecords(w io.Writer, records []Record) error {
-	bw := bufio.NewWriter(w)
-	if err := encode.JSONLine(bw, struct {
-		Schema string `json:"schema"`
-	}{RecordSchema}); err != nil {
-		return err
-	}
-	for _, r := range records {
-		if err := encode.JSONLine(bw, recordOf(r)); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
-
-// SchemaFields lists the fields of schema (Schema or RecordSchema) as
-// paths, read from the types that write it, so that the documentation can
-// be checked against what is written; nil for another schema.
-func SchemaFields(schema string) []string {
-	switch schema {
-	case Schema:
-		return encode.Fields(verdictJSON{})
-	case RecordSchema:
-		// "schema" is the first line's, each record's fields the rest.
-		return append([]string{"schema"}, encode.Fields(recordJSON{})...)
-	}
-	return nil
-}
+// SchemaFields lists the fields of Schema as paths, read from the types
+// that write it, so that the documentation can be checked against what is
+// written (record.SchemaFields lists the record's).
+func SchemaFields() []string { return encode.Fields(verdictJSON{}) }

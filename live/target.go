@@ -11,30 +11,8 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
-
-// Record is one request as the client saw it. Sent and Answered are µs
-// since the run's start on one monotonic clock: the target decided the
-// request somewhere in [Sent, Answered], and that interval is all the
-// judge assumes of when.
-type Record struct {
-	Key  string
-	Node int // the node it was sent to, an index into HTTP.Nodes (0 for a Func)
-	// Sent is when the request left the client, Answered when its answer
-	// (an HTTP response's headers, a Func's return) came back.
-	Sent, Answered int64
-	// Answer is the parsed answer; it means nothing when Err is set.
-	Answer
-	// Status is the HTTP status (0 for a Func, or when none came back).
-	Status int
-	// Err is why the request has no decision: a transport error, a
-	// timeout, a status neither 2xx nor 429, a Func's error, or a request
-	// the driver could not send (ErrInFlight). nil for a decision.
-	Err error
-}
-
-// Decided reports whether the record holds a decision (Err is nil).
-func (r Record) Decided() bool { return r.Err == nil }
 
 // ErrInFlight is the Err of a request the driver did not send because
 // Load.MaxInFlight requests were already waiting for answers: an open loop
@@ -48,21 +26,21 @@ type Target interface {
 }
 
 // caller sends one request for key to node and parses its answer.
-type caller func(ctx context.Context, key string, node int) (a Answer, status int, err error)
+type caller func(ctx context.Context, key string, node int) (a record.Answer, status int, err error)
 
 // Func is a target in this process: a limiter called as a function, one
 // node. Its decision states every count but the quota (Known is
-// FieldsAll without FieldLimit); an error is recorded as an error, never
-// as a denial.
+// record.FieldsDecision); an error is recorded as an error, never as a
+// denial.
 type Func func(ctx context.Context, key string) (algos.Decision, error)
 
 func (f Func) open(int) (int, caller, error) {
 	if f == nil {
 		return 0, nil, errors.New("live: a nil Func target")
 	}
-	return 1, func(ctx context.Context, key string, _ int) (Answer, int, error) {
+	return 1, func(ctx context.Context, key string, _ int) (record.Answer, int, error) {
 		d, err := f(ctx, key)
-		return Answer{Decision: d, Known: FieldsAll &^ FieldLimit}, 0, err
+		return record.Answer{Decision: d, Known: record.FieldsDecision}, 0, err
 	}, nil
 }
 
@@ -131,14 +109,14 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 	for i, n := range h.Nodes {
 		nodes[i] = strings.TrimSuffix(n, "/")
 	}
-	return len(nodes), func(ctx context.Context, key string, node int) (Answer, int, error) {
+	return len(nodes), func(ctx context.Context, key string, node int) (record.Answer, int, error) {
 		var body io.Reader
 		if h.Body != "" {
 			body = strings.NewReader(strings.ReplaceAll(h.Body, "{key}", key))
 		}
 		req, err := http.NewRequestWithContext(ctx, method, nodes[node]+strings.ReplaceAll(path, "{key}", url.PathEscape(key)), body)
 		if err != nil {
-			return Answer{}, 0, err
+			return record.Answer{}, 0, err
 		}
 		for k, vs := range h.Header {
 			req.Header[k] = append([]string(nil), vs...)
@@ -148,7 +126,7 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return Answer{}, 0, err
+			return record.Answer{}, 0, err
 		}
 		at := time.Now()
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // so the connection is kept

@@ -89,8 +89,9 @@
 // drifts and steps (clocks.go), the plan of who sends what when (plan.go),
 // the random streams (stream.go), the store (store.go: the state per key
 // and its four operations, which the live replay drives too), the
-// closed-loop clients (loop.go), the event heaps (heap.go) and the run
-// (run.go). It imports algos and limiter
-// only: no Redis, no traffic generator, no report. A Redis-backed limiter
-// reaches it as a limiter.Spec whose store the Spec owns.
+// closed-loop clients (loop.go), the event heaps (heap.go), the run
+// (run.go) and the run as package record's records (records.go). It
+// imports algos, limiter and record only: no Redis, no traffic generator,
+// no report. A Redis-backed limiter reaches it as a limiter.Spec whose
+// store the Spec owns.
 package model

@@ -23,8 +23,9 @@
 //
 // Playing live (Play, PlayLive, Subject, Script), the recordings (Played,
 // Recording, Call, LiveRecording), ordering a run by MONITOR (monitor.go),
-// and handing a recording back to the simulator (Replay, MeanDelay,
-// Simulate, Ideal). It imports algos, algos/lua, limiter and model; never
+// handing a recording back to the simulator (Replay, MeanDelay,
+// Simulate, Ideal), and a recording as records (Records, records.go). It
+// imports algos, algos/lua, limiter, model and record; never
 // scenarios, study or an adapter, whose traffic, reports and libraries are
 // built beside it, not under it.
 package replay

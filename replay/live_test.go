@@ -14,6 +14,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/scenarios"
 	"github.com/redis/go-redis/v9"
@@ -185,6 +186,29 @@ func agreesWithItsReplay(t *testing.T, s redistest.Server, prefix string, lv rep
 		if c.Err != nil && c.Decision.Allowed {
 			t.Errorf("%s: a failed call counted as admitted: %+v", lv.Name, c)
 		}
+	}
+	// The run's records (package record) say what its calls said.
+	admitted, failed, seen := 0, 0, 0
+	for _, r := range rec.Records() {
+		switch {
+		case r.Err != nil:
+			failed++
+		case r.Allowed:
+			admitted++
+		}
+		if r.Seen.Has(record.SeenDecided) {
+			seen++
+		}
+	}
+	reached := 0 // the calls MONITOR saw reach the store
+	for _, c := range rec.Calls {
+		if c.Seq > 0 {
+			reached++
+		}
+	}
+	if admitted != live.Admitted || failed != live.Errors || seen != reached || rec.Order == "MONITOR" && reached < len(rec.Calls)-failed {
+		t.Errorf("%s: the records hold %d admits, %d errors and %d seen decisions; the calls %d admits, %d errors, %d of %d reached the store, ordered by %s",
+			lv.Name, admitted, failed, seen, live.Admitted, live.Errors, reached, len(rec.Calls), rec.Order)
 	}
 	if rec.Order != "MONITOR" || differ != 0 || replayed.Admitted != live.Admitted || replayed.Peak != live.Peak {
 		t.Errorf("%s: ordered by %s, the twin decided %d of %d calls otherwise (%+v against the fleet's %+v); want MONITOR and none",

@@ -1,0 +1,25 @@
+// Package record is the one record of what a client saw of one request,
+// whoever produced it: the simulator (model.Result.Records), a live run of
+// a deployed service (live.Drive), replay's runs against a real Redis
+// (replay.Recording.Records, LiveRecording.Records), and a file a user
+// recorded with a tool of their own (ReadJSONL). Every judge of answered
+// requests (live.Judge) reads this record, so a simulated run and a live
+// one are judged by the same rules.
+//
+// A record carries the request (key, node, cost), its times in µs (sent,
+// the time the limiter was told or read, decided, answered) and the whole
+// answer: allowed, the quota, Remaining, Reset and Retry-After, with which
+// of them the answer stated (Fields), an unreadable header, an HTTP status,
+// or the error that left the request undecided. A producer that cannot
+// know a time (a live client sees neither the limiter's clock nor the
+// instant of the decision) says it did not see it (Seen), and a judge reasons only from
+// what is known: from Sent and Answered alone, a decision lies somewhere
+// between them.
+//
+// # What it owns, and what it must not import
+//
+// The Record, the Answer and its Fields, and the record's file format,
+// overshoot.record/v1 (JSON Lines: WriteJSONL, ReadJSONL). It imports algos
+// (for algos.Decision) and internal/encode only, so that the simulator,
+// the live driver and the readers of traces can all speak it.
+package record

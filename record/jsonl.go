@@ -1,0 +1,234 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/overshoot-go/overshoot/internal/encode"
+)
+
+// Schema names the record's file format: JSON Lines, a first line naming
+// the schema ({"schema":"overshoot.record/v1"}), then one object per
+// record, in µs, with a count the answer did not state and a time the
+// producer could not see as null. Within a version a field is only ever
+// added; a reader ignores fields it does not know.
+const Schema = "overshoot.record/v1"
+
+// Line is one Record as a line of the file, and as every other report
+// (a live verdict's first breach, say) writes a record.
+type Line struct {
+	Key        string `json:"key"`
+	Node       int    `json:"node"`
+	SentUS     int64  `json:"sent_us"`
+	AnsweredUS int64  `json:"answered_us"`
+	Status     int    `json:"status,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Allowed    *bool  `json:"allowed"`
+	Limit      *int64 `json:"limit"`
+	Remaining  *int64 `json:"remaining"`
+	ResetUS    *int64 `json:"reset_us"`
+	RetryUS    *int64 `json:"retry_after_us"`
+	Malformed  string `json:"malformed,omitempty"`
+	DecidedUS  *int64 `json:"decided_us"`
+	ToldUS     *int64 `json:"told_us"`
+	Cost       *int64 `json:"cost"`
+}
+
+// LineOf is r as the record schema writes it: the counts r did not
+// state, and the times its producer did not see, null.
+func LineOf(r Record) Line {
+	j := Line{Key: r.Key, Node: r.Node, SentUS: r.Sent, AnsweredUS: r.Answered, Status: r.Status}
+	if r.Seen.Has(SeenDecided) {
+		j.DecidedUS = &r.Decided
+	}
+	if r.Seen.Has(SeenTold) {
+		j.ToldUS = &r.Told
+	}
+	if r.Cost != 0 {
+		j.Cost = &r.Cost
+	}
+	if r.Err != nil {
+		j.Error = r.Err.Error()
+		return j
+	}
+	j.Allowed, j.Malformed = &r.Allowed, r.Malformed
+	if r.Known.Has(FieldLimit) {
+		j.Limit = &r.Limit
+	}
+	if r.Known.Has(FieldRemaining) {
+		j.Remaining = &r.Remaining
+	}
+	if r.Known.Has(FieldReset) {
+		j.ResetUS = &r.Reset
+	}
+	if r.Known.Has(FieldRetryAfter) {
+		j.RetryUS = &r.RetryAfter
+	}
+	return j
+}
+
+// WriteJSONL writes records as the record schema's JSON Lines, in the
+// order given: what each client saw, for another tool to read or for
+// ReadJSONL to judge again.
+func WriteJSONL(w io.Writer, records []Record) error {
+	bw := bufio.NewWriter(w)
+	if err := encode.JSONLine(bw, struct {
+		Schema string `json:"schema"`
+	}{Schema}); err != nil {
+		return err
+	}
+	for _, r := range records {
+		if err := encode.JSONLine(bw, LineOf(r)); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// ParseError is a line of a record file that could not be read: its line
+// number (from 1) and why.
+type ParseError struct {
+	Line int
+	Err  error
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("record: line %d: %v", e.Line, e.Err) }
+
+// Unwrap is the reason.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// maxLine bounds one line of a record file: a record is a few hundred
+// bytes, and a file that is not one must fail, not fill memory.
+const maxLine = 1 << 20
+
+// ReadJSONL reads a file WriteJSONL wrote, or one a user's own tool wrote
+// in its schema: the schema line first, then one record per line (blank
+// lines are skipped). A record needs key, node, sent_us and answered_us,
+// with answered_us ≥ sent_us, and either error or allowed; a count left
+// out or null is not stated, a time left out or null was not seen, and a
+// decided_us outside [sent_us, answered_us] is an error. The first line
+// that breaks a rule is a *ParseError naming it; nothing is returned with
+// it.
+func ReadJSONL(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var out []Record
+	line, schema := 0, false
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		if !schema {
+			var head struct {
+				Schema *string `json:"schema"`
+			}
+			if err := json.Unmarshal(text, &head); err != nil || head.Schema == nil {
+				return nil, &ParseError{line, fmt.Errorf("the first line must name the schema, {\"schema\":%q}", Schema)}
+			}
+			if *head.Schema != Schema {
+				return nil, &ParseError{line, fmt.Errorf("schema %q, want %q", *head.Schema, Schema)}
+			}
+			schema = true
+			continue
+		}
+		rec, err := parseLine(text)
+		if err != nil {
+			return nil, &ParseError{line, err}
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{line + 1, fmt.Errorf("a line longer than %d bytes", maxLine)}
+		}
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	if !schema {
+		return nil, &ParseError{1, fmt.Errorf("empty: the first line must name the schema, {\"schema\":%q}", Schema)}
+	}
+	return out, nil
+}
+
+// lineJSON is Line as read: every field may be missing.
+type lineJSON struct {
+	Key        *string `json:"key"`
+	Node       *int    `json:"node"`
+	SentUS     *int64  `json:"sent_us"`
+	AnsweredUS *int64  `json:"answered_us"`
+	Status     int     `json:"status"`
+	Error      string  `json:"error"`
+	Allowed    *bool   `json:"allowed"`
+	Limit      *int64  `json:"limit"`
+	Remaining  *int64  `json:"remaining"`
+	ResetUS    *int64  `json:"reset_us"`
+	RetryUS    *int64  `json:"retry_after_us"`
+	Malformed  string  `json:"malformed"`
+	DecidedUS  *int64  `json:"decided_us"`
+	ToldUS     *int64  `json:"told_us"`
+	Cost       *int64  `json:"cost"`
+}
+
+func parseLine(text []byte) (Record, error) {
+	var j lineJSON
+	if err := json.Unmarshal(text, &j); err != nil {
+		return Record{}, err
+	}
+	switch {
+	case j.Key == nil:
+		return Record{}, errors.New("no key")
+	case j.Node == nil || *j.Node < 0:
+		return Record{}, errors.New("no node, or a negative one")
+	case j.SentUS == nil || j.AnsweredUS == nil:
+		return Record{}, errors.New("sent_us and answered_us are both needed")
+	case *j.AnsweredUS < *j.SentUS:
+		return Record{}, fmt.Errorf("answered_us %d is before sent_us %d", *j.AnsweredUS, *j.SentUS)
+	case j.Error == "" && j.Allowed == nil:
+		return Record{}, errors.New("neither allowed nor error: a record is a decision or an error")
+	case j.Error != "" && j.Allowed != nil:
+		return Record{}, errors.New("both allowed and error")
+	case j.Cost != nil && *j.Cost < 1:
+		return Record{}, fmt.Errorf("cost %d: a request asks for at least 1", *j.Cost)
+	}
+	r := Record{Key: *j.Key, Node: *j.Node, Sent: *j.SentUS, Answered: *j.AnsweredUS, Status: j.Status}
+	if j.DecidedUS != nil {
+		if d := *j.DecidedUS; d < r.Sent || d > r.Answered {
+			return Record{}, fmt.Errorf("decided_us %d is outside [sent_us %d, answered_us %d]", d, r.Sent, r.Answered)
+		}
+		r.Decided, r.Seen = *j.DecidedUS, r.Seen|SeenDecided
+	}
+	if j.ToldUS != nil {
+		r.Told, r.Seen = *j.ToldUS, r.Seen|SeenTold
+	}
+	if j.Cost != nil {
+		r.Cost = *j.Cost
+	}
+	if j.Error != "" {
+		r.Err = errors.New(j.Error)
+		return r, nil
+	}
+	r.Allowed, r.Malformed = *j.Allowed, j.Malformed
+	for _, f := range []struct {
+		v     *int64
+		to    *int64
+		field Fields
+	}{{j.Limit, &r.Limit, FieldLimit}, {j.Remaining, &r.Remaining, FieldRemaining}, {j.ResetUS, &r.Reset, FieldReset}, {j.RetryUS, &r.RetryAfter, FieldRetryAfter}} {
+		if f.v != nil {
+			*f.to, r.Known = *f.v, r.Known|f.field
+		}
+	}
+	return r, nil
+}
+
+// SchemaFields lists the fields of the record schema as paths, read from
+// the type that writes it ("schema" is the first line's, the rest each
+// record's), so that the documentation can be checked against what is
+// written.
+func SchemaFields() []string {
+	return append([]string{"schema"}, encode.Fields(Line{})...)
+}
