@@ -1,7 +1,8 @@
 // Package live judges a deployed rate limiter from the outside: it drives
-// a target (a Go function, or HTTP nodes) open loop in real time, records
-// every request as the client saw it (record.Record), and judges the records
-// against the limit's promise (Judge), printing the row the tables print.
+// a target (a Go function, or HTTP nodes) in real time, open or closed
+// loop, records every request as the client saw it (record.Record), and
+// judges the records against the limit's promise (Judge), printing the row
+// the tables print.
 //
 // Its promise is soundness under the client's timing uncertainty. A client
 // does not see when a request was decided, only that it was decided
@@ -16,7 +17,8 @@
 // The targets (Func, HTTP) and the parsing of the header conventions
 // services ship (X-RateLimit-*, the IETF RateLimit, RateLimit-Policy and
 // RateLimit-* fields, Retry-After in seconds or as an HTTP-date), the
-// open-loop driver (Drive, on vegeta's pacer) and the one judge of records
+// driver (Drive: open loop on vegeta's pacer, or closed loop, each key a
+// Client of its own such as RetryAfter) and the one judge of records
 // (Judge, Verdict), whoever made them: a record whose producer saw the
 // decision (the simulator's, replay's under MONITOR) is placed at that
 // instant. The record itself (Record, Answer) is package record's. It

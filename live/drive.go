@@ -18,15 +18,20 @@ import (
 // Load is an open-loop drive: each key offered Rate requests a second,
 // evenly spaced (vegeta's constant pacer), for Duration. The offer does not
 // wait for answers: a slow target gets more requests in flight, up to
-// MaxInFlight, never a slower offer.
+// MaxInFlight, never a slower offer. Or, with Loop set, a closed-loop
+// drive: each key's client sends its next request when its answer says.
 type Load struct {
 	// Keys are the identities driven, each at Rate; none is one fresh
 	// random key ("live-" and 12 hex digits), so that no state left by an
 	// earlier run is judged.
 	Keys []string
 	// Rate is the requests a second offered to each key; it must be
-	// positive.
+	// positive for an open-loop drive, and 0 with Loop.
 	Rate int
+	// Loop, when set, drives each key closed loop instead: a client of its
+	// own (Loop()) sends one request at a time, each when the client's
+	// Next says, to the target's nodes in turn, until Duration.
+	Loop func() Client
 	// Duration is how long requests are sent; it must be positive.
 	Duration time.Duration
 	// Timeout bounds each request (default 5 s): one that takes longer is
@@ -41,7 +46,9 @@ type Load struct {
 
 func (ld *Load) check() error {
 	switch {
-	case ld.Rate <= 0:
+	case ld.Loop != nil && ld.Rate != 0:
+		return fmt.Errorf("live: a closed-loop drive (Loop) offers no rate, got %d a second", ld.Rate)
+	case ld.Loop == nil && ld.Rate <= 0:
 		return fmt.Errorf("live: the offered rate must be positive, got %d a second", ld.Rate)
 	case ld.Duration <= 0:
 		return fmt.Errorf("live: the duration must be positive, got %v", ld.Duration)
@@ -88,7 +95,6 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		return nil, err
 	}
 	keys := len(ld.Keys)
-	pacer := vegeta.ConstantPacer{Freq: ld.Rate * keys, Per: time.Second}
 	var (
 		mu      sync.Mutex
 		records []record.Record
@@ -102,6 +108,19 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 	}
 	start := time.Now()
 	since := func() int64 { return time.Since(start).Microseconds() }
+	sorted := func() []record.Record {
+		slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+		return records
+	}
+	if ld.Loop != nil {
+		errs := make([]error, keys)
+		for k, key := range ld.Keys {
+			wg.Go(func() { errs[k] = driveClient(ctx, ld.Loop(), key, nodes, call, ld, since, add) })
+		}
+		wg.Wait()
+		return sorted(), errors.Join(errs...)
+	}
+	pacer := vegeta.ConstantPacer{Freq: ld.Rate * keys, Per: time.Second}
 	var stopped error
 	for hits := uint64(0); ; hits++ {
 		elapsed := time.Since(start)
@@ -136,27 +155,60 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 			continue
 		}
 		wg.Go(func() {
-			rctx, cancel := context.WithTimeout(ctx, ld.Timeout)
-			defer cancel()
-			r := record.Record{Key: key, Node: node, Sent: since()}
-			done, req := make(chan record.Record, 1), r
-			go func() {
-				// The slot is held until the call returns, even one that
-				// ignores its context and outlives the record.
-				defer func() { <-slots }()
-				done <- safeCall(rctx, call, req, since)
-			}()
-			select {
-			case r = <-done:
-			case <-rctx.Done():
-				r.Err, r.Answered = fmt.Errorf("live: no answer within %v: %w", ld.Timeout, rctx.Err()), since()
-			}
-			add(r)
+			// The slot is held until the call returns, even one that
+			// ignores its context and outlives the record.
+			add(timedCall(ctx, call, record.Record{Key: key, Node: node, Sent: since()}, ld.Timeout, since, func() { <-slots }))
 		})
 	}
 	wg.Wait()
-	slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
-	return records, stopped
+	return sorted(), stopped
+}
+
+// driveClient runs one key's closed-loop client c until ld.Duration (or
+// ctx is done: its error is returned), each request timed out after
+// ld.Timeout and recorded by add.
+func driveClient(ctx context.Context, c Client, key string, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
+	end := ld.Duration.Microseconds()
+	next, more := c.Next(nil)
+	for i := 0; more && next < end; i++ {
+		if wait := next - since(); wait > 0 {
+			timer := time.NewTimer(time.Duration(wait) * time.Microsecond)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if since() >= end {
+			return nil
+		}
+		r := timedCall(ctx, call, record.Record{Key: key, Node: i % nodes, Sent: since()}, ld.Timeout, since, func() {})
+		add(r)
+		next, more = c.Next(&r)
+	}
+	return nil
+}
+
+// timedCall is call for r, given up after timeout: the record then
+// carries the timeout as its error. done runs when the call returns, even
+// one that ignores its context and outlives the record.
+func timedCall(ctx context.Context, call caller, r record.Record, timeout time.Duration, since func() int64, done func()) record.Record {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	answer, req := make(chan record.Record, 1), r
+	go func() {
+		defer done()
+		answer <- safeCall(rctx, call, req, since)
+	}()
+	select {
+	case r = <-answer:
+	case <-rctx.Done():
+		r.Err, r.Answered = fmt.Errorf("live: no answer within %v: %w", timeout, rctx.Err()), since()
+	}
+	return r
 }
 
 // safeCall is call for r, timed on the run's clock, a panic recorded as

@@ -38,6 +38,7 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"negative timeout", ok, live.Load{Rate: 1, Duration: time.Second, Timeout: -1}, "negative timeout"},
 		{"negative in flight", ok, live.Load{Rate: 1, Duration: time.Second, MaxInFlight: -1}, "negative MaxInFlight"},
 		{"empty key", ok, live.Load{Keys: []string{""}, Rate: 1, Duration: time.Second}, "empty key"},
+		{"a rate and a closed loop", ok, live.Load{Rate: 1, Duration: time.Second, Loop: func() live.Client { return live.RetryAfter{} }}, "offers no rate"},
 		{"absurd rate", ok, live.Load{Rate: 2_000_000, Duration: time.Second}, "million"},
 	} {
 		recs, err := live.Drive(context.Background(), c.target, c.load)

@@ -73,10 +73,14 @@ const (
 	// certainly decided before it, is more than the promise allows (see
 	// remaining.go).
 	RemainingTooHigh
+	// RetryDenied: a retry sent after the wait its denial's Retry-After
+	// named, with nothing else of the key decided between them, was denied
+	// too (see retries.go).
+	RetryDenied
 	numKinds
 )
 
-var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high"}
+var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high", "retry denied"}
 
 // String is the kind in words, as the row prints it.
 func (k Kind) String() string {
@@ -208,8 +212,9 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 // answer against the bounds of any limiter under l (BadAnswer, on the
 // fields the answer stated), every stated Remaining against the key's
 // admits certainly before it (RemainingTooHigh, for a bucket or sliding
-// promise: see remaining.go), and every unreadable header
-// (MalformedAnswer). promise must be one of algos' four built-in promises
+// promise: see remaining.go), every retry at its Retry-After on a key
+// nothing else touched (RetryDenied, whatever the promise: see
+// retries.go), and every unreadable header (MalformedAnswer). promise must be one of algos' four built-in promises
 // of l; another (NewPromise's, or one of another limit) is left unjudged,
 // and so says the verdict.
 func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
@@ -229,12 +234,14 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 	bounds := l.Answers(0)
 	byKey := map[string][]record.Record{}     // the admits
 	answersOf := map[string][]record.Record{} // the decisions that state Remaining
+	all := map[string][]record.Record{}       // every record, for the retries
 	var keys []string
 	for _, r := range records {
 		if _, ok := byKey[r.Key]; !ok {
 			keys = append(keys, r.Key)
 			byKey[r.Key] = nil
 		}
+		all[r.Key] = append(all[r.Key], r)
 		if r.Err != nil {
 			v.Failed++
 			continue
@@ -260,6 +267,12 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 		}
 	}
 	v.Keys = len(keys)
+	for _, k := range slices.Sorted(slices.Values(keys)) {
+		if rv := judgeRetries(all[k]); rv.count > 0 {
+			b := found[RetryDenied]
+			note(RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+		}
+	}
 	shape := shapeOf(promise, l)
 	switch {
 	case limitErr != nil:

@@ -1,0 +1,84 @@
+package live_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
+)
+
+// bucketNow is a token bucket in this process on the wall clock, deciding
+// each call at the instant it is made (inside [Sent, Answered]); halve
+// makes it answer half the Retry-After it means.
+func bucketNow(l algos.Limit, halve bool) live.Func {
+	var mu sync.Mutex
+	states := map[string]*algos.State{}
+	start := time.Now()
+	return func(_ context.Context, key string) (algos.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		st, ok := states[key]
+		if !ok {
+			st = &algos.State{}
+			states[key] = st
+		}
+		d := algos.TokenBucket.Decide(st, time.Since(start).Microseconds(), l)
+		if halve {
+			d.RetryAfter /= 2
+		}
+		return d, nil
+	}
+}
+
+// A client that owns its key and honours every Retry-After, closed loop in
+// real time: an honest bucket admits every retry it makes at its
+// Retry-After and is clean; a bucket that names half the wait it means is
+// caught denying those retries. Neither verdict depends on the machine's
+// speed: a late retry only waits longer, and a retry is judged only when
+// its records show it came after the wait.
+func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
+	t.Parallel() // in process, judged from its records: no clock to share
+	l := algos.MustLimit(20, algos.Second, 5)
+	load := live.Load{Keys: []string{"a", "b"}, Duration: 1500 * time.Millisecond, Loop: func() live.Client { return live.RetryAfter{Gap: 2 * time.Millisecond} }}
+	for _, c := range []struct {
+		name  string
+		halve bool
+	}{{"honest bucket", false}, {"bucket naming half its wait", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs, err := live.Drive(context.Background(), bucketNow(l, c.halve), load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := live.Judge(recs, algos.BucketPromise(l), l)
+			t.Logf("%s, closed loop:\n%s", c.name, v)
+			retries := 0 // denials answered by a request sent after their wait
+			for i := 1; i < len(recs); i++ {
+				for j := i - 1; j >= 0; j-- {
+					if d := recs[j]; d.Key == recs[i].Key {
+						if !d.Allowed && d.Known.Has(record.FieldRetryAfter) && recs[i].Sent >= d.Answered+d.RetryAfter {
+							retries++
+						}
+						break
+					}
+				}
+			}
+			if retries < 10 || v.Failed > 0 {
+				t.Fatalf("%d retries after a wait and %d failures: the client did not retry as it should", retries, v.Failed)
+			}
+			b, caught := v.Caught(live.RetryDenied)
+			switch {
+			case !c.halve && !v.Clean():
+				t.Errorf("the honest bucket was judged: %v", v)
+			case c.halve && !caught:
+				t.Errorf("the bucket naming half its wait was not caught")
+			case c.halve:
+				t.Logf("caught: %s\n  first: %s", b.Why, b.First)
+			}
+		})
+	}
+}

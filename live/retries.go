@@ -1,0 +1,68 @@
+package live
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
+)
+
+// RETRIES, live. A denial's Retry-After is a promise to the client: wait
+// that long and the request is admitted, if nothing else is decided on the
+// key meanwhile. A client that owns its key and retries exactly then (the
+// RetryAfter client) can hold the limiter to it from its records alone:
+// the denial was decided by its Answered, so a retry sent at or after
+// Answered + Retry-After is decided after the wait is over; and when no
+// other record of the key could have been decided between the two (every
+// earlier record answered before the denial was sent, every later one
+// sent after the retry was answered), nothing else took the room. A denied
+// retry is then certain to break the promise, whatever the network did.
+// Records whose producer saw the decisions are read at those instants.
+
+// retryVerdict is one key's retries judged.
+type retryVerdict struct {
+	count int64
+	first record.Record // the earliest sent denied retry
+	why   string
+}
+
+// judgeRetries judges one key's decided records (errors included: an error
+// may still have been decided, so it keeps the key from being owned).
+func judgeRetries(recs []record.Record) retryVerdict {
+	var rv retryVerdict
+	if len(recs) < 2 {
+		return rv
+	}
+	type spanned struct {
+		r        record.Record
+		from, to int64
+	}
+	s := make([]spanned, len(recs))
+	for i, r := range recs {
+		f, t := r.Span()
+		s[i] = spanned{r, f, t}
+	}
+	slices.SortStableFunc(s, func(a, b spanned) int { return cmp.Compare(a.from, b.from) })
+	// before[i]: the latest end of the spans before i.
+	latest := int64(-1 << 62)
+	for i := 0; i+1 < len(s); i++ {
+		d, r := s[i], s[i+1]
+		owned := latest <= d.from && d.to <= r.from && (i+2 >= len(s) || s[i+2].from >= r.to)
+		latest = max(latest, d.to)
+		if !owned || d.r.Err != nil || r.r.Err != nil || d.r.Allowed || r.r.Allowed || !d.r.Known.Has(record.FieldRetryAfter) || d.r.RetryAfter < 0 {
+			continue
+		}
+		if r.from < d.to+d.r.RetryAfter {
+			continue // an early retry: the wait was not over
+		}
+		rv.count++
+		if rv.count == 1 || r.r.Sent < rv.first.Sent {
+			rv.first = r.r
+			rv.why = fmt.Sprintf("key %s was denied by +%s with Retry-After %s; its next request, nothing else of the key between them, came at +%s, after the wait, and was denied too",
+				r.r.Key, algos.FormatTime(d.to), record.FormatDuration(d.r.RetryAfter), algos.FormatTime(r.from))
+		}
+	}
+	return rv
+}
