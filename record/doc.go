@@ -2,7 +2,8 @@
 // whoever produced it: the simulator (model.Result.Records), a live run of
 // a deployed service (live.Drive), replay's runs against a real Redis
 // (replay.Recording.Records, LiveRecording.Records), and a file a user
-// recorded with a tool of their own (ReadJSONL). Every judge of answered
+// recorded with a tool of their own (ReadJSONL, ReadCSV; cmd/judge judges
+// one). Every judge of answered
 // requests (live.Judge) reads this record, so a simulated run and a live
 // one are judged by the same rules.
 //
@@ -19,7 +20,8 @@
 // # What it owns, and what it must not import
 //
 // The Record, the Answer and its Fields, and the record's file format,
-// overshoot.record/v1 (JSON Lines: WriteJSONL, ReadJSONL). It imports algos
+// overshoot.record/v1 (JSON Lines: WriteJSONL, ReadJSONL; the same columns
+// as CSV: WriteCSV, ReadCSV). It imports algos
 // (for algos.Decision) and internal/encode only, so that the simulator,
 // the live driver and the readers of traces can all speak it.
 package record

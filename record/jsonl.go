@@ -179,8 +179,13 @@ func parseLine(text []byte) (Record, error) {
 	if err := json.Unmarshal(text, &j); err != nil {
 		return Record{}, err
 	}
+	return j.record()
+}
+
+// record is the Record j stands for, or why it stands for none.
+func (j *lineJSON) record() (Record, error) {
 	switch {
-	case j.Key == nil:
+	case j.Key == nil || *j.Key == "":
 		return Record{}, errors.New("no key")
 	case j.Node == nil || *j.Node < 0:
 		return Record{}, errors.New("no node, or a negative one")

@@ -1,0 +1,17 @@
+// Command judge judges a file of records (package record: the JSON lines
+// of overshoot.record/v1, or their CSV) against a limit's promise, with
+// live.Judge, the judge of every live run: a recording of your own
+// service, made by any tool that writes those columns, is judged by the
+// rules overshoot's own runs are (over-admission only when certain,
+// answers no limiter may give, Remaining, retries at their Retry-After).
+//
+//	go run ./cmd/judge -rate 10 -window 1s -burst 10 -promise bucket records.jsonl
+//
+// It prints the verdict's row and each breach's first record (-json: the
+// verdict as overshoot.live/v1) and exits 1 when the run is not clean, 2
+// on bad input.
+//
+// # What it owns, and what it must not import
+//
+// The command line only. It imports algos, live and record of this module.
+package main

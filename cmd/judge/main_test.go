@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
+)
+
+// records writes the records of a simulated token bucket, 10 a second with
+// bursts of 10, offered 40 a second on two keys for 3 s, deployed dep on 3
+// nodes, as a file of the given format, and returns its path.
+func records(t *testing.T, dep model.Deployment, format string) string {
+	t.Helper()
+	var reqs []model.Request
+	for i := range 240 {
+		reqs = append(reqs, model.Request{Key: i % 2, Send: int64(i) * 12_500})
+	}
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(10, algos.Second, 10), Deployment: dep,
+		Nodes: 3, RTT: 1_000, Seed: 1, Requests: reqs}
+	res, err := model.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := res.Records(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if format == "csv" {
+		err = record.WriteCSV(&b, recs)
+	} else {
+		err = record.WriteJSONL(&b, recs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run."+format)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A file of records is judged as a live run is: the shared store's run is
+// clean, a bucket on each of three nodes is caught over-admitting, from
+// JSON lines and from CSV alike, and the exit status says which.
+func TestJudgeAFileOfRecords(t *testing.T) {
+	for _, format := range []string{"jsonl", "csv"} {
+		var out bytes.Buffer
+		if err := run([]string{"-rate", "10", "-burst", "10", "-window", "1s", records(t, model.StoreClock, format)}, nil, &out); err != nil {
+			t.Errorf("%s, a shared store: %v\n%s", format, err, out.String())
+		}
+		if !strings.Contains(out.String(), "clean") {
+			t.Errorf("%s, a shared store:\n%s", format, out.String())
+		}
+		out.Reset()
+		err := run([]string{"-rate", "10", records(t, model.LocalFull, format)}, nil, &out)
+		if !errors.Is(err, errNotClean) || !strings.Contains(out.String(), "caught: over-admission") {
+			t.Errorf("%s, a bucket per node: %v\n%s", format, err, out.String())
+		}
+		if format == "jsonl" {
+			t.Logf("a bucket per node, judged from its file:\n%s", out.String())
+		}
+	}
+	var out bytes.Buffer
+	f, err := os.Open(records(t, model.LocalFull, "jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := run([]string{"-rate", "10", "-json", "-"}, f, &out); !errors.Is(err, errNotClean) || !strings.Contains(out.String(), `"schema": "overshoot.live/v1"`) {
+		t.Errorf("from standard input, as JSON: %v\n%s", err, out.String())
+	}
+}
+
+// Bad input is a clear error, never a verdict.
+func TestJudgeRefusesBadInput(t *testing.T) {
+	good := records(t, model.StoreClock, "jsonl")
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"schema":"overshoot.record/v1"}`+"\n"+`{"key":"a","node":0,"sent_us":5,"answered_us":1,"allowed":true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate", "10"}, "want one file"},
+		{[]string{"-rate", "0", good}, "judge: "},
+		{[]string{"-rate", "10", "-window", "-1s", good}, "judge: "},
+		{[]string{"-rate", "10", "-window", "1500ns", good}, "not a whole number of µs"},
+		{[]string{"-rate", "10", "-promise", "leaky", good}, `unknown promise "leaky"`},
+		{[]string{"-rate", "10", "-format", "xml", good}, `unknown format "xml"`},
+		{[]string{"-rate", "10", filepath.Join(t.TempDir(), "none.jsonl")}, "no such file"},
+		{[]string{"-rate", "10", bad}, "line 2: answered_us 1 is before sent_us 5"},
+		{[]string{"-rate", "10", "-format", "csv", good}, "record: line 1: "},
+		{[]string{"-rat", "10", good}, "flag provided but not defined"},
+	} {
+		var out bytes.Buffer
+		err := run(c.args, nil, &out)
+		if err == nil || errors.Is(err, errNotClean) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one saying %q", c.args, err, c.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%v: a verdict was written with the error:\n%s", c.args, out.String())
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package record_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
+)
+
+// The CSV form holds the same records as the JSON lines: what WriteCSV
+// writes, ReadCSV reads back as it was, and as ReadJSONL reads the JSON.
+func TestCSVReadsBackAsWritten(t *testing.T) {
+	recs := []record.Record{
+		{Key: "user, 7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Seen: record.SeenDecided | record.SeenTold,
+			Answer: record.Answer{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 900}, Limit: 10, Known: record.FieldLimit | record.FieldRemaining | record.FieldReset}},
+		{Key: "ключ \"q\"", Sent: 200, Answered: 200, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 1_000_000}, Known: record.FieldRetryAfter, Malformed: "X-RateLimit-Reset: \"soon\""}},
+		{Key: "b", Node: 1, Sent: 300, Answered: 9_000, Err: errors.New("context deadline exceeded")},
+	}
+	var c, j bytes.Buffer
+	if err := record.WriteCSV(&c, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := record.WriteJSONL(&j, recs); err != nil {
+		t.Fatal(err)
+	}
+	fromCSV, err := record.ReadCSV(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := record.ReadJSONL(&j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromCSV) != len(recs) {
+		t.Fatalf("read %d records, wrote %d", len(fromCSV), len(recs))
+	}
+	for i := range recs {
+		a, b := fromCSV[i], fromJSON[i]
+		if a.Err == nil != (recs[i].Err == nil) || a.Err != nil && a.Err.Error() != recs[i].Err.Error() {
+			t.Errorf("record %d: error %v, wrote %v", i, a.Err, recs[i].Err)
+		}
+		a.Err, b.Err = nil, nil
+		want := recs[i]
+		want.Err = nil
+		if !reflect.DeepEqual(a, want) || !reflect.DeepEqual(a, b) {
+			t.Errorf("record %d read back from CSV as\n %+v\nfrom JSON as\n %+v\nwrote\n %+v", i, a, b, want)
+		}
+	}
+}
+
+// A CSV of one's own names its columns in any order, may leave out the
+// optional ones, and is refused at its first bad row with the row's line.
+func TestCSVOfYourOwn(t *testing.T) {
+	recs, err := record.ReadCSV(strings.NewReader("\ufeffanswered_us,key,sent_us,allowed,remaining\n30,a,10,true,4\n55,a,50,false,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Key != "a" || recs[0].Answered != 30 || !recs[0].Allowed || recs[0].Remaining != 4 || recs[0].Known != record.FieldRemaining ||
+		recs[1].Allowed || recs[1].Known != 0 || recs[1].Seen != 0 {
+		t.Errorf("records %+v", recs)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"", "line 1: empty"},
+		{"key,sent_us,answered_us,remainig\n", `line 1: column "remainig" is not one of`},
+		{"key,key,sent_us,answered_us\n", `line 1: column "key" twice`},
+		{"key,sent_us\n", "line 1: no answered_us column"},
+		{"key,sent_us,answered_us,allowed\na,1,2,true\na,x,2,true\n", `line 3: sent_us "x" is not an integer`},
+		{"key,sent_us,answered_us,allowed\na,1,2,yes\n", `line 2: allowed "yes" is neither true nor false`},
+		{"key,sent_us,answered_us,allowed\na,5,2,true\n", "line 2: answered_us 2 is before sent_us 5"},
+		{"key,sent_us,answered_us,allowed\n,1,2,true\n", "line 2: no key"},
+		{"key,sent_us,answered_us\na,1,2\n", "line 2: neither allowed nor error"},
+		{"key,sent_us,answered_us,allowed\na,1,2,true,extra\n", "line 2"},
+	} {
+		recs, err := record.ReadCSV(strings.NewReader(c.file))
+		var pe *record.ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want a *ParseError with %q", c.file, err, c.want)
+		}
+		if recs != nil {
+			t.Errorf("%q: %d records returned with the error", c.file, len(recs))
+		}
+	}
+}
