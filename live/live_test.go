@@ -78,7 +78,18 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := live.Judge(recs, algos.BucketPromise(l), l)
-			t.Logf("%s on 3 nodes:\n%s", c.name, v)
+			over, ideal, err := live.Over(recs, algos.TokenBucket, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s on 3 nodes: over %+.1f%% (the token bucket's ideal admits %d of the same requests)\n%s", c.name, over, ideal, v)
+			// A shared bucket decides each request a round trip after its
+			// Sent; at 10/s that delay's refill is a fraction of an admit
+			// (one at 100 ms on a loaded machine), so it admits what its
+			// ideal does within a few admits of 34.
+			if c.clean && (over < -10 || over > 10) || !c.clean && over < 100 {
+				t.Errorf("%s admitted %+.1f%% over the ideal, want within ±10%% shared and +100%% or more per instance", c.name, over)
+			}
 			if v.Failed > 0 {
 				t.Errorf("%d of %d requests failed", v.Failed, v.Offered)
 			}

@@ -150,3 +150,40 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 // plantedRemainingBeforeTake answers the Remaining it had before taking the
 // request's token: one too many on every admit.
 var plantedRemainingBeforeTake = planted.TokenBucketRemainingBeforeTake
+
+// The table's "over" from records: a run on one shared store admits what
+// the reference would of the same requests, within a round trip's worth;
+// a bucket on each of three nodes admits far more, and says how much.
+func TestOverFromRecordsIsTheTables(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	spec := limiter.FromAlgorithm(algos.TokenBucket)
+	over := func(dep model.Deployment) (float64, int) {
+		t.Helper()
+		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 1_000, Seed: 1, Requests: burstyRequests(1, 3, 6*algos.Second)}
+		res, err := model.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := res.Records(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pct, ideal, err := live.Over(recs, algos.TokenBucket, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ideal == 0 {
+			t.Fatalf("%s: the reference admitted nothing", dep)
+		}
+		return pct, ideal
+	}
+	shared, ideal := over(model.StoreClock)
+	split, _ := over(model.LocalFull)
+	t.Logf("token bucket over its ideal (%d admits): shared store %+.1f%%, a bucket per node %+.1f%%", ideal, shared, split)
+	if shared < -2 || shared > 2 || split < 100 {
+		t.Errorf("over: shared store %+.1f%% (want within ±2%%), a bucket per node %+.1f%% (want +100%% or more)", shared, split)
+	}
+	if _, _, err := live.Over(nil, algos.TokenBucket, algos.Limit{}); err == nil {
+		t.Error("an invalid limit gave no error")
+	}
+}
