@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // One judge reads every producer's records, the simulator's too. The
@@ -37,14 +38,7 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 				if model.Applies(spec, dep) != nil {
 					continue
 				}
-				res, err := model.Run(cfg)
-				if err != nil {
-					t.Fatalf("%s, %s: %v", a.Name, dep, err)
-				}
-				recs, err := res.Records(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				res, recs := simulate(t, cfg)
 				runs++
 				v := live.Judge(recs, promise, l)
 				if v.Unjudged != "" {
@@ -70,6 +64,20 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 	if convicted == 0 || cleared == 0 {
 		t.Errorf("%d convicted and %d cleared: the agreement was not tested both ways", convicted, cleared)
 	}
+}
+
+// simulate runs cfg and returns the run and its records.
+func simulate(t *testing.T, cfg model.Config) (model.Result, []record.Record) {
+	t.Helper()
+	res, err := model.Run(cfg)
+	if err != nil {
+		t.Fatalf("%s, %s: %v", cfg.Limiter.Name, cfg.Deployment, err)
+	}
+	recs, err := res.Records(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, recs
 }
 
 // burstyRequests is keys keys' requests over span: bursts of 2 to 30 at
@@ -101,14 +109,7 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 		t.Helper()
 		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
 			Requests: burstyRequests(seed, 3, 4*algos.Second)}
-		res, err := model.Run(cfg)
-		if err != nil {
-			t.Fatalf("%s, %s: %v", spec.Name, dep, err)
-		}
-		recs, err := res.Records(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, recs := simulate(t, cfg)
 		return live.Judge(recs, spec.Promise(l), l)
 	}
 	judged := 0
@@ -160,14 +161,7 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 	over := func(dep model.Deployment) (float64, int) {
 		t.Helper()
 		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 1_000, Seed: 1, Requests: burstyRequests(1, 3, 6*algos.Second)}
-		res, err := model.Run(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := res.Records(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, recs := simulate(t, cfg)
 		pct, ideal, err := live.Over(recs, algos.TokenBucket, l)
 		if err != nil {
 			t.Fatal(err)
