@@ -30,7 +30,8 @@ func needDefaults(t *testing.T) {
 // one admit, where the small runs above see nothing: the default hunt (200
 // seeds of 12 s, 100 per second, nine clients) behind one store catches it
 // over-admitting on every seed, first 250 admits in 1.5 s where 249 are
-// promised, and never by more than one, and it never errs.
+// promised, and never by more than one, and it never errs. The README
+// states both: every seed, and 250 where 249 (in 1.499999 s).
 func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	needDefaults(t)
 	verdicts, err := scenarios.Hunt([]scenarios.Suspect{{Limiter: redisrate.Spec(), Deployment: model.StoreClock}}, scenarios.HuntOptions())
@@ -49,6 +50,12 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	if v.First == nil || v.First.Admits-v.First.Allowed != 1 {
 		t.Errorf("first breach %v: want exactly one admit beyond the promise", v.First)
 	}
+	if v.SeedsBy[scenarios.OverAdmission] != v.Seeds {
+		t.Errorf("over-admission on %d of %d seeds; the README states every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds)
+	}
+	if f := v.First; f == nil || f.Admits != 250 || f.Allowed != 249 || f.To-f.From != 1_499_999 {
+		t.Errorf("first breach %v; the README states 250 admits in 1.5 s (1499999µs) where 249 are promised", f)
+	}
 }
 
 // The default matrix (seeds 1-10, 100 per second, 20 s, every client) puts
@@ -56,7 +63,8 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 // library reading the store's clock, it breaks its promise in runs where
 // GCRA keeps it (ideal and store clock; the wiped store breaks both), yet
 // its peak is never more than one admit above GCRA's and its overshoot is
-// GCRA's within 0.5 points: the breach is the float's one admit.
+// GCRA's within 0.5 points: the breach is the float's one admit. The
+// README states how often on one node: in 24 of the 80 ideal runs.
 func TestDefaultMatrixBesideGCRA(t *testing.T) {
 	needDefaults(t)
 	m, err := scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), scenarios.DefaultOptions())
@@ -86,6 +94,9 @@ func TestDefaultMatrixBesideGCRA(t *testing.T) {
 		}
 		if c.Deployment != model.StoreWiped && (g.Violations != 0 || rr.Violations == 0) {
 			t.Errorf("%s: promise broken in %d runs of redis_rate, %d of gcra: want some, and none", c.Name, rr.Violations, g.Violations)
+		}
+		if c.Deployment == model.Ideal && (rr.Violations != 24 || rr.Runs != 80) {
+			t.Errorf("%s: redis_rate broke its promise in %d of %d runs; the README states 24 of 80", c.Name, rr.Violations, rr.Runs)
 		}
 	}
 }
