@@ -12,6 +12,9 @@
 //
 // The Spec and Limiter types, the optional Weighed (a request's cost and
 // service time) and Sized (the state's size in cells), the in-memory store
-// of a pure algorithm's keys with their expiry and costs (Memory), and the
-// per-key adapter of a Go object (PerKey). It imports algos only: no simulator, no Redis.
+// of a pure algorithm's keys with their expiry and costs (Memory), the
+// per-key adapter of a Go object (PerKey), and the one name a key's number
+// is given where a store needs a string (KeyName: the isolation checks'
+// moved keys get names that collide the ways stores fold names). It
+// imports algos only: no simulator, no Redis.
 package limiter

@@ -31,6 +31,19 @@ func Fails(prop func(*rapid.T), checks int) (failed bool, report string) {
 	return fails(prop, checks, defaultShrinkBound())
 }
 
+// FailsWithin is Fails with rapid's shrinking bounded by shrink instead of
+// DefaultShrinkTime: a test that shows only that a planted bug is caught,
+// on a limiter slow to call (one on simredis), need not wait for the
+// smallest case. The report is still a failing case, the smallest found in
+// that time. It panics, as Fails does, on a count below 1, and on a
+// negative bound.
+func FailsWithin(prop func(*rapid.T), checks int, shrink time.Duration) (failed bool, report string) {
+	if checks < 1 || shrink < 0 {
+		panic(fmt.Sprintf("properties: FailsWithin(prop, %d, %v): a property needs at least 1 case and a bound of 0 or more", checks, shrink))
+	}
+	return fails(prop, checks, shrink)
+}
+
 // fails is Fails with the shrinking bound given.
 func fails(prop func(*rapid.T), checks int, bound time.Duration) (bool, string) {
 	r := newRunner(prop, checks, bound)

@@ -14,16 +14,29 @@ import (
 // requests and on time, never on which other keys are in use. A limiter
 // that indexes a table by a key's number (a fixed array of buckets, a hash
 // reduced modulo a power of two, a slot) can fold two keys into one state,
-// and every other check, which judges each key alone, passes it. So the
-// judge plays each run a second time with the clients' keys moved onto keys
-// that fold together in such tables (collidingKey), and holds every client
+// and so can one that stores keys as strings and cuts them short (a
+// fixed-size key buffer, string.sub in a script), mangles their non-ASCII
+// bytes or hashes them into a few slots (Redis Cluster's CRC16): every other
+// check, which judges each key alone, passes it. So the judge plays each
+// run a second time with the clients' keys moved onto keys that fold
+// together in such tables and stores (collidingKey), and holds every client
 // to answering exactly as it did. The model's own store keeps one state per
 // key, so a pure algorithm (limiter.FromAlgorithm) is isolated by
 // construction and not played again.
 
 // collidingKey is where the key of client k moves for the second run: the
 // clients in threes, each three on i, i+1024 and i+65536, which fall in one
-// slot of a table of 1024 entries (and the last two of one of 65536).
+// slot of a table of 1024 entries (and the last two of one of 65536). A
+// limiter that names its keys (limiter.KeyName, which adapters/redislib
+// hands a library) sees i as its short name, "overshoot:i", and the two
+// moved keys as names of over 256 bytes that both collide with it: each
+// has i's CRC16, so all three share a Redis Cluster slot (CRC16 mod 16384)
+// and a slot of any CRC16 table of up to 65536, and each is i's name
+// followed by non-ASCII text only, so dropping non-ASCII bytes leaves i's
+// name. The two moved names collide with each other too: they share their
+// first limiter.KeyNameShared (256) bytes (a store key cut to 16, 32, 64 or
+// 250 bytes folds them) and have one length, differing in non-ASCII bytes
+// only (a sanitizer that replaces such bytes folds them).
 func collidingKey(k int) int {
 	return k - k%3 + [3]int{0, 1024, 65536}[k%3]
 }

@@ -22,6 +22,13 @@
 // Such a Spec reads the store's clock (limiter.StoreClock): the simulator
 // calls it in the order of its time, as it calls every store-clock limiter.
 //
+// The library sees each key as its name, limiter.KeyName of its number:
+// "overshoot:7" for the keys the clients use, and, for the keys the
+// isolation checks move them onto (1024 and 65536 above), names of over
+// 256 bytes, mostly non-ASCII, that share their first 256 bytes and their
+// Redis Cluster slot with their neighbours: a library that truncates,
+// sanitizes or slot-hashes its keys folds them, and the checks see it.
+//
 // # What it owns, and what it must not import
 //
 // The simulated store's lifetime for one limiter (Store: open, set the

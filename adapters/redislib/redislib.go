@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,9 +18,10 @@ import (
 // numbers of the size it meets in production.
 const DefaultEpoch int64 = 1_735_689_600_000_000
 
-// KeyPrefix starts the Redis key of every simulated key: key 7 is
-// "overshoot:7".
-const KeyPrefix = "overshoot:"
+// KeyPrefix starts the Redis key of every simulated key
+// (limiter.KeyName): key 7 is "overshoot:7", and a key at or above 1024 is
+// this prefix, its number mod 1024 and a long non-ASCII tail.
+const KeyPrefix = limiter.KeyPrefix
 
 // Store is a simredis.Server and a go-redis client connected to it in
 // process, for one limiter: the client has one connection, made before Open
@@ -84,10 +84,16 @@ func (s *Store) Close() error {
 	return err
 }
 
-// AllowFunc asks a library about one key (its Redis key, KeyPrefix and the
-// key's number) at the store's current clock, and maps its answer to an
+// AllowFunc asks a library about one key (its Redis key,
+// limiter.KeyName of the key's number: "overshoot:7", or for a key at or
+// above 1024 a name of over 256 bytes, mostly non-ASCII, built to collide
+// with its neighbours' names in a truncated, sanitized or slot-hashed
+// store) at the store's current clock, and maps its answer to an
 // algos.Decision. An error is an error, never a denial.
-type AllowFunc func(ctx context.Context, key string) (algos.Decision, error)
+//
+// It is an alias of the plain function type, so that a package that may
+// not import this one (internal/planted) can still write a Library's New.
+type AllowFunc = func(ctx context.Context, key string) (algos.Decision, error)
 
 // Library is a go-redis-based limiter as Spec takes it.
 type Library struct {
@@ -110,7 +116,9 @@ type Library struct {
 // it makes opens a Store of its own (its Limiter implements io.Closer,
 // closing it), builds the library on its client, and answers each call by
 // setting the store's clock to Epoch + now and asking the library about
-// KeyPrefix + key. A limit that does not validate, a negative key, a clock
+// limiter.KeyName(key), so that the isolation checks' keys (scenarios'
+// collidingKey, properties.KeysIsolated) reach it as names that collide in
+// the common ways. A limit that does not validate, a negative key, a clock
 // that cannot be set and the library's own errors are errors, each naming
 // lib.Name.
 func Spec(lib Library) limiter.Spec {
@@ -158,7 +166,7 @@ func (s *simulated) Allow(ctx context.Context, key int, now int64) (algos.Decisi
 	if err := s.store.At(now); err != nil {
 		return algos.Decision{}, fmt.Errorf("%s: %w", s.name, err)
 	}
-	d, err := s.allow(ctx, KeyPrefix+strconv.Itoa(key))
+	d, err := s.allow(ctx, limiter.KeyName(key))
 	if err != nil {
 		return algos.Decision{}, fmt.Errorf("%s: %w", s.name, err)
 	}

@@ -122,3 +122,39 @@ func TestStoreClockIsEpochPlusNow(t *testing.T) {
 		t.Errorf("TIME reads %d µs; want %d", got.UnixMicro(), want)
 	}
 }
+
+// A library is handed limiter.KeyName of each key: the number's old name
+// below 1024, and above it the long names that collide with it (in one
+// Redis Cluster slot, sharing their first 256 bytes).
+func TestSpecHandsTheLibraryKeyNames(t *testing.T) {
+	var got []string
+	spec := redislib.Spec(redislib.Library{Name: "recorder", Promise: algos.BucketPromise,
+		New: func(*redis.Client, algos.Limit) (redislib.AllowFunc, error) {
+			return func(_ context.Context, key string) (algos.Decision, error) {
+				got = append(got, key)
+				return algos.Decision{Allowed: true}, nil
+			}, nil
+		}})
+	lim, err := spec.New(algos.MustLimit(10, algos.Second, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.(interface{ Close() error }).Close()
+	keys := []int{7, 0, 1023, 1027, 65539}
+	for _, k := range keys {
+		if _, err := lim.Allow(context.Background(), k, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, k := range keys {
+		if want := limiter.KeyName(k); got[i] != want {
+			t.Errorf("key %d reached the library as %q; want %q", k, got[i], want)
+		}
+	}
+	if got[0] != redislib.KeyPrefix+"7" {
+		t.Errorf("key 7 reached the library as %q; want %q", got[0], redislib.KeyPrefix+"7")
+	}
+	if !strings.HasPrefix(got[4], got[3][:256]) || len(got[3]) <= 256 {
+		t.Errorf("keys 1027 and 65539 reached it as %d and %d bytes sharing fewer than 256", len(got[3]), len(got[4]))
+	}
+}

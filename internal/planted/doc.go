@@ -6,6 +6,13 @@
 //
 // # What it owns, and what it must not import
 //
-// The planted algorithms and their list (All). It imports algos and
-// internal/arith, the arithmetic it shares with algos, and nothing else.
+// The planted algorithms and their list (All: planted.go, contract.go,
+// estimate.go), and the planted limiters of their own: keys sharing a table
+// of 1024 buckets (keyed.go), a store-clock claim that reads the node's
+// clock (clockclaim.go), and a go-redis token bucket in Lua that keeps a
+// key's bucket under its name's first 32 bytes (keyfold.go: a
+// redislib.Library's New, which the tests wrap in adapters/redislib). From
+// this module it imports algos, internal/arith (the arithmetic it shares
+// with algos) and limiter, and nothing else: not adapters/redislib, which
+// is why keyfold.go hands over New and not a Library; outside, go-redis v9.
 package planted
