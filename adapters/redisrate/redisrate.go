@@ -40,9 +40,11 @@ const EpochUnixMicro = redislib.DefaultEpoch
 //
 // Allow sets the store's clock to EpochUnixMicro + now (simredis.SetClock;
 // calls come in order of now, as for every StoreClock limiter) and calls
-// the library's Allow on key "overshoot:<key>" (stored as
-// "rate:overshoot:<key>": TAT in float64 seconds since 2017, with a TTL of
-// ⌈reset⌉ s, written only on an admit). Its Result becomes:
+// the library's Allow on the key's limiter.KeyName ("overshoot:<key>" below
+// 1024, stored as "rate:overshoot:<key>": TAT in float64 seconds since
+// 2017, with a TTL of ⌈reset⌉ s, written only on an admit; the isolation
+// checks' moved keys get KeyName's long, colliding names). Its Result
+// becomes:
 //
 //   - Allowed: Result.Allowed > 0.
 //   - Remaining: Result.Remaining, a float the script computes and Redis
@@ -134,7 +136,7 @@ func (s *sim) Allow(ctx context.Context, key int, now int64) (algos.Decision, er
 	if err := s.At(now); err != nil {
 		return algos.Decision{}, fmt.Errorf("redisrate: %w", err)
 	}
-	return allow(ctx, s.lib, fmt.Sprintf("overshoot:%d", key), s.limit)
+	return allow(ctx, s.lib, limiter.KeyName(key), s.limit)
 }
 
 // allow asks the library and maps its Result.
