@@ -2,6 +2,7 @@ package algos
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -91,6 +92,50 @@ type Algorithm struct {
 	// what the six do in the model (their scripts' TTLs cover the idle time
 	// with a margin, which the Lua differential checks on Redis).
 	KeyTTL func(d Decision, l Limit) int64
+}
+
+// FieldsFunc is a decision returned as its fields, the limit read in
+// place: what a DecideFunc returns as a Decision, with Delay 0.
+//
+// A Decision has five fields, one more than the compiler keeps in
+// registers, so every call that returns one has its result stored in
+// narrow moves and then copied in wider ones, which the processor cannot
+// forward from those stores: a stall that costs more than the decision
+// itself. A caller that makes millions of decisions (the simulator) calls
+// an algorithm's FieldsFunc where it has one (Fields).
+type FieldsFunc func(s *State, now int64, l *Limit) (allowed bool, remaining, retryAfter, reset int64)
+
+// Fields returns a FieldsFunc that decides exactly as a.Decide does, when
+// a.Decide is one of this package's own decisions that never hold a
+// request (the six and FirstHitWindow, whatever a is named), and nil
+// otherwise: an algorithm of a user's own, or one whose Decide was
+// replaced, is decided by its Decide.
+func (a Algorithm) Fields() FieldsFunc {
+	if a.Decide == nil {
+		return nil
+	}
+	p := reflect.ValueOf(a.Decide).Pointer()
+	for _, f := range ownFields {
+		if f.decide == p {
+			return f.fields
+		}
+	}
+	return nil
+}
+
+// ownFields pairs each of this package's decisions (by code pointer, which
+// a top-level function has alone) with its FieldsFunc.
+var ownFields = []struct {
+	decide uintptr
+	fields FieldsFunc
+}{
+	{reflect.ValueOf(DecideFunc(decideTokenBucket)).Pointer(), tokenBucketFields},
+	{reflect.ValueOf(DecideFunc(decideLeakyBucket)).Pointer(), leakyBucketFields},
+	{reflect.ValueOf(DecideFunc(decideGCRA)).Pointer(), gcraFields},
+	{reflect.ValueOf(DecideFunc(decideFixedWindow)).Pointer(), fixedWindowFields},
+	{reflect.ValueOf(DecideFunc(decideSlidingLog)).Pointer(), slidingLogFields},
+	{reflect.ValueOf(DecideFunc(decideSlidingCounter)).Pointer(), slidingCounterFields},
+	{reflect.ValueOf(DecideFunc(decideFirstHitWindow)).Pointer(), firstHitWindowFields},
 }
 
 // All is the registry of the six correct algorithms, in a fixed order.

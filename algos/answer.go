@@ -40,8 +40,15 @@ func (l Limit) Answers(spread int64) AnswerBounds {
 // comparisons, for a run to ask of every answer; Why says which rule d
 // breaks.
 func (b *AnswerBounds) Bad(d *Decision) bool {
-	return d.Remaining|d.RetryAfter|d.Reset < 0 || d.Remaining > b.MostRemaining ||
-		d.Reset > b.LongestWait || d.RetryAfter > d.Reset || (d.Allowed && d.RetryAfter != 0)
+	return b.BadAnswer(d.Allowed, d.Remaining, d.RetryAfter, d.Reset)
+}
+
+// BadAnswer is Bad of the answer with these fields, for a caller that
+// keeps them apart (a Decision is too wide to pass in registers, and one
+// built to be asked about costs more than asking).
+func (b *AnswerBounds) BadAnswer(allowed bool, remaining, retryAfter, reset int64) bool {
+	return remaining|retryAfter|reset < 0 || remaining > b.MostRemaining ||
+		reset > b.LongestWait || retryAfter > reset || (allowed && retryAfter != 0)
 }
 
 // Why says which rule d breaks, in words, or "" when it breaks none.

@@ -22,24 +22,27 @@ var TokenBucket = Algorithm{
 }
 
 func decideTokenBucket(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := tokenBucketFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func tokenBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
 		*s = State{Set: true, A: capacity, B: now}
 	}
 	tokens, last := s.A, s.B
-	tokens = refill(tokens, now-last, &l)
+	tokens = refill(tokens, now-last, l)
 	last = now
-	d := Decision{}
+	allowed, retry := false, int64(0)
 	if tokens >= l.Unit {
 		tokens -= l.Unit
-		d.Allowed = true
+		allowed = true
 	} else {
-		d.RetryAfter = ceilDiv(l.Unit-tokens, l.Refill)
+		retry = ceilDiv(l.Unit-tokens, l.Refill)
 	}
 	s.A, s.B = tokens, last
-	d.Remaining = tokens / l.Unit
-	d.Reset = ceilDiv(capacity-tokens, l.Refill)
-	return d
+	return allowed, tokens / l.Unit, retry, ceilDiv(capacity-tokens, l.Refill)
 }
 
 // refill adds elapsed µs worth of tokens to level, capped at the capacity
@@ -73,26 +76,29 @@ var LeakyBucket = Algorithm{
 }
 
 func decideLeakyBucket(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := leakyBucketFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func leakyBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
 		*s = State{Set: true, A: 0, B: now}
 	}
 	level, last := s.A, s.B
-	level = drain(level, now-last, &l)
+	level = drain(level, now-last, l)
 	last = max(last, now)
 	// The level is as of last; a caller whose clock is behind waits the gap too.
 	behind := last - now
-	d := Decision{}
+	allowed, retry := false, int64(0)
 	if level+l.Unit <= capacity {
 		level += l.Unit
-		d.Allowed = true
+		allowed = true
 	} else {
-		d.RetryAfter = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
+		retry = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
 	}
 	s.A, s.B = level, last
-	d.Remaining = (capacity - level) / l.Unit
-	d.Reset = behind + ceilDiv(level, l.Refill)
-	return d
+	return allowed, (capacity - level) / l.Unit, retry, behind + ceilDiv(level, l.Refill)
 }
 
 // GCRA keeps one theoretical arrival time, TAT, that only moves forward.
@@ -110,7 +116,24 @@ var GCRA = Algorithm{
 	ExactRetry: true,
 }
 
-func decideGCRA(s *State, now int64, l Limit) Decision { return decideGCRAHeld(s, now, &l, 0) }
+func decideGCRA(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset, delay := gcraHeld(s, now, &l, 0)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset, Delay: delay}
+}
+
+// gcraFields is the GCRA's decision as its fields: with no request held,
+// its Delay is 0.
+func gcraFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
+	allowed, remaining, retry, reset, _ := gcraHeld(s, now, l, 0)
+	return allowed, remaining, retry, reset
+}
+
+// Every decision here and in windows.go is returned as one composite
+// literal of values held in locals, never a Decision built field by field
+// in memory: a struct written in narrow stores and then returned (or
+// copied by its caller) is read back in wider moves than it was written
+// in, which the processor cannot forward from those stores, and the stall
+// cost about as much as the rest of the decision.
 
 // decideGCRAHeld is the GCRA's decision for a request that may be held up to
 // maxDelay µs (≥ 0) before it is let through; QueueingGCRA says what it
@@ -120,6 +143,12 @@ func decideGCRA(s *State, now int64, l Limit) Decision { return decideGCRAHeld(s
 // decides a request that arrives then, and any other is refused. With
 // maxDelay 0 this is the GCRA.
 func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
+	allowed, remaining, retry, reset, delay := gcraHeld(s, now, l, maxDelay)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset, Delay: delay}
+}
+
+// gcraHeld is decideGCRAHeld's decision as its fields.
+func gcraHeld(s *State, now int64, l *Limit, maxDelay int64) (allowed bool, remaining, retry, reset, delay int64) {
 	if !s.Set {
 		*s = State{Set: true, A: now, B: 0}
 	}
@@ -132,15 +161,11 @@ func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
 	if frac > tauTicks%r { // a fraction of a µs is left over: round up
 		allowAt++
 	}
-	d := Decision{}
 	if now < allowAt-maxDelay {
-		d.RetryAfter = allowAt - maxDelay - now
-		d.Reset = arith.GCRAReset(tat, frac, now)
-		return d
+		return false, 0, allowAt - maxDelay - now, arith.GCRAReset(tat, frac, now), 0
 	}
-	d.Allowed = true
 	at := max(now, allowAt) // when it is let through
-	d.Delay = at - now
+	delay = at - now
 	if tat < at {
 		tat, frac = at, 0
 	}
@@ -148,11 +173,10 @@ func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
 	tat += l.Unit/r + frac/r
 	frac %= r
 	s.A, s.B = tat, frac
-	if d.Delay == 0 {
+	if delay == 0 {
 		// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
 		ahead := (tat-now)*r + frac
-		d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
+		remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
 	} // else a request is held: none more gets through at once
-	d.Reset = arith.GCRAReset(tat, frac, now)
-	return d
+	return true, remaining, 0, arith.GCRAReset(tat, frac, now), delay
 }

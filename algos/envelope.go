@@ -1,6 +1,9 @@
 package algos
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Envelope is the judge's other half: where Check says whether a run's
 // admits kept a promise, an Envelope follows the admits as they happen and
@@ -112,9 +115,12 @@ func (e *Envelope) IdleAt() int64 {
 	l := &e.limit // read in place, not copied (refill, in buckets.go, says why)
 	switch e.kind {
 	case bucketPromise:
-		gap := e.level / e.scale.perMicro
-		if e.level%e.scale.perMicro != 0 {
-			gap++
+		gap := e.level // a µs earns one (any limit whose rate divides its window)
+		if pm := e.scale.perMicro; pm != 1 {
+			gap = e.level / pm
+			if e.level%pm != 0 {
+				gap++
+			}
 		}
 		if gap > math.MaxInt64-e.last {
 			return math.MaxInt64
@@ -216,6 +222,26 @@ func (e *Envelope) Headroom(t int64) int64 {
 		return l.Rate - int64(n-i)
 	}
 	return 0
+}
+
+// Exceeds reports whether n is more than Headroom(t): a Remaining of n at
+// t says more than the promise allows. It is what a judge asks of every
+// answer, and for a bucket it asks it without Headroom's division.
+func (e *Envelope) Exceeds(t, n int64) bool {
+	if e.kind != bucketPromise {
+		return n > e.Headroom(t)
+	}
+	if n <= 0 {
+		return false // Headroom is never negative
+	}
+	// n > ⌊x/perAdmit⌋, x the room left, is n·perAdmit > x (and with no
+	// room left, any n > 0), the product taken whole in 128 bits.
+	x := e.scale.capacity - e.levelAt(t)
+	if x < 0 {
+		return true
+	}
+	hi, lo := bits.Mul64(uint64(n), uint64(e.scale.perAdmit))
+	return hi != 0 || lo > uint64(x)
 }
 
 // Admit records an admit at t (not before the latest). An admit the

@@ -67,6 +67,13 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 					if got := e.Headroom(now); got != room {
 						t.Fatalf("seed %d, %s: admits %v: Headroom(%d) = %d, CheckAdmits takes %d more", seed, p.Text, admits, now, got, room)
 					}
+					// Exceeds(now, n) is n > Headroom(now), for every n
+					// around it and at the extremes.
+					for _, n := range []int64{math.MinInt64, -1, 0, room - 1, room, room + 1, room + 2, math.MaxInt64 / 3, math.MaxInt64} {
+						if got := e.Exceeds(now, n); got != (n > room) {
+							t.Fatalf("seed %d, %s: admits %v: Exceeds(%d, %d) = %v, Headroom %d", seed, p.Text, admits, now, n, got, room)
+						}
+					}
 					// IdleAt is the first time from which a whole burst fits.
 					full := l.Rate
 					if p.Text == BucketPromise(l).Text {
@@ -79,6 +86,12 @@ func TestEnvelopeAgreesWithCheck(t *testing.T) {
 						}
 					} else if idle != math.MinInt64 {
 						t.Fatalf("an empty envelope is idle from %d", idle)
+					}
+				}
+				// Past a broken promise too (a bucket over its capacity).
+				for _, n := range []int64{-1, 0, 1, 2, l.Burst, math.MaxInt64} {
+					if got, room := e.Exceeds(now, n), e.Headroom(now); got != (n > room) {
+						t.Fatalf("seed %d, %s: admits %v: Exceeds(%d, %d) = %v, Headroom %d", seed, p.Text, admits, now, n, got, room)
 					}
 				}
 				if allows || r.IntN(40) == 0 {

@@ -190,3 +190,44 @@ func TestSlidingCounterSteps(t *testing.T) {
 		{t: 25 + hour, allowed: true, remaining: 1, reset: 15},
 	})
 }
+
+// TestFieldsDecideAsDecide holds each algorithm's FieldsFunc to its Decide,
+// call for call on two states fed the same seeded times (some behind the
+// last, as a skewed node's), under limits whose unit is and is not a whole
+// number of µs; and checks that only this package's own decisions have one.
+func TestFieldsDecideAsDecide(t *testing.T) {
+	limits := []algos.Limit{algos.MustLimit(100, algos.Second, 100), algos.MustLimit(7, algos.Second, 3)}
+	for _, a := range append(algos.All(), algos.FirstHitWindow) {
+		f := a.Fields()
+		if f == nil {
+			t.Fatalf("%s has no FieldsFunc", a.Name)
+		}
+		for _, l := range limits {
+			var s1, s2 algos.State
+			now, x := int64(1_000_000), uint64(1)
+			for i := range 20_000 {
+				x = x*6364136223846793005 + 1442695040888963407
+				now += int64(x>>33)%4000 - 500 // up to 0.5 ms behind the last
+				d := a.Decide(&s1, now, l)
+				allowed, remaining, retryAfter, reset := f(&s2, now, &l)
+				got := algos.Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retryAfter, Reset: reset}
+				if got != d {
+					t.Fatalf("%s under %v, call %d at %d: Fields %+v, Decide %+v", a.Name, l, i, now, got, d)
+				}
+			}
+		}
+	}
+	mine := algos.TokenBucket
+	mine.Decide = func(s *algos.State, now int64, l algos.Limit) algos.Decision {
+		return algos.TokenBucket.Decide(s, now, l)
+	}
+	q, err := algos.QueueingGCRA(algos.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []algos.Algorithm{mine, q, {Name: "none"}} {
+		if a.Fields() != nil {
+			t.Errorf("%q has a FieldsFunc, want nil: it is not one of the package's own decisions", a.Name)
+		}
+	}
+}

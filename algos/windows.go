@@ -18,29 +18,42 @@ var FixedWindow = Algorithm{
 }
 
 func decideFixedWindow(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := fixedWindowFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func fixedWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	idx := FloorDiv(now, l.Window)
 	window, count := s.A, s.B
 	if !s.Set || window != idx {
 		window, count = idx, 0
 	}
-	count, d := countInWindow(count, (idx+1)*l.Window-now, &l)
-	*s = State{Set: true, A: window, B: count}
-	return d
+	end := (idx+1)*l.Window - now
+	count, allowed, retry := countInWindow(count, end, l)
+	storeWindow(s, window, count)
+	return allowed, l.Rate - count, retry, end
+}
+
+// storeWindow makes *s the State{Set: true, A: a, B: count} of a fixed
+// window, field by field: a whole State written at once is zeroed and
+// copied in wide moves (and its Log through the write barrier), which cost
+// more than the decision.
+func storeWindow(s *State, a, count int64) {
+	s.Set, s.A, s.B, s.C, s.Head = true, a, count, 0, 0
+	if s.Log != nil {
+		s.Log = nil
+	}
 }
 
 // countInWindow admits one more to a window holding count admits that ends
-// in end µs, while the count is below L, and returns the new count and the
-// decision: both fixed windows, aligned and anchored, decide this way.
-func countInWindow(count, end int64, l *Limit) (int64, Decision) {
-	d := Decision{Reset: end}
+// in end µs, while the count is below L, and returns the new count, whether
+// it admitted, and the Retry-After: both fixed windows, aligned and
+// anchored, decide this way (Remaining L - count, Reset end).
+func countInWindow(count, end int64, l *Limit) (int64, bool, int64) {
 	if count < l.Rate {
-		count++
-		d.Allowed = true
-	} else {
-		d.RetryAfter = end
+		return count + 1, true, 0
 	}
-	d.Remaining = l.Rate - count
-	return count, d
+	return count, false, end
 }
 
 // SlidingCounter keeps the current and previous aligned counts and admits
@@ -61,6 +74,11 @@ var SlidingCounter = Algorithm{
 }
 
 func decideSlidingCounter(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := slidingCounterFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func slidingCounterFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	w, limit := l.Window, l.Rate
 	idx := FloorDiv(now, w)
 	switch {
@@ -74,22 +92,22 @@ func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 	cur, prev := s.B, s.C
 	elapsed := now - idx*w
 	weighted := prev * (w - elapsed) // the previous window's share, times W
-	d := Decision{}
+	allowed, retry := false, int64(0)
 	if weighted+cur*w < limit*w {
 		cur++
-		d.Allowed = true
+		allowed = true
 	} else {
-		d.RetryAfter = slidingCounterRetry(cur, prev, elapsed, &l)
+		retry = slidingCounterRetry(cur, prev, elapsed, l)
 	}
 	s.B = cur
-	d.Remaining = max(0, ceilDiv(limit*w-weighted, w)-cur)
+	reset := int64(0)
 	switch {
 	case cur > 0:
-		d.Reset = 2*w - elapsed
+		reset = 2*w - elapsed
 	case prev > 0:
-		d.Reset = w - elapsed
+		reset = w - elapsed
 	}
-	return d
+	return allowed, max(0, ceilDiv(limit*w-weighted, w)-cur), retry, reset
 }
 
 // slidingCounterRetry is the exact wait until prev·(W-e) + cur·W < L·W,
@@ -126,6 +144,11 @@ var SlidingLog = Algorithm{
 }
 
 func decideSlidingLog(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := slidingLogFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func slidingLogFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	if !s.Set || s.Log == nil {
 		*s = State{Set: true, Log: make([]int64, 0, 16)}
 	}
@@ -136,19 +159,19 @@ func decideSlidingLog(s *State, now int64, l Limit) Decision {
 		s.Log, s.Head = s.Log[:0], 0
 	}
 	live := int64(len(s.Log) - s.Head)
-	d := Decision{}
+	allowed, retry := false, int64(0)
 	if live < l.Rate {
 		insertSorted(s, now)
 		live++
-		d.Allowed = true
+		allowed = true
 	} else {
-		d.RetryAfter = s.Log[len(s.Log)-int(l.Rate)] + l.Window - now
+		retry = s.Log[len(s.Log)-int(l.Rate)] + l.Window - now
 	}
-	d.Remaining = max(0, l.Rate-live)
+	reset := int64(0)
 	if live > 0 {
-		d.Reset = max(0, s.Log[len(s.Log)-1]+l.Window-now)
+		reset = max(0, s.Log[len(s.Log)-1]+l.Window-now)
 	}
-	return d
+	return allowed, max(0, l.Rate-live), retry, reset
 }
 
 // insertSorted adds t after every entry <= t. Entries almost always arrive
@@ -179,11 +202,17 @@ var FirstHitWindow = Algorithm{
 }
 
 func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
+	allowed, remaining, retry, reset := firstHitWindowFields(s, now, &l)
+	return Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retry, Reset: reset}
+}
+
+func firstHitWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	start, count := s.A, s.B
 	if !s.Set || now-start >= l.Window {
 		start, count = now, 0
 	}
-	count, d := countInWindow(count, start+l.Window-now, &l)
-	*s = State{Set: true, A: start, B: count}
-	return d
+	end := start + l.Window - now
+	count, allowed, retry := countInWindow(count, end, l)
+	storeWindow(s, start, count)
+	return allowed, l.Rate - count, retry, end
 }

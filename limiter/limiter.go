@@ -182,12 +182,25 @@ func Close(lim Limiter) error {
 // user's limiter that panics is reported rather than taking the run down
 // with it.
 func Allow(ctx context.Context, lim Limiter, key int, now int64) (d algos.Decision, err error) {
+	err = AllowInto(ctx, lim, key, now, &d)
+	return d, err
+}
+
+// AllowInto is Allow with the decision written to *out (the zero Decision
+// when lim panicked), for a caller that makes millions of calls: a
+// Decision returned is stored and copied again at every call it passes
+// through, in moves the processor cannot forward (algos.FieldsFunc), and
+// this way it is copied once, field by field.
+func AllowInto(ctx context.Context, lim Limiter, key int, now int64, out *algos.Decision) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			out.Allowed, out.Remaining, out.RetryAfter, out.Reset, out.Delay = false, 0, 0, 0, 0
 			err = &Panic{Key: key, Now: now, Value: v}
 		}
 	}()
-	return lim.Allow(ctx, key, now)
+	d, err := lim.Allow(ctx, key, now)
+	out.Allowed, out.Remaining, out.RetryAfter, out.Reset, out.Delay = d.Allowed, d.Remaining, d.RetryAfter, d.Reset, d.Delay
+	return err
 }
 
 // Panic is the error Allow returns for a limiter that panicked: a panic is

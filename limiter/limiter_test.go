@@ -129,3 +129,34 @@ func TestPerKeyMakesOneObjectPerKey(t *testing.T) {
 		t.Errorf("a panicking object: %v, want the panic as an error", err)
 	}
 }
+
+// panicky panics on key 7 and answers a full Decision otherwise.
+type panicky struct{}
+
+func (panicky) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+	if key == 7 {
+		panic("seven")
+	}
+	return algos.Decision{Allowed: true, Remaining: 1, RetryAfter: 2, Reset: now, Delay: 4}, nil
+}
+
+// TestAllowIntoIsAllow holds AllowInto to Allow: the whole answer copied,
+// and a panic turned into a *Panic with the zero Decision, whatever *out
+// held before.
+func TestAllowIntoIsAllow(t *testing.T) {
+	ctx := context.Background()
+	out := algos.Decision{Allowed: true, Remaining: 9, RetryAfter: 9, Reset: 9, Delay: 9}
+	if err := limiter.AllowInto(ctx, panicky{}, 1, 3, &out); err != nil || out != (algos.Decision{Allowed: true, Remaining: 1, RetryAfter: 2, Reset: 3, Delay: 4}) {
+		t.Errorf("AllowInto: %+v, %v", out, err)
+	}
+	if d, err := limiter.Allow(ctx, panicky{}, 1, 3); err != nil || d != out {
+		t.Errorf("Allow: %+v, %v, want %+v", d, err, out)
+	}
+	var p *limiter.Panic
+	if err := limiter.AllowInto(ctx, panicky{}, 7, 3, &out); !errors.As(err, &p) || p.Key != 7 || p.Value != "seven" || out != (algos.Decision{}) {
+		t.Errorf("AllowInto of a panic: %+v, %v", out, err)
+	}
+	if d, err := limiter.Allow(ctx, panicky{}, 7, 3); !errors.As(err, &p) || d != (algos.Decision{}) {
+		t.Errorf("Allow of a panic: %+v, %v", d, err)
+	}
+}

@@ -183,14 +183,15 @@ func (r *runner) isLoop(i int) bool { return i >= r.static }
 
 // answer hands request i's answer, reaching its client at true time at, to
 // the client, when i is a closed-loop request.
-func (r *runner) answer(i int, at int64, d algos.Decision, err error) error {
+func (r *runner) answer(i int, at int64, d *algos.Decision, err error) error {
 	if !r.isLoop(i) {
 		return nil
 	}
 	// One Reply for the whole run: a new one per answer would be the run's
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
-	rep.Send, rep.At, rep.Decision, rep.Err = r.plan[i].Send, at, d, err // field by field, as holdReply
+	rep.Send, rep.At, rep.Err = r.plan[i].Send, at, err // field by field, as holdReply
+	copyDecision(&rep.Decision, d)
 	return r.schedule(r.owner[i-r.static], rep, at)
 }
 

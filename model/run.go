@@ -305,11 +305,19 @@ type runner struct {
 	free  []int32 // GetSet: unused slots
 
 	static2  []packedEvent // the static requests' operations, sorted (runStore)
+	staticKN []keyNode     // parallel to static2: each operation's key and node
 	memo     *memo         // what plan and static2 hold from earlier runs
 	decideAt []int64       // GetSet: each static request's decision time
 	slotOf   []int32       // GetSet: each static request's slot, from its GET
 
 	admitted []admit // every admit, in the order decided
+}
+
+// keyNode is a static request's key and node, kept beside its sorted
+// operations (runner.staticKN) so that running them reads one small array
+// in order instead of the plan in the order the store runs them.
+type keyNode struct {
+	key, node int32
 }
 
 // admit is one admitted request: its key and its true decision time.
@@ -331,6 +339,7 @@ type admit struct {
 type scratch struct {
 	plan     []Planned
 	static   []packedEvent
+	staticKN []keyNode
 	decideAt []int64
 	slotOf   []int32
 	memo     memo
@@ -423,7 +432,7 @@ func (r *runner) borrow(s *scratch, n int) {
 	}
 	r.slots, r.free = s.slots[:0], s.free[:0]
 	r.owner = s.owner[:0]
-	r.static2, r.decideAt, r.slotOf = s.static[:0], s.decideAt[:0], s.slotOf[:0]
+	r.static2, r.staticKN, r.decideAt, r.slotOf = s.static[:0], s.staticKN[:0], s.decideAt[:0], s.slotOf[:0]
 	// At most one admit per static request (and the closed-loop clients'
 	// beyond): sized once, so that a run on a fresh scratch (sync.Pool
 	// drops some under the race detector) allocates the same whatever n.
@@ -439,7 +448,7 @@ func (r *runner) giveBack(s *scratch) {
 	s.owner = r.owner[:0]
 	s.admitted = r.admitted[:0]
 	s.slots, s.free = r.slots[:0], r.free[:0]
-	s.static, s.decideAt, s.slotOf = r.static2[:0], r.decideAt[:0], r.slotOf[:0]
+	s.static, s.staticKN, s.decideAt, s.slotOf = r.static2[:0], r.staticKN[:0], r.decideAt[:0], r.slotOf[:0]
 	scratchPool.Put(s)
 }
 
@@ -523,25 +532,44 @@ func (d *decider) close() error {
 
 // decide decides request i for its key at store time at (by which keys
 // expire), telling the limiter now, records the outcome as decided at true
-// time decided on node, and returns the decision or the limiter's error.
-func (d *decider) decide(i int, at, now, decided int64, node int) (algos.Decision, error) {
+// time decided on node, and writes the decision to *out (the zero Decision
+// for an error) and returns the limiter's error.
+//
+// The decision goes out through a pointer, not as a result: a Decision has
+// five fields, too many for the compiler to keep in registers, so every
+// call that returns one has its result stored in narrow moves and copied
+// in wider ones, which the processor cannot forward from those stores (a
+// stall as long as the decision itself). The model copies one field by
+// field (copyDecision), and takes each from a call once.
+func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Decision) error {
 	key := d.r.plan[i].Key
 	if d.store != nil {
 		d.store.SetClock(at)
-		dec := d.store.Call(key, now)
+		var dec algos.Decision
+		if st := d.store.fast(key); st != nil {
+			d.store.decideInto(st, now, &dec)
+		} else {
+			dec = d.store.Call(key, now)
+		}
 		d.r.record(i, key, decided, node, &dec)
-		return dec, nil
+		copyDecision(out, &dec)
+		return nil
 	}
 	// The node's clock at sending, for a limiter that sends it along (and
 	// for the judge to see that a store-clock limiter ignores it).
 	d.r.nodeTime.Set(d.r.plan[i].Clock)
-	dec, err := limiter.Allow(d.r.nodeTime, d.lim, key, now)
-	if err != nil {
+	if err := limiter.AllowInto(d.r.nodeTime, d.lim, key, now, out); err != nil {
 		d.r.fail(i, key, decided, node, err)
-		return algos.Decision{}, err
+		copyDecision(out, &algos.Decision{})
+		return err
 	}
-	d.r.record(i, key, decided, node, &dec)
-	return dec, nil
+	d.r.record(i, key, decided, node, out)
+	return nil
+}
+
+// copyDecision is *dst = *src, field by field (decider.decide says why).
+func copyDecision(dst, src *algos.Decision) {
+	dst.Allowed, dst.Remaining, dst.RetryAfter, dst.Reset, dst.Delay = src.Allowed, src.Remaining, src.RetryAfter, src.Reset, src.Delay
 }
 
 // fail records that the limiter answered request i (for key) with err.
@@ -575,7 +603,7 @@ func (r *runner) runIdeal() error {
 				d.store.SetClock(p.Send)
 				var dec algos.Decision
 				if st := d.store.fast(p.Key); st != nil {
-					dec = d.store.decide(st, p.Send, d.store.limit)
+					d.store.decideInto(st, p.Send, &dec)
 				} else {
 					dec = d.store.Call(p.Key, p.Send)
 				}
@@ -588,8 +616,9 @@ func (r *runner) runIdeal() error {
 		}
 		i := r.takeSend()
 		send := r.plan[i].Send
-		dec, err := d.decide(i, send, send, send, 0)
-		if err := r.answer(i, send, dec, err); err != nil {
+		var dec algos.Decision
+		err := d.decide(i, send, send, send, 0, &dec)
+		if err := r.answer(i, send, &dec, err); err != nil {
 			d.close()
 			return err
 		}
@@ -635,10 +664,12 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				}
 				own.store.SetClock(p.Send)
 				var dec algos.Decision
-				if st := own.store.fast(p.Key); st != nil {
-					dec = own.store.decide(st, p.Clock, own.store.limit)
-				} else {
+				if st := own.store.fast(p.Key); st == nil {
 					dec = own.store.Call(p.Key, p.Clock)
+				} else if f := own.store.fields; f != nil { // decideInto, written out: once per request
+					dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
+				} else {
+					own.store.decideCopy(st, p.Clock, &dec)
 				}
 				r.record(r.next, p.Key, p.Send, p.Node, &dec)
 				r.next++
@@ -672,12 +703,18 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		var derr error        // the limiter's answer, handed to the client
 		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
 			own.store.SetClock(p.Send)
-			dec = own.store.Call(p.Key, p.Clock)
+			if st := own.store.fast(p.Key); st == nil {
+				dec = own.store.Call(p.Key, p.Clock)
+			} else if f := own.store.fields; f != nil { // decideInto, written out
+				dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
+			} else {
+				own.store.decideCopy(st, p.Clock, &dec)
+			}
 			r.record(i, p.Key, p.Send, p.Node, &dec)
 		} else {
-			dec, derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node)
+			derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node, &dec)
 		}
-		if err := r.answer(i, p.Send, dec, derr); err != nil {
+		if err := r.answer(i, p.Send, &dec, derr); err != nil {
 			return err
 		}
 	}
@@ -709,6 +746,10 @@ func (r *runner) runStore() (err error) {
 		}
 	}()
 	store := d.store
+	var fields algos.FieldsFunc // store's, read once
+	if store != nil {
+		fields = store.fields
+	}
 	legs := c.legs()
 	out, back, set := newLeg(legs.Out, c.Jitter), newLeg(legs.Back, c.Jitter), newLeg(legs.Set, c.Jitter)
 	outs := NewStream(c.Seed, purposeOut)
@@ -771,35 +812,42 @@ func (r *runner) runStore() (err error) {
 			for si < len(static) && static[si] < until {
 				e := static[si]
 				t, ord := int64(e)>>ordBits, uint64(e)&(1<<ordBits-1)
+				key, node := int(r.staticKN[si].key), int(r.staticKN[si].node)
 				si++
 				j := int(ord >> 2)
-				q := &r.plan[j]
 				storeNow := clocks.store(t)
 				store.SetClock(storeNow)
 				switch {
 				case !getSet:
 					told := storeNow
 					if nodeClock {
-						told = q.Clock
+						told = r.plan[j].Clock
 					}
 					var dec algos.Decision
-					if st := store.fast(q.Key); st != nil {
-						dec = store.decide(st, told, store.limit)
+					if st := store.fast(key); st == nil {
+						dec = store.Call(key, told)
+					} else if fields != nil { // decideInto, written out: once per request
+						dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = fields(st, told, &store.limit)
 					} else {
-						dec = store.Call(q.Key, told)
+						store.decideCopy(st, told, &dec)
 					}
-					r.record(j, q.Key, t, q.Node, &dec)
+					r.record(j, key, t, node, &dec)
 				case ord&evSet == 0: // GET, as the general path below
 					s := r.alloc(r.decideAt[j])
 					r.slotOf[j] = s
 					sl := &r.slots[s]
-					store.GetInto(q.Key, &sl.st)
-					sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
-					r.record(j, q.Key, sl.decideAt, q.Node, &sl.d)
+					store.GetInto(key, &sl.st)
+					if fields != nil { // the store's limit is limit: store.decideInto, written out
+						sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, nodeAt(node, sl.decideAt), &store.limit)
+						sl.d.Delay = 0
+					} else {
+						sl.d = r.algo.Decide(&sl.st, nodeAt(node, sl.decideAt), limit)
+					}
+					r.record(j, key, sl.decideAt, node, &sl.d)
 				default: // SET
 					s := r.slotOf[j]
 					sl := &r.slots[s]
-					store.setFrom(q.Key, &sl.st, sl.d)
+					store.setFrom(key, &sl.st, sl.d)
 					r.free = append(r.free, s)
 				}
 			}
@@ -822,7 +870,7 @@ func (r *runner) runStore() (err error) {
 			}
 			j := ev.request()
 			if ev.ord&evReply != 0 {
-				if err := r.answer(j, ev.t, r.loop.held[ev.slot].d, r.loop.held[ev.slot].err); err != nil {
+				if err := r.answer(j, ev.t, &r.loop.held[ev.slot].d, r.loop.held[ev.slot].err); err != nil {
 					return err
 				}
 				continue
@@ -845,13 +893,19 @@ func (r *runner) runStore() (err error) {
 				var err error
 				if store != nil { // d.decide for a pure algorithm, written out: once per request
 					store.SetClock(storeNow)
-					dec = store.Call(q.Key, told)
+					if st := store.fast(q.Key); st == nil {
+						dec = store.Call(q.Key, told)
+					} else if fields != nil { // decideInto, written out: once per request
+						dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = fields(st, told, &store.limit)
+					} else {
+						store.decideCopy(st, told, &dec)
+					}
 					r.record(j, q.Key, ev.t, q.Node, &dec)
 				} else {
-					dec, err = d.decide(j, storeNow, told, ev.t, q.Node)
+					err = d.decide(j, storeNow, told, ev.t, q.Node, &dec)
 				}
 				if r.isLoop(j) {
-					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(j, dec, err)})
+					h.push(event{t: ev.t + r.loop.back.draw(&r.loop.replies), ord: ev.ord | evReply, slot: r.holdReply(j, &dec, err)})
 				}
 			case ev.ord&evSet == 0: // GET: read a copy; the node decides on it when the reply arrives
 				if fromStatic {
@@ -861,10 +915,15 @@ func (r *runner) runStore() (err error) {
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
-				sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
+				if fields != nil {
+					sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, nodeAt(q.Node, sl.decideAt), &store.limit)
+					sl.d.Delay = 0
+				} else {
+					sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
+				}
 				r.record(j, q.Key, sl.decideAt, q.Node, &sl.d)
 				if r.isLoop(j) {
-					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(j, sl.d, nil)})
+					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(j, &sl.d, nil)})
 				}
 			default: // SET: the node's copy overwrites the store
 				if fromStatic {
@@ -943,6 +1002,8 @@ func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet boo
 	}
 	ev := slices.Grow(r.static2[:0], m)[:m]
 	r.static2 = ev
+	kn := slices.Grow(r.staticKN[:0], m)[:m]
+	r.staticKN = kn
 	shape := staticShape{legs: r.cfg.legs(), jitter: r.cfg.Jitter, getSet: getSet}
 	if mm := r.memo; mm.staticOK && mm.staticPlan == mm.planGen && mm.requests != nil && mm.static == shape {
 		return ev, true // drawn and sorted for the same plan by an earlier run
@@ -965,6 +1026,10 @@ func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet boo
 		ev[2*i+1] = packedEvent(setAt<<ordBits | ord | evSet)
 	}
 	sortNearlySorted(ev)
+	for x, e := range ev {
+		q := &r.plan[uint64(e)&(1<<ordBits-1)>>2]
+		kn[x] = keyNode{key: int32(q.Key), node: int32(q.Node)}
+	}
 	return ev, true
 }
 
@@ -1000,13 +1065,14 @@ type heldReply struct {
 // holdReply keeps the answer to closed-loop request j until its reply
 // event reaches the client, in the client's own place (a client has one
 // request out at a time), and returns the place.
-func (r *runner) holdReply(j int, d algos.Decision, err error) int32 {
+func (r *runner) holdReply(j int, d *algos.Decision, err error) int32 {
 	c := r.owner[j-r.static]
 	// Field by field: a composite literal is built on the stack and copied
 	// over in wider moves than it was written in, which the processor
 	// cannot forward (a stall, on every closed-loop request).
 	h := &r.loop.held[c]
-	h.d, h.err = d, err
+	copyDecision(&h.d, d)
+	h.err = err
 	return c
 }
 

@@ -27,6 +27,7 @@ import (
 // c with TTL t is absent from c+t on, as a key SET with PX is in Redis.
 type Store struct {
 	decide algos.DecideFunc
+	fields algos.FieldsFunc // decide's, when it has one (decideInto)
 	limit  algos.Limit
 	states []algos.State
 
@@ -50,7 +51,7 @@ func NewStore(algo algos.Algorithm, limit algos.Limit, keys int) (*Store, error)
 }
 
 func newStore(algo algos.Algorithm, limit algos.Limit, keys int) *Store {
-	s := &Store{decide: algo.Decide, limit: limit, states: make([]algos.State, max(0, keys)), ttl: algo.KeyTTL}
+	s := &Store{decide: algo.Decide, fields: algo.Fields(), limit: limit, states: make([]algos.State, max(0, keys)), ttl: algo.KeyTTL}
 	if s.ttl != nil {
 		s.expires = make([]int64, len(s.states))
 	}
@@ -109,6 +110,28 @@ func (s *Store) fast(key int) *algos.State {
 		return &s.states[key]
 	}
 	return nil
+}
+
+// decideInto writes to *dec the decision on st (fast's state of a key)
+// at now, as decide(st, now, limit) returns it: from the algorithm's
+// FieldsFunc where it has one, whose fields come back in registers and are
+// stored once, where a Decision returned would be stored and then copied
+// (algos.FieldsFunc says why that costs).
+func (s *Store) decideInto(st *algos.State, now int64, dec *algos.Decision) {
+	if s.fields == nil {
+		s.decideCopy(st, now, dec)
+		return
+	}
+	dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = s.fields(st, now, &s.limit)
+	dec.Delay = 0
+}
+
+// decideCopy is decideInto by the algorithm's Decide (kept apart so that
+// decideInto inlines).
+//
+//go:noinline
+func (s *Store) decideCopy(st *algos.State, now int64, dec *algos.Decision) {
+	*dec = s.decide(st, now, s.limit)
 }
 
 // Get returns a copy of key's stored state (the zero State if absent), as a

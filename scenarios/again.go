@@ -37,7 +37,21 @@ type playedAgain struct {
 // p.breach at its first difference, with both runs' answers to it.
 func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[NumClients]kinds) error {
 	first, second := &sc.answers[0], &sc.answers[1]
-	sc.answersOf(&plain, res, first)
+	// Only the closed-loop clients' answers are listed: another client
+	// sends the fixed requests alone, the same in both runs at the same
+	// places, so its answers are compared in place (fixedAlike).
+	var listed [NumClients]bool
+	for _, lc := range append(slices.Clip(plain.Loop), again.Loop...) {
+		if lc.Key >= 0 && lc.Key < NumClients {
+			listed[lc.Key] = true
+		}
+	}
+	if len(plain.Requests) != len(again.Requests) || (len(plain.Requests) > 0 && &plain.Requests[0] != &again.Requests[0]) {
+		for c := range listed { // other requests: every client listed
+			listed[c] = true
+		}
+	}
+	sc.answersOf(&plain, res, first, &listed)
 	// A closed-loop client stops at its first answer unlike the first
 	// run's: past it the comparison reads nothing, and a limiter that
 	// admits what it refused before would have it send for the rest of
@@ -54,15 +68,28 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 		return fmt.Errorf("the run again with %s: %w", p.what, err)
 	}
 	width := max(utf8.RuneCountInString(p.first), utf8.RuneCountInString(p.second))
-	sc.answersOf(&again, &sc.againRes, second)
+	sc.answersOf(&again, &sc.againRes, second, &listed)
+	unlisted := fixedAlike(&plain, res, &sc.againRes, &listed)
 	for c := range NumClients {
 		a, b := first[c], second[c]
 		n := 0
-		for n < min(len(a), len(b)) && a[n] == b[n] {
-			n++
-		}
-		if n == len(a) && n == len(b) {
-			continue
+		if listed[c] {
+			for n < min(len(a), len(b)) && a[n] == b[n] {
+				n++
+			}
+			if n == len(a) && n == len(b) {
+				continue
+			}
+		} else {
+			d := unlisted[c]
+			if d.index < 0 {
+				continue
+			}
+			// The two lists, as answersOf would make them, up to and with
+			// their first difference.
+			n = d.n
+			a = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Send, &res.Outcomes[d.index]))
+			b = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Send, &sc.againRes.Outcomes[d.index]))
 		}
 		f := &finding{breach: p.breach, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
 		for _, side := range []struct {
@@ -82,16 +109,16 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 	return nil
 }
 
-// answersOf lists, per client, the client's requests in
+// answersOf lists, per client marked in listed, the client's requests in
 // request order (the fixed ones, then the closed-loop ones as sent) with
 // their answers, in lists of sc's memory (sc.answers).
-func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer) {
+func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer, listed *[NumClients]bool) {
 	for c := range lists {
 		lists[c] = lists[c][:0]
 	}
 	add := func(key int, send int64, o *model.Outcome) {
-		if key >= 0 && key < NumClients {
-			lists[key] = append(lists[key], answer{send: send, d: o.Decision(), failed: o.Failed})
+		if key >= 0 && key < NumClients && listed[key] {
+			lists[key] = append(lists[key], answerOf(send, o))
 		}
 	}
 	for i, q := range cfg.Requests {
@@ -100,6 +127,55 @@ func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[
 	for j, q := range res.LoopRequests {
 		add(q.Key, q.Send, &res.Outcomes[len(cfg.Requests)+j])
 	}
+}
+
+// answerOf is the answer o records for a request sent at send.
+func answerOf(send int64, o *model.Outcome) answer {
+	return answer{send: send, d: o.Decision(), failed: o.Failed}
+}
+
+// firstDifference is where a client's answers first differ in two runs:
+// the request's index in the runs (-1 for none) and how many of the
+// client's requests before it were answered alike.
+type firstDifference struct {
+	index int
+	n     int
+}
+
+// fixedAlike compares, for every client not listed, its answers in a and
+// b, two runs of cfg's fixed requests (a closed-loop client's key is
+// listed), and returns each one's first difference. It reads the outcomes
+// in place: a client's list (answersOf) is its fixed requests alone, the
+// same requests at the same places in both runs, so their answers are all
+// that can differ.
+func fixedAlike(cfg *model.Config, a, b *model.Result, listed *[NumClients]bool) [NumClients]firstDifference {
+	var d [NumClients]firstDifference
+	for c := range d {
+		d[c].index = -1
+	}
+	open := 0 // clients not listed whose first difference is not found yet
+	for c := range listed {
+		if !listed[c] {
+			open++
+		}
+	}
+	for i := range cfg.Requests {
+		if open == 0 {
+			break
+		}
+		k := cfg.Requests[i].Key
+		if k < 0 || k >= NumClients || listed[k] || d[k].index >= 0 {
+			continue
+		}
+		x, y := &a.Outcomes[i], &b.Outcomes[i]
+		if x.Admitted != y.Admitted || x.Remaining != y.Remaining || x.RetryAfter != y.RetryAfter || x.Reset != y.Reset || x.Failed != y.Failed {
+			d[k].index = i
+			open--
+			continue
+		}
+		d[k].n++
+	}
+	return d
 }
 
 // text is an answer in a trace line's words.

@@ -322,29 +322,37 @@ func newRunView(cfg *model.Config, res *model.Result, offsets []int64) runView {
 
 // at is request i, as requestsOf lays it out.
 func (v *runView) at(i int32) judged {
-	var key int
+	o := &v.res.Outcomes[i]
+	told, instance, key := v.toldAt(i)
+	return judged{told: told, key: key, instance: instance, node: o.Node, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
+}
+
+// toldAt is the time request i's instance was told, the instance and the
+// key: what at lays out of it besides its outcome, as values that a
+// caller comparing two requests keeps in registers (a judged is too wide
+// for that, and is stored and copied again at every call).
+func (v *runView) toldAt(i int32) (told int64, instance, key int32) {
 	var send int64
 	if fixed := int32(len(v.cfg.Requests)); i < fixed {
-		key, send = v.cfg.Requests[i].Key, v.cfg.Requests[i].Send
+		key, send = int32(v.cfg.Requests[i].Key), v.cfg.Requests[i].Send
 	} else {
 		p := &v.res.LoopRequests[i-fixed]
-		key, send = p.Key, p.Send
+		key, send = int32(p.Key), p.Send
 	}
 	o := &v.res.Outcomes[i]
-	r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
 	switch v.cfg.Deployment {
 	case model.StoreClock:
-		r.told = o.Decided
+		told = o.Decided
 	case model.Ideal:
-		r.told = send
+		told = send
 	default: // node clock, local: the node's clock when it sent
-		r.told = send + v.offsets[o.Node]
+		told = send + v.offsets[o.Node]
 	}
-	r.instance = r.key
+	instance = key
 	if v.local {
-		r.instance = r.key*v.nodes + r.node
+		instance = key*v.nodes + o.Node
 	}
-	return r
+	return told, instance, key
 }
 
 // instanceState is one instance as honestyInOrder follows it.
@@ -400,26 +408,32 @@ func (s *answerState) check(env *algos.Envelope, r *judged, pos int, index int32
 	if r.failed {
 		return
 	}
-	if r.admitted {
+	s.checkAnswer(env, r.told, r.remaining, r.reset, r.admitted, pos, index, admits)
+}
+
+// checkAnswer is check of an answer that is not an error, told at told,
+// by its fields.
+func (s *answerState) checkAnswer(env *algos.Envelope, told, remaining, reset int64, admitted bool, pos int, index int32, admits int) {
+	if admitted {
 		s.idleKnown = false
 	}
-	if !s.reset.found && r.reset >= 0 { // a negative one is a bad answer
+	if !s.reset.found && reset >= 0 { // a negative one is a bad answer
 		if !s.idleKnown {
 			s.idle, s.idleKnown = env.IdleAt(), true
 		}
-		if r.told+r.reset < s.idle {
+		if told+reset < s.idle {
 			s.reset = claim{found: true, pos: pos, index: index, admits: admits, bound: s.idle}
 		}
 	}
 	switch {
 	case s.remaining.found:
-	case r.admitted && r.told == s.zeroAt:
+	case admitted && told == s.zeroAt:
 		s.remaining = claim{found: true, pos: pos, index: index, admits: admits, bound: -1}
-	case r.remaining == 0:
-		s.zeroAt = r.told
+	case remaining == 0:
+		s.zeroAt = told
 	default:
-		if room := env.Headroom(r.told); r.remaining > room {
-			s.remaining = claim{found: true, pos: pos, index: index, admits: admits, bound: room}
+		if env.Exceeds(told, remaining) {
+			s.remaining = claim{found: true, pos: pos, index: index, admits: admits, bound: env.Headroom(told)}
 		}
 	}
 }
@@ -482,6 +496,13 @@ func remainingText(r judged) string {
 // first, taken in instance order, honest requests turned away before
 // Remainings too high.
 func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]kinds) bool {
+	return sc.honestyAndBad(spec, cfg, v, out, nil)
+}
+
+// honestyAndBad is honestyInOrder, counting bad answers into bad (when not
+// nil) on the same pass, which it marks done when it read every request:
+// the judge of a hunt then reads each request once.
+func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]kinds, bad *badTally) bool {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	if probe := (algos.Envelope{}); !probe.Reset(promise) {
@@ -508,7 +529,12 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 	reqs, loopReqs, outcomes, offsets := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes, v.offsets
 	fixed := int32(len(reqs))
 	nodes, local := int(v.nodes), v.local
-	storeClock, ideal := cfg.Deployment == model.StoreClock, cfg.Deployment == model.Ideal
+	// In every judgeable deployment but the node clock, an instance is told
+	// its decision time (a local node, on its own clock: Decided is the
+	// send time there, and Ideal's node has a true clock), which the order
+	// check below holds to never running back: only the node clock's
+	// instances, told their senders' clocks, can end.
+	byDecided := cfg.Deployment != model.NodeClock
 	for pos, i := range v.res.Order {
 		var key int
 		var send int64
@@ -520,6 +546,9 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			key, send = q.Key, q.Send
 		}
 		o := &outcomes[i]
+		if bad != nil && uint(key) < NumClients && bad.bad(o) {
+			bad.add(i, key)
+		}
 		inst := key
 		if local {
 			inst = key*nodes + int(o.Node)
@@ -529,23 +558,22 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			return false
 		}
 		st.lastDecided, st.lastIndex = o.Decided, i
-		if st.ended {
-			continue
-		}
-		var told int64
+		told := o.Decided
 		switch {
-		case storeClock:
-			told = o.Decided
-		case ideal:
-			told = send
+		case byDecided:
+			if local {
+				told += offsets[o.Node]
+			}
+		case st.ended:
+			continue
 		default:
 			told = send + offsets[o.Node]
+			if told < st.before {
+				st.ended = true // past here the promise says nothing of what it owes
+				continue
+			}
+			st.before = told
 		}
-		if told < st.before {
-			st.ended = true // past here the promise says nothing of what it owes
-			continue
-		}
-		st.before = told
 		switch {
 		case o.Failed:
 			continue
@@ -565,9 +593,22 @@ func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *r
 			}
 		}
 		if as := &st.answers; key < NumClients && !as.done() {
-			r := judged{told: told, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted}
-			as.check(&st.env, &r, pos, i, st.admits)
+			// A refusal that says Remaining 0, with a Reset that cannot be
+			// short (already found, negative, or no earlier than the idle
+			// time known since the last admit), only marks the instant of
+			// its Remaining 0: checkAnswer, cut to that for most of a
+			// flood's refusals.
+			if !o.Admitted && o.Remaining == 0 && (as.reset.found || o.Reset < 0 || (as.idleKnown && told+o.Reset >= as.idle)) {
+				if !as.remaining.found {
+					as.zeroAt = told
+				}
+			} else {
+				as.checkAnswer(&st.env, told, o.Remaining, o.Reset, o.Admitted, pos, i, st.admits)
+			}
 		}
+	}
+	if bad != nil {
+		bad.done = true
 	}
 	for inst := range states {
 		st := &states[inst]
@@ -631,17 +672,59 @@ func where(r judged, local bool) string {
 // (algos.AnswerBounds under the run's limit and clock spread), with the
 // request it answered and how many of the key's answers were bad. One pass
 // over the outcomes, a few comparisons each: the model only keeps the
-// answers.
+// answers. A judgeable run counts them in honestyInOrder's pass instead
+// (badTally), and words them with findings.
 func badAnswers(v *runView, out *[NumClients]kinds) {
-	bounds := v.cfg.Limit.Answers(v.cfg.ClockSpread())
-	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
-	bad := func(o *model.Outcome) bool {
-		if o.Failed {
-			return o.Panicked
-		}
-		d := o.Decision()
-		return bounds.Bad(&d)
+	var t badTally
+	t.reset(v)
+	t.countAll(v)
+	t.findings(v, out)
+}
+
+// badTally is what badAnswers finds of a run before it words it: per
+// client, how many of its answers were bad and the first of them in the
+// order the run decided them (-1 for none).
+type badTally struct {
+	bounds algos.AnswerBounds
+	count  [NumClients]int
+	first  [NumClients]int32
+	done   bool // every request was counted
+}
+
+// reset makes t an empty tally of v's run.
+func (t *badTally) reset(v *runView) {
+	t.bounds = v.cfg.Limit.Answers(v.cfg.ClockSpread())
+	t.count, t.done = [NumClients]int{}, false
+	for c := range t.first {
+		t.first[c] = -1
 	}
+}
+
+// bad reports whether o is an answer no limiter may give, or a panic.
+func (t *badTally) bad(o *model.Outcome) bool {
+	if o.Failed {
+		return o.Panicked
+	}
+	return t.bounds.BadAnswer(o.Admitted, o.Remaining, o.RetryAfter, o.Reset)
+}
+
+// add counts request i, on key, a bad answer, taken in the order the run
+// decided them.
+func (t *badTally) add(i int32, key int) {
+	t.count[key]++
+	if t.first[key] < 0 {
+		t.first[key] = i
+	}
+}
+
+// countAll counts every request of v's run on its own pass, dropping
+// what a pass that did not finish counted.
+func (t *badTally) countAll(v *runView) {
+	t.count = [NumClients]int{}
+	for c := range t.first {
+		t.first[c] = -1
+	}
+	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
 	keyOf := func(i int32) int {
 		if i < fixed {
 			return reqs[i].Key
@@ -651,19 +734,17 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 	// Counted in request order, which reads the outcomes in memory order;
 	// only a run with a bad answer is read again in decision order, for
 	// each client's first.
-	var count [NumClients]int
 	for i := range v.res.Outcomes {
-		if !bad(&v.res.Outcomes[i]) {
+		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
 		if key := keyOf(int32(i)); key >= 0 && key < NumClients {
-			count[key]++
+			t.count[key]++
 		}
 	}
-	var first [NumClients]int32
 	wanted := 0 // clients with a bad answer whose first is not found yet
-	for c, n := range count {
-		if first[c] = -1; n > 0 {
+	for _, n := range t.count {
+		if n > 0 {
 			wanted++
 		}
 	}
@@ -671,23 +752,28 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 		if wanted == 0 {
 			break
 		}
-		if !bad(&v.res.Outcomes[i]) {
+		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
-		if key := keyOf(i); key >= 0 && key < NumClients && first[key] < 0 {
-			first[key] = i
+		if key := keyOf(i); key >= 0 && key < NumClients && t.first[key] < 0 {
+			t.first[key] = i
 			wanted--
 		}
 	}
-	for c, n := range count {
+	t.done = true
+}
+
+// findings gives each client with a bad answer its BadAnswer finding.
+func (t *badTally) findings(v *runView, out *[NumClients]kinds) {
+	for c, n := range t.count {
 		if n == 0 || out[c][BadAnswer] != nil {
 			continue
 		}
-		r := v.at(first[c])
-		o := &v.res.Outcomes[first[c]]
+		r := v.at(t.first[c])
+		o := &v.res.Outcomes[t.first[c]]
 		why, text := "the limiter panicked (a panic is never an answer)", "panicked"
 		if !o.Failed {
-			why, text = bounds.Why(o.Decision()), answerText(o.Decision())
+			why, text = t.bounds.Why(o.Decision()), answerText(o.Decision())
 		}
 		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, map[bool]string{true: "answer", false: "answers"}[n == 1])},
@@ -861,13 +947,22 @@ func retriesDone(k *kinds) bool { return k[RetryDenied] != nil && k[RetryExtende
 // RetryExtended), 0 otherwise (retries). It only compares: a client breaks
 // it on most of its retries, and retryFinding words the first of each.
 func retryBreach(d, r judged, dRetry, rRetry int64) Breach {
-	if d.failed || d.admitted || r.failed || r.admitted || r.instance != d.instance || r.told < d.told {
+	if d.failed || d.admitted || r.failed || r.admitted || r.instance != d.instance {
 		return 0
 	}
-	switch deadline := d.told + dRetry; {
-	case r.told >= deadline:
+	return retryBreachTold(d.told, r.told, dRetry, rRetry)
+}
+
+// retryBreachTold is retryBreach of two denials on one instance, told at
+// dTold and rTold.
+func retryBreachTold(dTold, rTold, dRetry, rRetry int64) Breach {
+	if rTold < dTold {
+		return 0
+	}
+	switch deadline := dTold + dRetry; {
+	case rTold >= deadline:
 		return RetryDenied
-	case r.told+rRetry > deadline:
+	case rTold+rRetry > deadline:
 		return RetryExtended
 	}
 	return 0
@@ -938,9 +1033,10 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool 
 		// Only a denial after a denial can break what the first promised
 		// (retryBreach); the rest pass without being laid out.
 		if st.n > 0 && st.denied && !o.Admitted && !o.Failed {
-			d, r := v.at(st.prev), v.at(i)
-			if b := retryBreach(d, r, ra[st.n-1], ra[st.n]); b != 0 && found[key][b] == nil {
-				found[key][b] = retryFinding(b, d, r, ra[st.n-1], ra[st.n])
+			dTold, dInstance, _ := v.toldAt(st.prev)
+			rTold, rInstance, _ := v.toldAt(i)
+			if b := retryBreachTold(dTold, rTold, ra[st.n-1], ra[st.n]); dInstance == rInstance && b != 0 && found[key][b] == nil {
+				found[key][b] = retryFinding(b, v.at(st.prev), v.at(i), ra[st.n-1], ra[st.n])
 				st.on = !retriesDone(&found[key])
 			}
 		}

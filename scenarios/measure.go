@@ -56,15 +56,23 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		// may give, admits past the promise with the window that shows
 		// them, the rest of the contract, keys that share state, and a
 		// store-clock claim that node clocks can move.
-		badAnswers(&v, &found)
 		for c := range min(NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
 				found[c][OverAdmission] = sc.overAdmission(&v, c, viol)
 			}
 		}
+		// The bad answers are counted on honesty's pass where there is
+		// one (each kind is kept apart, so the order they are found in
+		// does not matter).
+		var bad badTally
+		bad.reset(&v)
 		if judgeable(cfg) {
-			sc.judgeContract(&cfg, &v, &found)
+			sc.judgeContract(&cfg, &v, &found, &bad)
 		}
+		if !bad.done {
+			bad.countAll(&v)
+		}
+		bad.findings(&v, &found)
 		if _, pure := plain.Limiter.Algorithm(); !pure {
 			if err := sc.isolation(plain, res, &found); err != nil {
 				return jobRun{}, err
@@ -103,9 +111,10 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 
 // judgeContract holds a judgeable run (v, of cfg) to honesty, its
 // Remainings and Resets, and its Retry-Afters, keeping each client's first
-// breach of each kind in found.
-func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]kinds) {
-	if !sc.honestyInOrder(cfg.Limiter, *cfg, v, found) {
+// breach of each kind in found, and counts its bad answers into bad on
+// the same pass when it can (bad.done).
+func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]kinds, bad *badTally) {
+	if !sc.honestyAndBad(cfg.Limiter, *cfg, v, found, bad) {
 		all := sc.requestsOf(*cfg, v.res)
 		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
 	}
