@@ -62,7 +62,7 @@ TestSlidingCounterWrongWeightKeepsTheContract|$\
 TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\
 TestKeysTruncatedIsCaughtByTheHunt|TestKeysTruncatedBreaksKeysIsolated|$\
 TestNoAllocationPerRequest)$$
-SIMULATION_PACKAGES := ./algos/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model
+SIMULATION_PACKAGES := ./redis/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model
 
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]
@@ -125,9 +125,9 @@ redis:
 
 ## redis-bench: script throughput through go-redis, and redis-benchmark EVALSHA on the same script.
 redis-bench:
-	$(GO) test -count=1 -run '^$$' -bench 'Lua' ./algos/lua/
+	$(GO) test -count=1 -run '^$$' -bench 'Lua' ./redis/lua/
 	@test -n "$$OVERSHOOT_REDIS" || { echo "set OVERSHOOT_REDIS=host:port for the redis-benchmark half"; exit 1; }
-	algos/lua/bench.sh "$$OVERSHOOT_REDIS"
+	redis/lua/bench.sh "$$OVERSHOOT_REDIS"
 
 ## study: the concurrency study against a real Redis, full sweep, live numbers printed.
 study:

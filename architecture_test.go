@@ -25,7 +25,7 @@ const module = "github.com/overshoot-go/overshoot"
 // reports, the live replay and the study beside them.
 var allowedImports = map[string][]string{
 	"algos":               {"internal/arith"},
-	"algos/lua":           {"algos", "internal/planted"},
+	"redis/lua":           {"algos", "internal/planted"},
 	"limiter":             {"algos"},
 	"model":               {"algos", "limiter", "record"},
 	"record":              {"algos", "internal/encode"},
@@ -33,8 +33,8 @@ var allowedImports = map[string][]string{
 	"adversary":           {"algos", "model"},
 	"scenarios":           {"algos", "differential", "internal/encode", "limiter", "model"},
 	"differential":        {"algos", "limiter", "model"},
-	"replay":              {"algos", "algos/lua", "limiter", "model", "record"},
-	"study":               {"algos", "algos/lua", "internal/planted", "limiter", "model"},
+	"replay":              {"algos", "redis/lua", "limiter", "model", "record"},
+	"study":               {"algos", "redis/lua", "internal/planted", "limiter", "model"},
 	"simredis":            {},
 	"adapters/xtimerate":  {"algos", "limiter"},
 	"adapters/redisrate":  {"adapters/redislib", "algos", "limiter"},
@@ -50,9 +50,9 @@ var allowedImports = map[string][]string{
 	"internal/findings":   {},
 	"internal/encode":     {"algos"},
 	"report":              {"algos", "internal/findings", "scenarios"},
-	"httplimit":           {"algos", "algos/lua", "limiter"},
+	"httplimit":           {"algos", "redis/lua", "limiter"},
 	"httpcheck":           {"internal/encode"},
-	"ceiling":             {"algos", "algos/lua", "httplimit", "internal/atomicfile", "internal/encode", "limiter"},
+	"ceiling":             {"algos", "redis/lua", "httplimit", "internal/atomicfile", "internal/encode", "limiter"},
 	"live":                {"algos", "internal/encode", "record"},
 	"drift":               {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":             {},
@@ -129,6 +129,64 @@ func TestEveryPackageImportsOnlyWhatTheArchitectureAllows(t *testing.T) {
 		if _, ok := imports[dir]; !ok {
 			t.Errorf("the architecture lists %s, which has no Go files", dir)
 		}
+	}
+}
+
+// tree is the part of the house a package belongs to: its first folder, or
+// its first two under internal/, adapters/ and cmd/ (those folders only
+// group packages that have nothing else in common).
+func tree(dir string) string {
+	parts := strings.Split(dir, "/")
+	if len(parts) > 1 && slices.Contains([]string{"internal", "adapters", "cmd"}, parts[0]) {
+		return parts[0] + "/" + parts[1]
+	}
+	return parts[0]
+}
+
+// No import runs back up: the packages folded into their trees still form
+// a graph without a cycle, so a subpackage never reaches above its own
+// parent (as algos/lua, the Redis layer under the pure algos, once reached
+// internal/planted, which imports algos).
+func TestNoImportRunsBackUp(t *testing.T) {
+	imports, _ := packageImports(t)
+	edges := map[string][]string{}
+	for dir, got := range imports {
+		for _, p := range got {
+			if from, to := tree(dir), tree(p); from != to && !slices.Contains(edges[from], to) {
+				edges[from] = append(edges[from], to)
+			}
+		}
+	}
+	const unseen, open, done = 0, 1, 2
+	state := map[string]int{}
+	var path []string
+	var visit func(n string)
+	visit = func(n string) {
+		switch state[n] {
+		case open:
+			at := slices.Index(path, n)
+			t.Errorf("imports run back up: %s", strings.Join(append(path[at:], n), " → "))
+			return
+		case done:
+			return
+		}
+		state[n] = open
+		path = append(path, n)
+		next := slices.Clone(edges[n])
+		slices.Sort(next)
+		for _, m := range next {
+			visit(m)
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+	}
+	var trees []string
+	for n := range edges {
+		trees = append(trees, n)
+	}
+	slices.Sort(trees)
+	for _, n := range trees {
+		visit(n)
 	}
 }
 

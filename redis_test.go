@@ -4,7 +4,7 @@ package overshoot_test
 // exactly as its Go twin; a limiter that GETs and then INCRs lets a burst
 // of concurrent callers past its limit, and the script does not; and the
 // simulator, handed the timings a live run measured, reproduces what Redis
-// admitted. The machinery lives in algos/lua (the differential), study (the
+// admitted. The machinery lives in redis/lua (the differential), study (the
 // delayed path) and replay (the live run); these tests state the claims.
 
 import (
@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/scenarios"
 	"github.com/overshoot-go/overshoot/study"

@@ -27,7 +27,7 @@
 // # What it owns, and what it must not import
 //
 // The fleet, the drivers and the table. It imports httplimit, algos,
-// algos/lua and limiter, and nothing of the simulator: what it measures is
+// redis/lua and limiter, and nothing of the simulator: what it measures is
 // real time on real sockets, so none of it is deterministic, and no golden
 // file holds its numbers.
 package ceiling

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/ceiling"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/study"
 	"github.com/redis/go-redis/v9"
 )

@@ -26,7 +26,7 @@
 // The comparison (Run, and RunAgainst for a caller that has run mine
 // already; Report, Row, Bound, Check, Write). It imports algos,
 // limiter and model only: never properties, scenarios,
-// algos/lua, replay, study, internal/planted or the root package. Traffic
+// redis/lua, replay, study, internal/planted or the root package. Traffic
 // is the caller's: a test that wants the scenarios' clients builds it with
 // scenarios.Traffic and hands it over in the Config.
 package differential

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/scenarios"
 	"github.com/redis/go-redis/v9"

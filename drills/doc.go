@@ -33,7 +33,7 @@
 // # What it owns, and what it must not import
 //
 // The drills: tests only, beside this file. Its non-test code (this file)
-// imports nothing of the module; the tests import algos, algos/lua,
+// imports nothing of the module; the tests import algos, redis/lua,
 // replay, httplimit and the test helper internal/redistest, never the
 // other way round.
 package drills

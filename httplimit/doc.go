@@ -36,7 +36,7 @@
 // overshoot's Lua scripts on a shared Redis, deciding by the store's
 // clock), Local (any limiter.Spec held in this process: a per-instance
 // limiter) and GetThenIncr (the racy fixed window, kept to measure its
-// excess), and their metrics (metrics.go). It imports algos, algos/lua and
+// excess), and their metrics (metrics.go). It imports algos, redis/lua and
 // limiter, and github.com/prometheus/client_golang/prometheus for the
 // metrics (not promhttp: serving them is the caller's); nothing of the
 // simulator.

@@ -5,7 +5,7 @@
 //
 // Two runners share the nodes and their timing:
 //
-//   - Play runs overshoot's six algorithms as their algos/lua scripts, or
+//   - Play runs overshoot's six algorithms as their redis/lua scripts, or
 //     the GET/SET client (lua.NonAtomic). Every call INCRs one sequence key
 //     and returns Redis TIME, so Recording.Replay applies the operations in
 //     exactly the order Redis ran them, ties in TIME included.
@@ -25,7 +25,7 @@
 // Recording, Call, LiveRecording), ordering a run by MONITOR (monitor.go),
 // handing a recording back to the simulator (Replay, MeanDelay,
 // Simulate, Ideal), and a recording as records (Records, records.go). It
-// imports algos, algos/lua, limiter, model and record; never
+// imports algos, redis/lua, limiter, model and record; never
 // scenarios, study or an adapter, whose traffic, reports and libraries are
 // built beside it, not under it.
 package replay

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -508,7 +508,7 @@ func (rec *LiveRecording) MeanSentOut() int64 {
 func (rec *LiveRecording) Ideal() (Tally, error) { return ideal(rec.Case.config()) }
 
 // Script is the Subject of one of overshoot's six algorithms as its Lua
-// script (package algos/lua): a CallerClock limiter told each node's time
+// script (package redis/lua): a CallerClock limiter told each node's time
 // (Origin + now, in ARGV), whose simulated twin is the algorithm on the
 // model's store. It shows what Live adds to Play: the same fleet, with no
 // sequence numbers, compared with the simulator by estimate.

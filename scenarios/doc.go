@@ -23,6 +23,6 @@
 // alone, not on the number of workers.
 //
 // Of overshoot's packages, scenarios imports algos, differential, limiter
-// and model only: never algos/lua, study, replay, properties, a Redis
+// and model only: never redis/lua, study, replay, properties, a Redis
 // client or the root package.
 package scenarios

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
 

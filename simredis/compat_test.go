@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 	"github.com/yuin/gopher-lua/parse"
 )

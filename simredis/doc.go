@@ -26,6 +26,6 @@
 // call, each held to the slower path it stands for (fast.go), gopher-lua's
 // pattern matcher with each pattern compiled once (pattern.go), the
 // multiple-assignment rewrite (luafix.go). Its non-test code imports nothing of this module;
-// its tests import algos, algos/lua and internal/redistest, to hold it to a
+// its tests import algos, redis/lua and internal/redistest, to hold it to a
 // real Redis 7 with the module's own scripts.
 package simredis

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
 

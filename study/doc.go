@@ -9,7 +9,7 @@
 //
 //   - Strategies: check-then-act (GET, compare, INCR), increment-then-check
 //     (INCR, compare), WATCH/MULTI with a retry budget of 3 and of 10, and
-//     algos/lua's fixed window, token bucket, sliding log and sliding counter
+//     redis/lua's fixed window, token bucket, sliding log and sliding counter
 //     scripts on Redis TIME. They share the Strategy interface; each request
 //     gets an Answer.
 //   - A Trial: c workers, each on its own connection (a Fleet), send their
@@ -44,9 +44,9 @@
 //
 // The study owns its strategies, trials, live runs against Redis, plans,
 // fixed configuration (config.go) and rendering (report.go). The algorithms
-// are package algos's, the scripts algos/lua's, and the simulator package
+// are package algos's, the scripts redis/lua's, and the simulator package
 // model's: EdgeModel and SkewModel run model.Run rather than a loop of their
-// own. It imports algos, algos/lua, internal/planted (the negative-refill
+// own. It imports algos, redis/lua, internal/planted (the negative-refill
 // bucket), limiter, model and infrastructure (go-redis,
 // toxiproxy; internal/golden and internal/redistest in its tests); it must
 // not import scenarios, replay, properties or the root package.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
+	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -106,7 +106,7 @@ type preparer interface {
 }
 
 // Strategies returns the eight strategies of the study, in the report's
-// order. It fails only if the Lua scripts cannot be loaded from algos/lua.
+// order. It fails only if the Lua scripts cannot be loaded from redis/lua.
 func Strategies() ([]Strategy, error) {
 	out := []Strategy{CheckThenAct{}, IncrThenCheck{}, Watch{Budget: 3}, Watch{Budget: 10}}
 	for _, name := range LuaAlgorithms {
@@ -244,7 +244,7 @@ func (w Watch) Allow(ctx context.Context, t Target) (Answer, error) {
 	return Answer{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
-// Script is a Lua limiter script from algos/lua (one of its six, or the
+// Script is a Lua limiter script from redis/lua (one of its six, or the
 // planted bucket's twin, under its Go twin's name), deciding at Redis TIME
 // unless told a time: the read, the decision and the write are one atomic
 // step in Redis.
@@ -254,7 +254,7 @@ type Script struct {
 
 // NewScript returns the script of the algorithm registered in algos under
 // name (or of a planted algorithm with a Lua twin, as lua.New finds it),
-// and fails for a name algos/lua has no script for.
+// and fails for a name redis/lua has no script for.
 func NewScript(name string) (Script, error) {
 	l, err := lua.New(name)
 	if err != nil {

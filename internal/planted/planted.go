@@ -14,7 +14,7 @@ import (
 // All lists the planted bugs, in the order declared below, then in
 // contract.go and estimate.go. Like the
 // variables, the list is for tests that must show a check catches a bug.
-// algos/lua holds the Lua twin of a planted bug beside the six scripts,
+// redis/lua holds the Lua twin of a planted bug beside the six scripts,
 // under the same name (planted-token-bucket-negative-refill.lua).
 func All() []algos.Algorithm {
 	return []algos.Algorithm{

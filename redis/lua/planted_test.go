@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 )
 
 // TestPlantedNegativeRefillScriptMatchesItsTwin holds the planted

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 )
 
 // TestUserScriptDifferential holds a user's own script and its Go twin to

@@ -2,7 +2,7 @@
 # bench.sh ADDR [REQUESTS] [CLIENTS]: redis-benchmark EVALSHA on each of the
 # six scripts, on one key and on 10,000 keys, against the Redis at ADDR
 # (host:port) -- the same scripts, limit (100/s, burst 100) and Redis TIME
-# as `go test -run '^$' -bench Lua ./algos/lua/`, so the two can be read side by side.
+# as `go test -run '^$' -bench Lua ./redis/lua/`, so the two can be read side by side.
 # Keys go under overshoot:bench-sh: and are deleted at the end.
 set -eu
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/algos/lua"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/redis/lua"
 )
 
 // wholeSeconds is the planted script that keeps only the whole seconds of

@@ -12,14 +12,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// benchLimit is the limit of the benchmarks and of algos/lua/bench.sh, so
+// benchLimit is the limit of the benchmarks and of redis/lua/bench.sh, so
 // that both measure the same script doing the same work.
 var benchLimit = algos.MustLimit(100, algos.Second, 100)
 
 // BenchmarkLua measures each script's throughput through go-redis, EVALSHA
 // with Redis TIME, on one key and spread over 10,000 keys, from enough
 // parallel clients that the client is not what limits it. Compare with
-// algos/lua/bench.sh, redis-benchmark on the same script and Redis.
+// redis/lua/bench.sh, redis-benchmark on the same script and Redis.
 func BenchmarkLua(b *testing.B) {
 	s := redistest.Start(b)
 	prefix := s.Prefix(b)
