@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"report":              {"algos", "internal/findings", "scenarios"},
 	"httplimit":           {"algos", "redis/lua", "limiter"},
 	"httpcheck":           {"internal/encode"},
-	"ceiling":             {"algos", "redis/lua", "httplimit", "internal/atomicfile", "internal/encode", "limiter"},
+	"ceiling":             {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
 	"live":                {"algos", "internal/encode", "record"},
 	"drift":               {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":             {},

@@ -8,9 +8,11 @@
 // however many nodes there are, per-instance limiters give N times it, and
 // a GET-then-INCR limiter gives what its race lets through.
 //
-// Drive is the open-loop load (tsenart/vegeta as a library), Stampede the
-// n concurrent requests of one instant, Saturate the closed-loop ceiling of
-// the whole path (middleware, go-redis, Redis); Deployment and its three
+// Drive is the open-loop load and Saturate the closed-loop ceiling of the
+// whole path (middleware, go-redis, Redis), both on the one live base
+// (live.Drive: vegeta's pacer, every request recorded as a record.Record,
+// which Result keeps for live.Judge); Stampede is the n concurrent requests
+// of one instant; Deployment and its three
 // constructors are the limiters the table compares; WriteTable prints it.
 // Each deployment logs its decisions on the clock its limiter decided by
 // (Log), and JudgeBucket and JudgeWindows read a limiter's rate from that
@@ -26,8 +28,8 @@
 //
 // # What it owns, and what it must not import
 //
-// The fleet, the drivers and the table. It imports httplimit, algos,
-// redis/lua and limiter, and nothing of the simulator: what it measures is
+// The fleet, the loads and the table. It imports httplimit, algos,
+// redis/lua, limiter, and live and record for the drive, and nothing of the simulator: what it measures is
 // real time on real sockets, so none of it is deterministic, and no golden
 // file holds its numbers.
 package ceiling

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Load is an open-loop drive of one key: Rate requests a second, evenly
@@ -26,46 +25,31 @@ type Load struct {
 	// counted as failed.
 	Timeout time.Duration
 	// MaxWorkers bounds the requests in flight (default 512): an open
-	// loop adds workers when the answers are slow, up to this many.
+	// loop sends on schedule however slow the answers, up to this many at
+	// once (a request due beyond it is not sent: Result.Dropped).
 	MaxWorkers uint64
 }
 
-// Result is what a drive measured.
+// Result is what a drive measured, tallied from its records.
 type Result struct {
 	Offered int // Rate × Duration
 	// Sent is the requests the driver sent; Accepted the 2xx answers,
 	// Rejected the 429s and Failed every other outcome (an error, a
-	// timeout, another status).
-	Sent, Accepted, Rejected, Failed int
+	// timeout, another status, an answer whose rate-limit headers cannot
+	// be read). Dropped is the requests the schedule called for while
+	// MaxWorkers were in flight, not sent: the offer a starved machine
+	// could not make, which the limiter never saw.
+	Sent, Accepted, Rejected, Failed, Dropped int
 	// Span is from the first request sent to the last.
 	Span time.Duration
 	// P50 and P99 are the answers' latency, nearest rank, over all sent.
 	P50, P99 time.Duration
 	// FirstFailure is the first failed request's error or status.
 	FirstFailure string
-	// Decided bounds, for each target (indexed as Load.Targets), when its
-	// limiter can have made its first and its last decision.
-	Decided []DecisionSpan
+	// Records are the requests as the client saw them (live.Drive's, node i
+	// being Load.Targets[i]), for the one judge of records, live.Judge.
+	Records []record.Record
 }
-
-// DecisionSpan bounds when one node's limiter decided: it decided each
-// request between the request's send and its answer (2xx or 429), so its
-// first decision lies in [FirstSent, FirstAnswered] and its last in
-// [LastSent, LastAnswered] (µs-exact times from the first request sent).
-// A stall of the machine widens those intervals instead of biasing a
-// rate measured over them.
-type DecisionSpan struct {
-	FirstSent, FirstAnswered, LastSent, LastAnswered time.Duration
-	// Decided counts the node's requests answered 2xx or 429.
-	Decided int
-}
-
-// Shortest is the least time the limiter can have spent between its first
-// and its last decision (0 when the bounds overlap).
-func (s DecisionSpan) Shortest() time.Duration { return max(0, s.LastSent-s.FirstAnswered) }
-
-// Longest is the most time it can have spent.
-func (s DecisionSpan) Longest() time.Duration { return s.LastAnswered - s.FirstSent }
 
 // AcceptedPerSecond is the accepted over the span.
 func (r Result) AcceptedPerSecond() float64 {
@@ -108,15 +92,16 @@ func (ld Load) check(paced bool) error {
 	return nil
 }
 
-// Drive offers ld's load and counts the answers. It returns when the last
-// answer is in, or with ctx's error when ctx ends first.
+// Drive offers ld's load (live.Drive: open loop on vegeta's constant
+// pacer) and tallies the answers. It returns when the last answer is in,
+// or with ctx's error when ctx ends first.
 func Drive(ctx context.Context, ld Load) (Result, error) {
 	if err := ld.check(true); err != nil {
 		return Result{}, err
 	}
-	res := Result{Offered: int(float64(ld.Rate) * ld.Duration.Seconds())}
-	results := attack(ld, vegeta.ConstantPacer{Freq: ld.Rate, Per: time.Second}, ld.Duration, ld.MaxWorkers)
-	err := collect(ctx, results, &res)
+	recs, err := live.Drive(ctx, ld.target(), live.Load{Keys: []string{driveKey}, Rate: ld.Rate, Duration: ld.Duration, Timeout: ld.Timeout, MaxInFlight: ld.maxInFlight()})
+	res := tally(recs)
+	res.Offered = int(float64(ld.Rate) * ld.Duration.Seconds())
 	return res, err
 }
 
@@ -130,125 +115,73 @@ func Saturate(ctx context.Context, ld Load, workers uint64) (Result, error) {
 	if workers == 0 {
 		return Result{}, errors.New("ceiling: Saturate needs at least one worker")
 	}
-	var res Result
-	err := collect(ctx, attack(ld, vegeta.ConstantPacer{}, ld.Duration, workers), &res)
-	return res, err
+	if workers > uint64(ld.maxInFlight()) {
+		return Result{}, fmt.Errorf("ceiling: %d workers is more than MaxWorkers %d", workers, ld.maxInFlight())
+	}
+	keys := make([]string, workers) // one closed-loop client each, all on the one key
+	for i := range keys {
+		keys[i] = driveKey
+	}
+	recs, err := live.Drive(ctx, ld.target(), live.Load{Keys: keys, Loop: func() live.Client { return backToBack{} }, Duration: ld.Duration, Timeout: ld.Timeout, MaxInFlight: ld.maxInFlight()})
+	return tally(recs), err
 }
 
-// attacker is a running attack: vegeta's, to stop it, and its results.
-type attacker struct {
-	*vegeta.Attacker
-	results <-chan *vegeta.Result
-	target  map[string]int // a target's URL to its index in Load.Targets
+// driveKey names the records' key: the key the target sees is in
+// Load.Header, so the drive sends none of its own (live.HTTP's KeyHeader "-").
+const driveKey = "ceiling"
+
+// target is ld's nodes as live's HTTP target.
+func (ld Load) target() live.HTTP {
+	return live.HTTP{Nodes: ld.Targets, Path: ld.Path, Header: ld.Header, KeyHeader: "-"}
 }
 
-// attack starts vegeta on ld's targets in turn, on loopback, with no proxy
-// and no redirects, and streams the results.
-func attack(ld Load, p vegeta.Pacer, d time.Duration, maxWorkers uint64) attacker {
-	if ld.Timeout == 0 {
-		ld.Timeout = 5 * time.Second
+func (ld Load) maxInFlight() int {
+	if ld.MaxWorkers == 0 {
+		return 512
 	}
-	if maxWorkers == 0 {
-		maxWorkers = 512
-	}
-	path := ld.Path
-	if path == "" {
-		path = "/"
-	}
-	targets := make([]vegeta.Target, len(ld.Targets))
-	index := make(map[string]int, len(ld.Targets))
-	for i, t := range ld.Targets {
-		targets[i] = vegeta.Target{Method: http.MethodGet, URL: t + path, Header: ld.Header.Clone()}
-		index[targets[i].URL] = i
-	}
-	workers := min(maxWorkers, 16)
-	a := vegeta.NewAttacker(
-		vegeta.Timeout(ld.Timeout),
-		vegeta.Workers(workers),
-		vegeta.MaxWorkers(maxWorkers),
-		vegeta.KeepAlive(true),
-		vegeta.Redirects(vegeta.NoFollow),
-		vegeta.LocalAddr(net.IPAddr{IP: net.IPv4(127, 0, 0, 1)}),
-		vegeta.Proxy(func(*http.Request) (*url.URL, error) { return nil, nil }),
-	)
-	return attacker{Attacker: a, results: a.Attack(vegeta.NewStaticTargeter(targets...), p, d, ""), target: index}
+	return int(min(ld.MaxWorkers, 1<<20))
 }
 
-// collect counts a's results into res; on ctx's end it stops the attack,
-// drains it, and returns ctx's error.
-func collect(ctx context.Context, a attacker, res *Result) error {
-	type bounds struct{ firstSent, firstAnswered, lastSent, lastAnswered time.Time }
-	var (
-		latencies     []time.Duration
-		first, last   time.Time
-		decided       = make([]bounds, len(a.target))
-		stopped       error
-		stopOnContext sync.Once
-	)
-	res.Decided = make([]DecisionSpan, len(a.target))
-	for {
-		var r *vegeta.Result
-		var ok bool
-		select {
-		case r, ok = <-a.results:
-		case <-ctx.Done():
-			stopOnContext.Do(func() { stopped = ctx.Err(); a.Stop() })
-			r, ok = <-a.results
-		}
-		if !ok {
-			break
+// backToBack is a closed-loop client that sends its next request the
+// moment the last is answered, whatever the answer said.
+type backToBack struct{}
+
+func (backToBack) Next(last *record.Record) (int64, bool) {
+	if last == nil {
+		return 0, true
+	}
+	return last.Answered, true
+}
+
+// tally counts recs (sorted by Sent, as live.Drive returns them) into a
+// Result.
+func tally(recs []record.Record) Result {
+	res := Result{Records: recs}
+	latencies := make([]time.Duration, 0, len(recs))
+	for _, r := range recs {
+		if errors.Is(r.Err, live.ErrInFlight) {
+			res.Dropped++
+			continue
 		}
 		res.Sent++
-		if first.IsZero() || r.Timestamp.Before(first) {
-			first = r.Timestamp
-		}
-		if r.Timestamp.After(last) {
-			last = r.Timestamp
-		}
-		latencies = append(latencies, r.Latency)
-		if i, ok := a.target[r.URL]; ok && (r.Code >= 200 && r.Code < 300 || r.Code == http.StatusTooManyRequests) {
-			b, answered := &decided[i], r.Timestamp.Add(r.Latency)
-			if res.Decided[i].Decided == 0 {
-				*b = bounds{r.Timestamp, answered, r.Timestamp, answered}
-			}
-			res.Decided[i].Decided++
-			b.firstSent, b.lastSent = earliest(b.firstSent, r.Timestamp), latest(b.lastSent, r.Timestamp)
-			b.firstAnswered, b.lastAnswered = earliest(b.firstAnswered, answered), latest(b.lastAnswered, answered)
-		}
+		latencies = append(latencies, time.Duration(r.Answered-r.Sent)*time.Microsecond)
 		switch {
-		case r.Code >= 200 && r.Code < 300:
+		case r.Err == nil && r.Status >= 200 && r.Status < 300:
 			res.Accepted++
-		case r.Code == http.StatusTooManyRequests:
+		case r.Err == nil && r.Status == http.StatusTooManyRequests:
 			res.Rejected++
 		default:
 			res.Failed++
 			if res.FirstFailure == "" {
-				res.FirstFailure = fmt.Sprintf("status %d %s", r.Code, r.Error)
+				res.FirstFailure = fmt.Sprintf("status %d %v", r.Status, r.Err)
 			}
 		}
 	}
-	res.Span = last.Sub(first)
+	if n := len(recs); n > 0 {
+		res.Span = time.Duration(recs[n-1].Sent-recs[0].Sent) * time.Microsecond
+	}
 	res.P50, res.P99 = rank(latencies, 50), rank(latencies, 99)
-	for i, b := range decided {
-		if res.Decided[i].Decided > 0 {
-			res.Decided[i] = DecisionSpan{b.firstSent.Sub(first), b.firstAnswered.Sub(first), b.lastSent.Sub(first), b.lastAnswered.Sub(first), res.Decided[i].Decided}
-		}
-	}
-	return stopped
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+	return res
 }
 
 // rank is the p-th percentile of ds by nearest rank (0 for none).
