@@ -1,5 +1,5 @@
 // Package ceiling measures the true ceiling of a rate limit as deployed:
-// N real HTTP servers on loopback (a Fleet), each running the reference
+// N real HTTP servers on loopback (Nodes), each running the reference
 // middleware of package httplimit, behind a round-robin client that offers
 // one key a constant arrival rate (open loop: the offered load, not the
 // concurrency, is fixed, so a slow answer does not slow the offer down).

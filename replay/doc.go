@@ -6,7 +6,7 @@
 // Two runners share the nodes and their timing:
 //
 //   - Play runs overshoot's six algorithms as their redis/lua scripts, or
-//     the GET/SET client (lua.NonAtomic). Every call INCRs one sequence key
+//     the GET/SET client (lua.GetSet). Every call INCRs one sequence key
 //     and returns Redis TIME, so Recording.Replay applies the operations in
 //     exactly the order Redis ran them, ties in TIME included.
 //   - PlayLive runs any limiter whose state lives in Redis (a Subject: its

@@ -138,7 +138,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 	cs := rec.Case
 	nodeOffset := model.Offset(node, cs.Nodes, cs.Skew)
 	redisNow := func() int64 { return time.Now().UnixMicro() + rec.ClockOffset }
-	na, err := lua.NewNonAtomic(cs.Algorithm.Name)
+	na, err := lua.NewGetSet(cs.Algorithm.Name)
 	if err != nil {
 		return err
 	}

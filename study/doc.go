@@ -12,7 +12,7 @@
 //     redis/lua's fixed window, token bucket, sliding log and sliding counter
 //     scripts on Redis TIME. They share the Strategy interface; each request
 //     gets an Answer.
-//   - A Trial: c workers, each on its own connection (a Fleet), send their
+//   - A Trial: c workers, each on its own connection (Conns), send their
 //     share of the offered requests against one fresh key, released together
 //     by a barrier (Adversarial), after seeded random offsets (Random), or
 //     together for every request (Rounds, the lockstep model's condition). A

@@ -45,7 +45,7 @@ import (
 func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 	t.Parallel()
 	l := newLab(t, 2*time.Minute)
-	f := l.fleet(l.path([2]int{}), 64)
+	f := l.conns(l.path([2]int{}), 64)
 	cta := CheckThenAct{}
 	minReps, maxReps := ctaMinReps, ctaMaxReps
 	if *full {
@@ -127,7 +127,7 @@ func TestFindingCheckThenActFollowsTheLockstepModelUnderDelay(t *testing.T) {
 	}
 	var jobs []func() error
 	for _, lane := range lanes {
-		f := l.fleet(p, slices.MaxFunc(lane, func(a, b *cell) int { return cmp.Compare(a.c, b.c) }).c)
+		f := l.conns(p, slices.MaxFunc(lane, func(a, b *cell) int { return cmp.Compare(a.c, b.c) }).c)
 		jobs = append(jobs, func() error {
 			for _, cl := range lane {
 				// ⌈L/c⌉+1 requests each: enough for the last round to read L.
@@ -188,7 +188,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 	loop, slow := l.path([2]int{}), l.path(DelayLegs[len(DelayLegs)-1])
 	var points []GridPoint
 	var mu sync.Mutex
-	check := func(f *Fleet, s Strategy, c int, rel Release) error {
+	check := func(f *Conns, s Strategy, c int, rel Release) error {
 		pt, err := l.pointUntil(f, s, c, ceilDiv(2*atomicLimit, c), atomicLimit, rel, 1, 1, nil)
 		mu.Lock()
 		points = append(points, pt)
@@ -203,7 +203,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 	}
 	var jobs []func() error
 	for _, s := range atomic {
-		f := l.fleet(loop, 64)
+		f := l.conns(loop, 64)
 		jobs = append(jobs, func() error {
 			for _, c := range WorkerCounts {
 				for _, rel := range []Release{Adversarial, Random} {
@@ -215,7 +215,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 			return nil
 		})
 	}
-	slowF := l.fleet(slow, 64)
+	slowF := l.conns(slow, 64)
 	jobs = append(jobs, func() error {
 		for _, s := range atomic {
 			for _, c := range []int{16, 64} {
@@ -270,7 +270,7 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 	var jobs []func() error
 	for i, budget := range budgets {
 		for j, c := range workers {
-			f := l.fleet(p, c)
+			f := l.conns(p, c)
 			jobs = append(jobs, func() (err error) {
 				points[i*len(workers)+j], err = l.pointUntil(f, Watch{Budget: budget}, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, 1, 1, nil)
 				return err
@@ -328,7 +328,7 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 	lowest := math.Inf(1)
 	defer func() { t.Logf("measured: Lua at least %.1fx as fast as WATCH/MULTI with %d workers", lowest, c) }()
 	for _, legs := range paths {
-		f := l.fleet(l.path(legs), c)
+		f := l.conns(l.path(legs), c)
 		script := l.point(f, lua, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
 		for _, w := range watches {
 			watch := l.point(f, w, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)

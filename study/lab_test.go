@@ -57,9 +57,9 @@ func (l *lab) path(legs [2]int) *Path {
 }
 
 // fleet opens n worker connections through p, closed when the test ends.
-func (l *lab) fleet(p *Path, n int) *Fleet {
+func (l *lab) conns(p *Path, n int) *Conns {
 	l.t.Helper()
-	f, err := NewFleet(l.ctx, p, n)
+	f, err := NewConns(l.ctx, p, n)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (l *lab) fleet(p *Path, n int) *Fleet {
 // each under a limit of limit, and returns them as a GridPoint. It fails
 // the test on an error, so it runs on the test's goroutine; concurrent
 // trials use pointUntil.
-func (l *lab) point(f *Fleet, s Strategy, c, per, limit int, rel Release, reps int) GridPoint {
+func (l *lab) point(f *Conns, s Strategy, c, per, limit int, rel Release, reps int) GridPoint {
 	l.t.Helper()
 	pt, err := l.pointUntil(f, s, c, per, limit, rel, reps, reps, nil)
 	if err != nil {
@@ -85,7 +85,7 @@ func (l *lab) point(f *Fleet, s Strategy, c, per, limit int, rel Release, reps i
 // says the trials so far settle what the caller asks. Each run has its own
 // key, so that pointUntil may run on several goroutines at once, each with
 // its own fleet.
-func (l *lab) pointUntil(f *Fleet, s Strategy, c, per, limit int, rel Release, minReps, maxReps int, enough func(GridPoint) bool) (GridPoint, error) {
+func (l *lab) pointUntil(f *Conns, s Strategy, c, per, limit int, rel Release, minReps, maxReps int, enough func(GridPoint) bool) (GridPoint, error) {
 	lim, err := ConcurrencyLimitFor(limit)
 	if err != nil {
 		return GridPoint{}, err

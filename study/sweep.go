@@ -59,7 +59,7 @@ func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint
 	var points []GridPoint
 	maxC := slices.Max(g.Workers)
 	for _, p := range g.Paths {
-		f, err := NewFleet(ctx, p, maxC)
+		f, err := NewConns(ctx, p, maxC)
 		if err != nil {
 			return nil, err
 		}

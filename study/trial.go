@@ -43,7 +43,7 @@ func (r Release) String() string { return enumName(releaseNames[:], int(r), "Rel
 // Limit, started as Release says.
 type Trial struct {
 	Strategy  Strategy      // decides every request
-	Workers   int           // c, each on its own connection of the Fleet
+	Workers   int           // c, each on its own connection (Conns)
 	PerWorker int           // requests each worker sends
 	Limit     algos.Limit   // the limit every request is decided under
 	Release   Release       // how the workers start
@@ -96,18 +96,18 @@ func (r TrialResult) Throughput() float64 {
 	return float64(r.Trial.Sent()) / r.Elapsed.Seconds()
 }
 
-// Fleet is the workers' connections to one Path: worker i uses client i,
+// Conns is the workers' connections to one Path: worker i uses client i,
 // whose pool holds exactly one connection, opened before any trial so that
-// no dial is timed. A Fleet runs one trial at a time.
-type Fleet struct {
+// no dial is timed. They run one trial at a time.
+type Conns struct {
 	Path    *Path // the path every connection goes through
 	clients []*redis.Client
 }
 
-// NewFleet opens n worker connections through p and PINGs each (all at
+// NewConns opens n worker connections through p and PINGs each (all at
 // once: through a slow path, one after another would take n round trips).
-func NewFleet(ctx context.Context, p *Path, n int) (*Fleet, error) {
-	f := &Fleet{Path: p}
+func NewConns(ctx context.Context, p *Path, n int) (*Conns, error) {
+	f := &Conns{Path: p}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -124,7 +124,7 @@ func NewFleet(ctx context.Context, p *Path, n int) (*Fleet, error) {
 }
 
 // Close closes every worker connection.
-func (f *Fleet) Close() {
+func (f *Conns) Close() {
 	for _, c := range f.clients {
 		c.Close()
 	}
@@ -138,7 +138,7 @@ const maxTrialReruns = 2
 // Redis's order), deleting both before and after. If Redis TIME shows that
 // the trial straddled an aligned window edge of t.Limit.Window, it is run
 // again on a fresh key: the study's trials must fall inside one window.
-func (f *Fleet) Run(ctx context.Context, t Trial, key string) (TrialResult, error) {
+func (f *Conns) Run(ctx context.Context, t Trial, key string) (TrialResult, error) {
 	for range maxTrialReruns + 1 {
 		r, err := f.runOnce(ctx, t, key)
 		if err != nil || r.WindowBefore == r.WindowAfter {
@@ -158,7 +158,7 @@ type record struct {
 }
 
 // runOnce runs t once against key, without checking for a window edge.
-func (f *Fleet) runOnce(ctx context.Context, t Trial, key string) (TrialResult, error) {
+func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, error) {
 	if t.Workers < 1 || t.Workers > len(f.clients) {
 		return TrialResult{}, fmt.Errorf("study: %d workers, but the fleet has %d connections", t.Workers, len(f.clients))
 	}

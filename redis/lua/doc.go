@@ -24,7 +24,7 @@
 // store-clock path shows it.
 //
 // The package also holds the two ways of getting it wrong that overshoot
-// measures against the scripts: NonAtomic (GET, decide in Go, SET) and
+// measures against the scripts: GetSet (GET, decide in Go, SET) and
 // GetThenIncr (a fixed window that checks and counts in two commands).
 //
 // # What it owns, and what it must not import
@@ -32,7 +32,7 @@
 // The scripts (one .lua file per algorithm, the planted negative-refill
 // bug's twin, and a token bucket planted to keep only TIME's seconds),
 // their Go driver (lua.go), the GET/SET client and the GET-then-INCR window
-// (nonatomic.go), and the differential: its calls (calls.go), the
+// (getset.go), and the differential: its calls (calls.go), the
 // comparison (diff.go), the expiry rule (idle.go) and the suite of keys every
 // script is held to (suite.go). It imports algos, internal/planted (for the
 // planted bug's twin) and go-redis; never the simulator, the scenarios or

@@ -26,7 +26,7 @@ var sources embed.FS
 // runs: the told times stand still while Redis's clock runs on.
 const TTLMargin = time.Second
 
-// TTL is the expiry every script (and NonAtomic) sets after a decision d:
+// TTL is the expiry every script (and GetSet) sets after a decision d:
 // d.Reset rounded up to the millisecond, plus TTLMargin (the largest
 // Duration when that would overflow). d.Reset is, per algorithm, the time to
 // refill or drain fully, until TAT, or until the windows the key can still

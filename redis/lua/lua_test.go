@@ -39,8 +39,8 @@ func TestEveryAlgorithmHasAScript(t *testing.T) {
 			t.Errorf("New(%q) succeeded", bad)
 		}
 	}
-	if _, err := NewNonAtomic("no-such"); err == nil {
-		t.Error(`NewNonAtomic("no-such") succeeded`)
+	if _, err := NewGetSet("no-such"); err == nil {
+		t.Error(`NewGetSet("no-such") succeeded`)
 	}
 }
 
@@ -112,9 +112,9 @@ func TestUnreachableRedisIsAnError(t *testing.T) {
 	if _, err := l.DoAll(ctx, c, []Args{{Key: "k", Limit: lim}}); err == nil {
 		t.Error("DoAll on a closed port succeeded")
 	}
-	n, _ := NewNonAtomic("sliding-log")
+	n, _ := NewGetSet("sliding-log")
 	if _, err := n.Do(ctx, c, Args{Key: "k", Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), `"k"`) {
-		t.Errorf("NonAtomic.Do on a closed port: %v", err)
+		t.Errorf("GetSet.Do on a closed port: %v", err)
 	}
 	if _, err := GetThenIncr(ctx, c, "k", lim, 5); err == nil {
 		t.Error("GetThenIncr on a closed port succeeded")

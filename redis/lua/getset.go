@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NonAtomic is the deployment bug: read the key, decide in the node with the
+// GetSet is the deployment bug (the model's GetSet deployment, live): read the key, decide in the node with the
 // Go algorithm, write the new state back. Two nodes that read before either
 // writes both decide on the same state, and one write is lost. It keeps the
 // scripts' layout (a string "A:B:C", or the sliding log's sorted set), so its
@@ -21,7 +21,7 @@ import (
 // The read and the write are each a MULTI with TIME (and INCR of the
 // SeqKey, when set), so each is timed and ordered by Redis exactly; between
 // them lies the round trip in which the race happens.
-type NonAtomic struct {
+type GetSet struct {
 	algo algos.Algorithm
 	// Clock, when set, is the node's clock (µs): Do reads it once the read
 	// has come back, to tell the algorithm the time it decides at. Unset,
@@ -30,21 +30,21 @@ type NonAtomic struct {
 	Clock func() int64
 }
 
-// NewNonAtomic returns the read-decide-write client of the algorithm
+// NewGetSet returns the read-decide-write client of the algorithm
 // registered in algos under name.
-func NewNonAtomic(name string) (*NonAtomic, error) {
+func NewGetSet(name string) (*GetSet, error) {
 	a, err := algos.ByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("lua: %w", err)
 	}
-	return &NonAtomic{algo: a}, nil
+	return &GetSet{algo: a}, nil
 }
 
-// NonAtomicReply is a NonAtomic call: Reply describes the write (its
+// GetSetReply is a GetSet call: Reply describes the write (its
 // decision, what it wrote, when Redis ran the write and its Seq), Read the
 // values it read, ReadTime and ReadSeq when Redis ran the read, and Told the
 // time the algorithm was told.
-type NonAtomicReply struct {
+type GetSetReply struct {
 	Reply
 	Read     []int64
 	ReadTime int64
@@ -57,13 +57,13 @@ type NonAtomicReply struct {
 // without a script) and writes the state back with the scripts' TTL. It
 // always writes, as the Go decision changes the state on a denial too (the
 // token bucket's last).
-func (n *NonAtomic) Do(ctx context.Context, c redis.Cmdable, r Args) (NonAtomicReply, error) {
-	var out NonAtomicReply
+func (n *GetSet) Do(ctx context.Context, c redis.Cmdable, r Args) (GetSetReply, error) {
+	var out GetSetReply
 	if err := r.Limit.Validate(); err != nil {
-		return out, fmt.Errorf("lua: non-atomic %s on %q: %w", n.algo.Name, r.Key, err)
+		return out, fmt.Errorf("lua: get-set %s on %q: %w", n.algo.Name, r.Key, err)
 	}
-	fail := func(step string, err error) (NonAtomicReply, error) {
-		return NonAtomicReply{}, fmt.Errorf("lua: non-atomic %s %s on %q: %w", n.algo.Name, step, r.Key, err)
+	fail := func(step string, err error) (GetSetReply, error) {
+		return GetSetReply{}, fmt.Errorf("lua: get-set %s %s on %q: %w", n.algo.Name, step, r.Key, err)
 	}
 	log := n.algo.Name == algos.SlidingLog.Name
 

@@ -7,21 +7,21 @@ import (
 	"net/http/httptest"
 )
 
-// Fleet is N HTTP servers listening on 127.0.0.1.
-type Fleet struct {
+// Nodes is N HTTP servers listening on 127.0.0.1.
+type Nodes struct {
 	servers []*httptest.Server
 }
 
 // Start serves node(i)'s handler on server i, for i in [0, n). If any
 // node's handler cannot be made, the servers already started are closed.
-func Start(n int, node func(i int) (http.Handler, error)) (*Fleet, error) {
+func Start(n int, node func(i int) (http.Handler, error)) (*Nodes, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("ceiling: a fleet needs at least one node, got %d", n)
+		return nil, fmt.Errorf("ceiling: Start needs at least one node, got %d", n)
 	}
 	if node == nil {
 		return nil, errors.New("ceiling: no handler for the nodes")
 	}
-	f := &Fleet{}
+	f := &Nodes{}
 	for i := range n {
 		h, err := node(i)
 		if err != nil {
@@ -34,7 +34,7 @@ func Start(n int, node func(i int) (http.Handler, error)) (*Fleet, error) {
 }
 
 // URLs are the nodes' base URLs, in node order.
-func (f *Fleet) URLs() []string {
+func (f *Nodes) URLs() []string {
 	urls := make([]string, len(f.servers))
 	for i, s := range f.servers {
 		urls[i] = s.URL
@@ -43,7 +43,7 @@ func (f *Fleet) URLs() []string {
 }
 
 // Close stops every node.
-func (f *Fleet) Close() {
+func (f *Nodes) Close() {
 	for _, s := range f.servers {
 		s.Close()
 	}

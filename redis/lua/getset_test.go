@@ -18,11 +18,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestNonAtomicSharesTheScriptsLayout: called one at a time, the GET/SET
+// TestGetSetSharesTheScriptsLayout: called one at a time, the GET/SET
 // client decides exactly as the Go code does, and it and the script can take
 // turns on the same key (same layout, same sliding-log members), so the
 // only thing wrong with it is the race.
-func TestNonAtomicSharesTheScriptsLayout(t *testing.T) {
+func TestGetSetSharesTheScriptsLayout(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
@@ -53,7 +53,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 	if err != nil {
 		return err
 	}
-	na, err := NewNonAtomic(a.Name)
+	na, err := NewGetSet(a.Name)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 			got, err = l.Do(ctx, c, req)
 			read = got.RedisTime
 		} else {
-			var r NonAtomicReply
+			var r GetSetReply
 			r, err = na.Do(ctx, c, req)
 			got, read = r.Reply, r.ReadTime
 		}
@@ -121,7 +121,7 @@ func TestLuaBadStateIsAnError(t *testing.T) {
 		if _, err := l.Call(ctx, c, key, lim, 5); err == nil || !strings.Contains(err.Error(), "three integers") {
 			t.Errorf("%s script on a bad key: %v", name, err)
 		}
-		na, _ := NewNonAtomic(name)
+		na, _ := NewGetSet(name)
 		if _, err := na.Do(ctx, c, Args{Key: key, Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
 			t.Errorf("%s GET/SET on a bad key: %v", name, err)
 		}
