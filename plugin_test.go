@@ -174,7 +174,9 @@ func TestPluginDocsGoBlocksCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp(".", "_docs-go-") // in the module, which `./...` skips
+	// In the module, so that its packages resolve, under testdata, which
+	// `./...` and every walk of the module's packages skip.
+	dir, err := os.MkdirTemp("testdata", "_docs-go-")
 	if err != nil {
 		t.Fatal(err)
 	}
