@@ -144,7 +144,7 @@ func TestBadgesRejectBadInput(t *testing.T) {
 // badge anywhere in the README or docs/ is stale (another label, another
 // line, a finding that is gone), so the docs cannot drift from the code;
 // the failure prints the markdown to paste.
-func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
+func TestREADMEShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fs, err := findings.Declared(root)
 	if err != nil {
