@@ -1,9 +1,10 @@
 package overshoot_test
 
-// The README's architecture section, checked: each package imports only the
-// packages of this module it is allowed to, the test helpers under internal/
-// are imported by tests alone, and every package says in its doc.go what it
-// owns and what it must not import.
+// The architecture (the README's picture, docs/architecture.md's table),
+// checked: each package imports only the packages of this module it is
+// allowed to, the test helpers under internal/ are imported by tests alone,
+// and every package says in its doc.go what it owns and what it must not
+// import.
 
 import (
 	"go/parser"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,10 +21,11 @@ import (
 
 const module = "github.com/overshoot-go/overshoot"
 
-// allowedImports is the picture in the README: for each package, the
-// packages of this module its non-test code may import. The graph only
-// points down: algos at the bottom, the simulator on it, then traffic and
-// reports, the live replay and the study beside them.
+// allowedImports is the picture in the README (and each package's row in
+// docs/architecture.md): for each package, the packages of this module its
+// non-test code may import. The graph only points down: algos at the
+// bottom, the simulator on it, then traffic and reports, the live replay
+// and the study beside them.
 var allowedImports = map[string][]string{
 	"algos":               {"internal/arith"},
 	"redis/lua":           {"algos", "internal/planted"},
@@ -113,7 +116,7 @@ func TestEveryPackageImportsOnlyWhatTheArchitectureAllows(t *testing.T) {
 	for dir, got := range imports {
 		allowed, ok := allowedImports[dir]
 		if !ok {
-			t.Errorf("package %s is not in the architecture (allowedImports and the README's picture)", dir)
+			t.Errorf("package %s is not in the architecture (allowedImports, the README's picture and docs/architecture.md)", dir)
 			continue
 		}
 		for _, p := range got {
@@ -235,20 +238,31 @@ func TestRedisTestsShareOneContainerPerBinary(t *testing.T) {
 	}
 }
 
-// The architecture names every package the same way the README does.
-func TestReadmeArchitectureNamesEveryPackage(t *testing.T) {
+// The architecture names every package the same way the docs do: the
+// README's picture (its ## Architecture section) draws each one, and
+// docs/architecture.md's table says what each owns and may import.
+func TestArchitectureDocsNameEveryPackage(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "\n## Architecture\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	if section == "" {
+	_, picture, _ := strings.Cut(string(readme), "\n## Architecture\n")
+	picture, _, _ = strings.Cut(picture, "\n## ")
+	if picture == "" {
 		t.Fatal("README.md has no ## Architecture section")
 	}
+	table, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for dir := range allowedImports {
-		if !strings.Contains(section, "`"+dir+"`") && !strings.Contains(section, "`"+dir+"/`") {
-			t.Errorf("README's architecture section does not name `%s`", dir)
+		// In the picture a package is a word, or a folder ending in '/'.
+		drawn := regexp.MustCompile(`(^|[\s(,])` + regexp.QuoteMeta(dir) + `/?([\s),]|$)`)
+		if !drawn.MatchString(picture) {
+			t.Errorf("README's architecture picture does not draw %s", dir)
+		}
+		if !strings.Contains(string(table), "| `"+dir+"` |") {
+			t.Errorf("docs/architecture.md's table has no row for `%s`", dir)
 		}
 	}
 }

@@ -2,10 +2,23 @@ package overshoot_test
 
 // A user's limiter goes through the same checks as the six built-ins, using
 // only the public API. This file is the README's "Plug in your own limiter"
-// section, compiled and run: if the API changes, it stops compiling.
+// section and docs/plugging-in.md's example, compiled and run: if the API
+// changes, it stops compiling. TestPluginDocsGoBlocksCompile holds every
+// other Go block of the README and docs/ to the same: each compiles.
 
 import (
 	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,10 +129,16 @@ var myLibrary = limiter.Spec{
 	}),
 }
 
+// The contract as rapid properties (shrunk counterexample on failure): its own promise on one node,
+// a full burst then a deny, an honest retry-after, a retry loop that never extends its lockout,
+// remaining never negative and exact, reset reaching idle, refill capped after an hour idle, keys
+// kept apart, and, for a caller-clock limiter, a step back with no negative refill or long lockout.
 func TestMyLibraryKeepsTheContract(t *testing.T) {
 	properties.Check(t, myLibrary, properties.WithLimit(algos.MustLimit(100, algos.Second, 100)))
 }
 
+// The deployment matrix (golden/table.txt's, with your limiter as a row), then the mutants' hunt:
+// does any of 200 seeds break the promise where it must hold?
 func TestMyLibraryDeployed(t *testing.T) {
 	matrix, err := scenarios.RunMatrix([]limiter.Spec{myLibrary}, scenarios.DefaultOptions())
 	if err != nil {
@@ -135,4 +154,153 @@ func TestMyLibraryDeployed(t *testing.T) {
 	if v := verdicts[0]; v.Caught || v.Errors > 0 {
 		t.Errorf("seed %d, %s client: %v (%d errors)", v.FirstSeed, v.FirstClient, v.First, v.Errors)
 	}
+}
+
+// Every Go block of README.md and docs/*.md compiles against this module's
+// API, as this file does: a block marked `<!-- excerpt: <file> -->` is that
+// file's text verbatim (the file is compiled and run by go test), and any
+// other block is a file's declarations, vetted in a package of its own with
+// the imports it names. A renamed function or field breaks the docs' build
+// here, not a reader's.
+func TestPluginDocsGoBlocksCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the docs' Go blocks with go vet")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the docs' Go blocks with")
+	}
+	packages, err := importablePackages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the module, so that its packages resolve, under testdata, which
+	// `./...` and every walk of the module's packages skip.
+	dir, err := os.MkdirTemp("testdata", "_docs-go-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	built := map[string]string{} // generated folder → the block's place in the docs
+	excerpts := 0
+	for _, doc := range docFiles(t) {
+		blocks, _ := fences(readDoc(t, doc))
+		for _, b := range blocks {
+			if b.lang != "go" {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", doc, b.line)
+			code := strings.Join(b.body, "\n") + "\n"
+			if file, ok := strings.CutPrefix(b.marker, "excerpt: "); ok {
+				excerpts++
+				if !strings.HasSuffix(file, ".go") || !strings.Contains(readDoc(t, file), code) {
+					t.Errorf("%s: the block is not %s's text verbatim", where, file)
+				}
+				continue
+			}
+			src, err := withImports(code, packages)
+			if err != nil {
+				t.Errorf("%s: %v", where, err)
+				continue
+			}
+			sub := filepath.Join(dir, fmt.Sprintf("block%d", len(built)))
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sub, "block_test.go"), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			built["./"+filepath.ToSlash(sub)] = where
+		}
+	}
+	if excerpts == 0 || len(built) == 0 {
+		t.Fatalf("%d excerpts and %d blocks to build: the docs' Go blocks are no longer read", excerpts, len(built))
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(built)) {
+		if out, err := exec.Command(gobin, "vet", pkg).CombinedOutput(); err != nil {
+			t.Errorf("%s: the Go block does not build: %v\n%s", built[pkg], err, out)
+		}
+	}
+}
+
+// docsImports are the packages outside this module a docs block may name.
+var docsImports = map[string]string{
+	"context": "context", "errors": "errors", "fmt": "fmt", "http": "net/http", "log": "log", "os": "os",
+	"strings": "strings", "testing": "testing", "time": "time", "redis": "github.com/redis/go-redis/v9",
+}
+
+// importablePackages maps the name of each package of this module a user
+// can import (not internal, not a command) to its import path, beside
+// docsImports.
+func importablePackages() (map[string]string, error) {
+	pkgs := maps.Clone(docsImports)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "internal" || name == "cmd") {
+			return filepath.SkipDir
+		}
+		files, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.PackageClauseOnly)
+			if err != nil {
+				return err
+			}
+			if name := file.Name.Name; name != "main" && path != "." {
+				pkgs[name] = module + "/" + filepath.ToSlash(path)
+			}
+			break
+		}
+		return nil
+	})
+	return pkgs, err
+}
+
+// withImports is a docs block as a test file of its own package, importing
+// every package the block names (a selector on a name the block does not
+// declare).
+func withImports(code string, packages map[string]string) ([]byte, error) {
+	src := "package docs_test\n\n" + code
+	file, err := parser.ParseFile(token.NewFileSet(), "block.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("not Go declarations: %v", err)
+	}
+	declared := map[string]bool{}
+	for _, d := range file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			declared[d.Name.Name] = true
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						declared[n.Name] = true
+					}
+				case *ast.TypeSpec:
+					declared[s.Name.Name] = true
+				}
+			}
+		}
+	}
+	named := map[string]bool{}
+	ast.Inspect(file, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && !declared[x.Name] {
+				if _, ok := packages[x.Name]; ok {
+					named[x.Name] = true
+				}
+			}
+		}
+		return true
+	})
+	var imports strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(named)) {
+		fmt.Fprintf(&imports, "import %s %q\n", name, packages[name])
+	}
+	return []byte("package docs_test\n\n" + imports.String() + "\n" + code), nil
 }

@@ -21,17 +21,20 @@ import (
 	"github.com/overshoot-go/overshoot/scenarios"
 )
 
-// The README's list of each report schema's fields is the schema the code
-// writes, field for field, and every field of the golden reports, and of a
-// shard document of each kind, is in it.
+// docs/reports.md's list of each report schema's fields is the schema the
+// code writes, field for field, and every field of the golden reports, and
+// of a shard document of each kind, is in it.
 func TestReportSchemasAreDocumented(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	blocks, _ := fences(readDoc(t, "docs/reports.md"))
+	var block string
+	for _, b := range blocks {
+		if len(b.body) > 0 && strings.HasPrefix(b.body[0], scenarios.TableSchema+": ") {
+			block = strings.Join(b.body, "\n")
+		}
 	}
-	_, section, _ := strings.Cut(string(readme), "\n## Reports as JSON and CSV\n")
-	_, block, _ := strings.Cut(section, "```\n")
-	block, _, _ = strings.Cut(block, "```")
+	if block == "" {
+		t.Fatalf("docs/reports.md has no block listing the schemas' fields, starting %q", scenarios.TableSchema+": ")
+	}
 	documented := map[string][]string{}
 	var current string
 	for _, field := range strings.FieldsFunc(block, func(r rune) bool { return r == ',' || r == '\n' }) {
@@ -75,7 +78,7 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 		record.Schema: record.SchemaFields(), ceiling.ArtifactSchema: ceiling.SchemaFields(),
 	}
 	if len(documented) != len(reports) {
-		t.Errorf("the README documents %d schemas, %v; the code writes %d", len(documented), slices.Sorted(maps.Keys(documented)), len(reports))
+		t.Errorf("docs/reports.md documents %d schemas, %v; the code writes %d", len(documented), slices.Sorted(maps.Keys(documented)), len(reports))
 	}
 	shards := tinyShards(t)
 	for _, schema := range slices.Sorted(maps.Keys(reports)) {
@@ -88,11 +91,12 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 		}
 		want, got := slices.Sorted(slices.Values(fields)), slices.Sorted(slices.Values(documented[schema]))
 		if !slices.Equal(want, got) {
-			t.Errorf("%s: the README documents\n%v\nthe code writes\n%v", schema, got, want)
+			t.Errorf("%s: docs/reports.md documents\n%v\nthe code writes\n%v", schema, got, want)
 		}
 		for _, file := range reports[schema] {
 			raw, ok := shards[file]
 			if !ok {
+				var err error
 				if raw, err = os.ReadFile(file); err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,10 +139,12 @@ func TestBadgesRejectBadInput(t *testing.T) {
 	}
 }
 
-// Every finding of this module has its badge in the README, with its label
-// and a link to the line it is declared on, so the README cannot drift from
-// the code; the failure prints the markdown to paste.
-func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
+// Every finding of this module has its badge in the README's findings
+// index, with its label and a link to the line it is declared on, and no
+// badge anywhere in the README or docs/ is stale (another label, another
+// line, a finding that is gone), so the docs cannot drift from the code;
+// the failure prints the markdown to paste.
+func TestREADMEShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fs, err := findings.Declared(root)
 	if err != nil {
@@ -151,9 +154,34 @@ func TestReadmeShowsEveryFindingsBadgeLinkedToItsLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, index, _ := bytes.Cut(readme, []byte("\n## Findings\n"))
+	index, _, _ = bytes.Cut(index, []byte("\n## "))
+	current := map[string]string{}
 	for _, f := range fs {
-		if md := markdown(f); !bytes.Contains(readme, []byte(md)) {
-			t.Errorf("README.md lacks the badge of %s (%s:%d); it should read:\n%s", f.Name, f.File, f.Line, md)
+		md := markdown(f)
+		current[f.Name] = md
+		if !bytes.Contains(index, []byte(md)) {
+			t.Errorf("README.md's findings index lacks the badge of %s (%s:%d); it should read:\n%s", f.Name, f.File, f.Line, md)
+		}
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range badgeMarkdown.FindAllSubmatch(text, -1) {
+			if md, ok := current[string(m[1])]; !ok {
+				t.Errorf("%s shows a badge of %s, which is not a finding of this module", path, m[1])
+			} else if string(m[0]) != md {
+				t.Errorf("%s shows a stale badge of %s:\n%s\nit should read:\n%s", path, m[1], m[0], md)
+			}
 		}
 	}
 }
+
+// badgeMarkdown is a finding's badge markdown, whatever its label and line.
+var badgeMarkdown = regexp.MustCompile(`\[!\[[^\]]*\]\(https://img\.shields\.io/endpoint\?url=[^)]*/badges/(TestFinding\w+)\.json\)\]\([^)]*\)`)
