@@ -59,7 +59,7 @@ var allowedImports = map[string][]string{
 	"live":                {"algos", "internal/encode", "record"},
 	"drift":               {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":             {},
-	"traffic":             {"algos", "model"},
+	"traffic":             {"model"},
 	"drills":              {},
 	"capacity":            {"algos", "fleet", "internal/encode", "limiter", "metrics", "traffic"},
 	"fleet":               {"algos", "limiter"},

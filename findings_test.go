@@ -59,8 +59,8 @@ func findingsSeedRuns(t *testing.T, r scenarios.Matrix, algo string, d model.Dep
 var bucketNames = []string{"token-bucket", "leaky-bucket", "gcra"}
 var windowNames = []string{"fixed-window", "sliding-log", "sliding-counter"}
 
-// printed is x as the README prints it, rounded to digits decimals: a
-// number the README states is held at the precision it is stated in.
+// printed is x as the docs print it, rounded to digits decimals: a
+// number the docs state is held at the precision it is stated in.
 func printed(x float64, digits int) float64 {
 	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', digits, 64), 64)
 	if err != nil {
@@ -70,14 +70,14 @@ func printed(x float64, digits int) float64 {
 }
 
 // stated fails t unless the values, printed to digits decimals, run from
-// exactly lo to exactly hi: the README says "lo to hi" (or, lo == hi, the
+// exactly lo to exactly hi: the docs say "lo to hi" (or, lo == hi, the
 // one number) of them. These runs are deterministic, so a stated range is
 // the measured one, and a number that moves past either end, or leaves an
-// end unreached, makes the README's sentence wrong.
+// end unreached, makes the docs' sentence wrong.
 func stated(t *testing.T, what string, digits int, lo, hi float64, values ...float64) {
 	t.Helper()
 	if len(values) == 0 {
-		t.Errorf("%s: nothing measured, the README states %.*f to %.*f", what, digits, lo, digits, hi)
+		t.Errorf("%s: nothing measured, the docs state %.*f to %.*f", what, digits, lo, digits, hi)
 		return
 	}
 	least, most := math.Inf(1), math.Inf(-1)
@@ -85,7 +85,7 @@ func stated(t *testing.T, what string, digits int, lo, hi float64, values ...flo
 		least, most = min(least, printed(v, digits)), max(most, printed(v, digits))
 	}
 	if least != lo || most != hi {
-		t.Errorf("%s: measured %.*f to %.*f, the README states %.*f to %.*f", what, digits, least, digits, most, digits, lo, digits, hi)
+		t.Errorf("%s: measured %.*f to %.*f, the docs state %.*f to %.*f", what, digits, least, digits, most, digits, lo, digits, hi)
 	}
 }
 
@@ -185,7 +185,7 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 // algorithm but the fixed window, whose boundary bursts peak slightly lower,
 // because half a round trip carries the last few requests of the burst
 // "just before" an edge past it in true time: at most one leg (625 µs) of a
-// burst that sends a request every 100 µs, 7 requests (the README states
+// burst that sends a request every 100 µs, 7 requests (the docs state
 // the 3 measured). Client by client,
 // the store clock can be one admit above the ideal, no more: each leg's
 // ±125 µs of jitter can squeeze one more of a client's own requests into a
@@ -239,7 +239,7 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 // every seed, by at most 40% on the worst attack client; the window
 // algorithms turn the honest client away 1-10% of the time. Measured: the
 // buckets' share of the burst absorbs the honest client's unevenness, and
-// they turn it away less than 1% of the time. The README states the
+// they turn it away less than 1% of the time. The docs state the
 // measured ranges: 21.6 to 31.0% over (the worst client of each limiter),
 // the honest client turned away up to 7.9%.
 //
@@ -350,7 +350,7 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 // and this client, which sends again as soon as an admit arrives (at the
 // boundary client's pace, a request per 100 µs), offers more than the
 // flood's 5x. Leaky bucket and GCRA, whose state never moves back, hold
-// the same client to 2.1x. The README states the measured 10.11x, and
+// the same client to 2.1x. The docs state the measured 10.11x, and
 // 2.02x for the leaky bucket and GCRA; and that the skew sweep (the worst
 // of every client) reads 10.04x to 10.14x for the token bucket from 40 ms
 // of skew on.
@@ -375,7 +375,7 @@ func TestFindingRetryAfterClientTakesMoreThanTheFloodUnderSkew(t *testing.T) {
 		held = append(held, c.PeakX)
 	}
 	if most := slices.Max(held); printed(most, 2) != 2.02 {
-		t.Errorf("leaky bucket and GCRA hold the Retry-After client to %.2fx, the README states 2.02x", most)
+		t.Errorf("leaky bucket and GCRA hold the Retry-After client to %.2fx, the docs state 2.02x", most)
 	}
 	var swept []float64
 	for _, skew := range scenarios.DefaultSkews() {
@@ -472,7 +472,7 @@ func TestFindingSlidingLogHoldsItsWindow(t *testing.T) {
 
 // The non-atomic GET, decide, SET lets at least a quarter more of the flood
 // through than the ideal, for every algorithm, with clocks in agreement and
-// a 1 ms round trip, and breaks every algorithm's promise. The README states
+// a 1 ms round trip, and breaks every algorithm's promise. The docs state
 // the measured range, 51.5 to 53.7% (the worst seed of each limiter).
 //
 // Badge: GET, decide, SET
@@ -502,7 +502,7 @@ func TestFindingGetSetOverAdmits(t *testing.T) {
 // through by about the number of nodes: between 0.875·N and N times the
 // ideal's admits on every seed. N is the most: each node admits at most
 // what one limiter with the whole limit admits of the whole flood. The
-// README states the measured range, 3.88 to 4.00 on 4 nodes.
+// docs state the measured range, 3.88 to 4.00 on 4 nodes.
 //
 // Badge: full limit per node
 func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
@@ -535,7 +535,7 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 // its promise on some seed, each time by a single admit, and the sliding
 // counter, whose window restarts when a request told an earlier time runs
 // after one told a later time, peaks at about twice its one-node peak
-// (the README states the measured 2.00x).
+// (the docs state the measured 2.00x).
 //
 // Badge: node clock, no skew
 func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
@@ -649,7 +649,7 @@ func TestGoldenLibraries(t *testing.T) {
 // because a request it denies does not move its last time back (the
 // token bucket's does), so a skewed node must be admitted to rewind it. On
 // the table's conditions (50 ms, all eight clients) its row equals the
-// token bucket's in every column that applies. The README states the
+// token bucket's in every column that applies. The docs state the
 // measured peaks: 2.00x with no skew, 5.94x from 50 ms, and in between
 // 2.31x against the token bucket's 2.81x at 10 ms, 5.67x against 5.69x at
 // 40 ms.
@@ -726,14 +726,14 @@ func TestFindingXTimeRateCollapsesUnderSkewLikeTheTokenBucket(t *testing.T) {
 // promise (measured: the client retrying at every Retry-After, 167 admits
 // in 15.699999 s where 166 are promised, on one node). Behind a store it
 // breaks no promise at all on these runs, and its peaks are GCRA's: 1.90x
-// on one node and behind a store, 2.90x after a wipe, as the README states.
+// on one node and behind a store, 2.90x after a wipe, as the docs state.
 //
 // Badge: redis_rate deployed
 func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
 	m := findingsLibraryMatrix(t, findingsRedisRate)
 	applies := map[model.Deployment]bool{model.Ideal: true, model.StoreClock: true, model.StoreWiped: true}
-	// The peaks the README states, and how many promises were broken by
+	// The peaks the docs state, and how many promises were broken by
 	// rounding (on one node, each the one it states).
 	peaks := map[model.Deployment]float64{model.Ideal: 1.90, model.StoreClock: 1.90, model.StoreWiped: 2.90}
 	rounding := 0
@@ -775,14 +775,14 @@ func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 				}
 				rounding++
 				if scenarios.Client(client) != scenarios.RetryAfter || v.Admits != 167 || v.Allowed != 166 || v.To-v.From != 15_699_999 {
-					t.Errorf("%s, seed %d, %s client: %s; the README states the Retry-After client's 167 admits in 15.699999 s where 166 are promised",
+					t.Errorf("%s, seed %d, %s client: %s; the docs state the Retry-After client's 167 admits in 15.699999 s where 166 are promised",
 						c.Name, run.Seed, scenarios.Client(client), v.Reason)
 				}
 			}
 		}
 	}
 	if rounding == 0 {
-		t.Error("redis_rate broke no promise on one node; the README states the Retry-After client's 167 admits in 15.699999 s where 166 are promised")
+		t.Error("redis_rate broke no promise on one node; the docs state the Retry-After client's 167 admits in 15.699999 s where 166 are promised")
 	}
 }
 
@@ -801,7 +801,7 @@ func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 // delay you set (golden/queueing.txt). In a rolling second the promise of
 // a burst of b allows b + ⌊L·(W−1µs)/W⌋: let through, 20 for the busiest
 // tenant, which it reaches; as decided, the wider bucket the queue states,
-// b + ⌈D·L/W⌉: 22 and 30, reached too. The README states the measured
+// b + ⌈D·L/W⌉: 22 and 30, reached too. The docs state the measured
 // admits (30.6%, 42.2%, 48.4%) and p99 waits (99.752 ms, 499.63 ms).
 //
 // Badge: queueing GCRA's wait
@@ -852,7 +852,7 @@ func TestFindingQueueingGCRAAddsLatencyOnBursts(t *testing.T) {
 		case c.breaking[whenDecided] != len(tr.Keys):
 			t.Errorf("%s: counted when decided, %d of %d keys break the GCRA's promise; the claim is that all do, and only counting when let through keeps it", a.Name, c.breaking[whenDecided], len(tr.Keys))
 		case c.busiest[whenDecided] != inASecond(l.Burst+(d*l.Rate+l.Window-1)/l.Window):
-			t.Errorf("%s: as decided, the busiest tenant has %d in a second; the queue's wider bucket allows %d, the README's number", a.Name, c.busiest[whenDecided], inASecond(l.Burst+(d*l.Rate+l.Window-1)/l.Window))
+			t.Errorf("%s: as decided, the busiest tenant has %d in a second; the queue's wider bucket allows %d, the docs' number", a.Name, c.busiest[whenDecided], inASecond(l.Burst+(d*l.Rate+l.Window-1)/l.Window))
 		case w.P99 < d*95/100 || w.P50 < d*3/4:
 			t.Errorf("%s: wait p50 %s, p99 %s; the claim is a queue full through every burst: p99 within 5%% of the max delay %s, p50 above 3/4 of it",
 				a.Name, fmtWait(w.P50), fmtWait(w.P99), fmtWait(d))

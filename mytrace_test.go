@@ -9,7 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// The README's CI gate, as a user writes it: the tightest per-key limit a
+// The CI gate of docs/capacity.md, as a user writes it: the tightest per-key limit a
 // second, from 10 to 100, that refuses at most 1% of a recorded trace
 // (testdata/production.csv: five minutes of twelve accounts at epoch
 // times, costs of 1 to 3). The test fails, with the table, when no limit

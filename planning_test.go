@@ -119,7 +119,7 @@ var withinLimitCounter = algos.Algorithm{
 // per-key token bucket of 8 a second: the largest tenant is refused most
 // of the time while the aggregate accept rate looks healthy and the small
 // tenants notice nothing. The published run: top tenant 28.2%, aggregate
-// 56.2%, Jain 0.885. The README states this run's: 27.6%, 57.0%, Jain
+// 56.2%, Jain 0.885. The docs state this run's: 27.6%, 57.0%, Jain
 // 0.883, and 100% for the two smallest tenants (none refused).
 //
 // Badge: Zipf tenants
@@ -163,7 +163,7 @@ func TestFindingZipfStarvesTheLargestTenant(t *testing.T) {
 			t.Errorf("small tenant %s got %s; the claim is that the small tenants notice nothing", k.Name, metrics.FormatPercent(k.AcceptRatio))
 		}
 		if k.Accepted != k.Requests {
-			t.Errorf("small tenant %s: %d of %d admitted; the README states 100%%", k.Name, k.Accepted, k.Requests)
+			t.Errorf("small tenant %s: %d of %d admitted; the docs state 100%%", k.Name, k.Accepted, k.Requests)
 		}
 	}
 	stated(t, "the largest tenant admitted (%)", 1, 27.6, 27.6, 100*top.AcceptRatio)
@@ -177,7 +177,7 @@ func TestFindingZipfStarvesTheLargestTenant(t *testing.T) {
 // log changes sign with the shape of the traffic: back-loaded windows
 // (every request in the last fifth) are under-counted and it admits more
 // than the log; front-loaded windows (every request in the first fifth) are
-// over-counted and it admits less. The README states by how much over the
+// over-counted and it admits less. The docs state by how much over the
 // minute: 312 more, and 1,705 fewer.
 //
 // Badge: sliding counter's error
@@ -187,7 +187,7 @@ func TestFindingSlidingCounterErrorChangesSign(t *testing.T) {
 		name  string
 		onAt  func(phase int64) bool // is the traffic on at this µs of the second?
 		wants int                    // the sign of counter - log
-		diff  float64                // counter - log, as the README states it
+		diff  float64                // counter - log, as the docs state it
 	}{
 		{"back-loaded", func(p int64) bool { return p >= 800_000 }, +1, 312},
 		{"front-loaded", func(p int64) bool { return p < 200_000 }, -1, -1705},
@@ -239,7 +239,7 @@ func sign(x int64) int {
 // 50 ms, 143 at 200 ms, 243 at 1 s), and with a 1 s cache on a 1 s window
 // the limit does nothing (published: 11,973 admitted of about 12,000). The
 // fixed window on one node admits 6,000: L in each of the 60 windows, every
-// one offered more than L. The README states this run's busiest windows,
+// one offered more than L. The docs state this run's busiest windows,
 // 113, 141 and 229, and 99.8% admitted at a 1 s sync.
 //
 // Badge: cached counter's sync interval

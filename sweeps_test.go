@@ -1,6 +1,6 @@
 package overshoot_test
 
-// The findings as curves: each headline number of the README swept over the
+// The findings as curves: each headline number of the docs swept over the
 // parameter it depends on most, on the table's conditions but for that
 // parameter and the seeds (1-3 here, 1-10 in the table, so that the
 // sweeps together take under 5 s on two cores). Each curve is a golden
@@ -132,7 +132,7 @@ func TestGoldenSweeps(t *testing.T) {
 // run of 20 s: under one restart per node), which of the three seeds draw a
 // restart decides, and the flood is held within 2 points of the model
 // either way. Measured: the buckets 88-92% of the model, the fixed window
-// 75-81%, the sliding log and counter 38-50%. The README states those
+// 75-81%, the sliding log and counter 38-50%. The docs state those
 // shares (where the model is 5% or more), the flood's −0.1 to +0.5% with no
 // restarts, the buckets' model (+17.5% at 5 s, +8.2% at 10 s), the table's
 // over at 5 s (13.8 to 22.2%), and the sliding counter's +25.1% with no
@@ -242,7 +242,7 @@ func overRange(t *testing.T, c scenarios.Curve, k int) string {
 // share of the burst absorbs the unevenness, under 1% up to 5 nodes. The
 // flood's over stays below the restart model's bound at every N (its fresh
 // bursts do not depend on N: N nodes × m(D) restarts × B/N) and above
-// half of it for the buckets. The README states, as measured: 12.5 to 22.1%
+// half of it for the buckets. The docs state, as measured: 12.5 to 22.1%
 // for the window algorithms on 20 nodes and 4.4% for the buckets, the
 // fixed window's dip from 3.8% on 4 nodes to 3.5% on 5, and the buckets'
 // flood over at 13.0 to 16.4% whatever N.
@@ -315,7 +315,7 @@ func TestFindingLocalSplitTurnsHonestAwayMoreOnMoreNodes(t *testing.T) {
 // W either way). The flood's admits in the W after the wipe beyond the
 // ideal's, the mean of the seeds, are within 5 admits of the model at every
 // phase: the flood's Poisson arrivals blur the corners of min and max by a
-// few requests (the README states the measured 4.3). On every seed, the
+// few requests (the docs state the measured 4.3). On every seed, the
 // buckets get B − 1 to B at every phase (a fresh burst, less the under one
 // token the ideal's bucket holds), the fixed window nothing at its edge
 // (both runs start the same window afresh there), and the sliding counter
@@ -374,7 +374,7 @@ func TestFindingWipedStoreBurstFollowsWhereInTheWindowItFalls(t *testing.T) {
 		}
 	}
 	if most := printed(slices.Max(gaps), 1); most > 4.3 {
-		t.Errorf("the flood's admits after the wipe are %.1f from the model at some phase, the README states within 4.3", most)
+		t.Errorf("the flood's admits after the wipe are %.1f from the model at some phase, the docs state within 4.3", most)
 	}
 }
 
@@ -385,7 +385,7 @@ func TestFindingWipedStoreBurstFollowsWhereInTheWindowItFalls(t *testing.T) {
 // At no round trip nothing is over (0.0% for every algorithm, no promise
 // broken); from there the flood's over rises with every step of the round
 // trip, and its mean over the seeds is within 5% of the model (plus 1
-// point) at every one; the README states the measured: within 3.2% of it.
+// point) at every one; the docs state the measured: within 3.2% of it.
 //
 // Badge: GET, decide, SET against the round trip
 func TestFindingGetSetOverAdmitsInProportionToTheRoundTrip(t *testing.T) {
@@ -417,7 +417,7 @@ func TestFindingGetSetOverAdmitsInProportionToTheRoundTrip(t *testing.T) {
 		}
 	}
 	if printed(worst, 1) > 3.2 {
-		t.Errorf("the flood over the ideal is %.1f%% from the model at some round trip, the README states within 3.2%%", worst)
+		t.Errorf("the flood over the ideal is %.1f%% from the model at some round trip, the docs state within 3.2%%", worst)
 	}
 }
 
@@ -430,7 +430,7 @@ func TestFindingGetSetOverAdmitsInProportionToTheRoundTrip(t *testing.T) {
 // boundary peak, the mean of the seeds, is 2L − 50·L·RTT/W within the
 // legs' jitter (±25% of RTT/2, in requests) plus 2, and its peak never
 // rises with the round trip: 2L (2.00x) with none, where the ideal's
-// boundary bursts are all admitted, and 1.92x at 2 ms, as the README
+// boundary bursts are all admitted, and 1.92x at 2 ms, as the docs
 // states it.
 //
 // Badge: store clock against the round trip
@@ -486,7 +486,7 @@ func TestFindingStoreClockPeaksHoldButTheFixedWindowsFallsWithTheRoundTrip(t *te
 // time run after one told a later time), and the sliding counter, whose
 // window restarts on such a pair across an edge, peaks at 1.5× its
 // one-node peak or more and lets more through the longer the round trip.
-// The README states the measured: it peaks at 2.00x at every round trip
+// The docs state the measured: it peaks at 2.00x at every round trip
 // from 250 µs, and lets +9.8% through at 250 µs, +48.9% at 2 ms.
 //
 // Badge: node clock against the round trip
@@ -544,7 +544,7 @@ func TestFindingNodeClockBreaksPromisesFromTheShortestRoundTrip(t *testing.T) {
 // the whole flood); the balancer deals the shares unevenly, so it may fall
 // short of the model, by at most 10% of it (measured: the buckets and the
 // fixed window within 1 point up to 4 nodes, the sliding log and counter up
-// to 3.5% short; 0-9% short at 5, where N·A ≈ F). The README states those,
+// to 3.5% short; 0-9% short at 5, where N·A ≈ F). The docs state those,
 // the sliding log's 9% short at 5, and the token bucket's over as measured
 // (+100.0% on 2 nodes, +299.3% on 4, +381.2% on 5, +381.6% on 8, where it
 // admits every request of the flood on every seed).
@@ -556,7 +556,7 @@ func TestFindingLocalFullMultipliesTheFloodByTheNodeCount(t *testing.T) {
 	defer func() {
 		t.Logf("measured: the token bucket's flood over the ideal by nodes: %s", strings.Join(headline, ", "))
 	}()
-	// The token bucket's over the README states, by nodes; and how far the
+	// The token bucket's over the docs state, by nodes; and how far the
 	// sliding log and counter fall short of the model up to 4 nodes, in %.
 	tokenBucket := map[int64]float64{2: 100.0, 4: 299.3, 5: 381.2, 8: 381.6}
 	var short []float64

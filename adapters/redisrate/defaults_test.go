@@ -30,8 +30,8 @@ func needDefaults(t *testing.T) {
 // one admit, where the small runs above see nothing: the default hunt (200
 // seeds of 12 s, 100 per second, nine clients) behind one store catches it
 // over-admitting on every seed, first 250 admits in 1.5 s where 249 are
-// promised, and never by more than one, and it never errs. The README
-// states both: every seed, and 250 where 249 (in 1.499999 s).
+// promised, and never by more than one, and it never errs. The docs
+// state both: every seed, and 250 where 249 (in 1.499999 s).
 func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	needDefaults(t)
 	verdicts, err := scenarios.Hunt([]scenarios.Suspect{{Limiter: redisrate.Spec(), Deployment: model.StoreClock}}, scenarios.HuntOptions())
@@ -51,10 +51,10 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 		t.Errorf("first breach %v: want exactly one admit beyond the promise", v.First)
 	}
 	if v.SeedsBy[scenarios.OverAdmission] != v.Seeds {
-		t.Errorf("over-admission on %d of %d seeds; the README states every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds)
+		t.Errorf("over-admission on %d of %d seeds; the docs state every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds)
 	}
 	if f := v.First; f == nil || f.Admits != 250 || f.Allowed != 249 || f.To-f.From != 1_499_999 {
-		t.Errorf("first breach %v; the README states 250 admits in 1.5 s (1499999µs) where 249 are promised", f)
+		t.Errorf("first breach %v; the docs state 250 admits in 1.5 s (1499999µs) where 249 are promised", f)
 	}
 }
 
@@ -64,7 +64,7 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 // GCRA keeps it (ideal and store clock; the wiped store breaks both), yet
 // its peak is never more than one admit above GCRA's and its overshoot is
 // GCRA's within 0.5 points: the breach is the float's one admit. The
-// README states how often on one node: in 24 of the 80 ideal runs.
+// docs state how often on one node: in 24 of the 80 ideal runs.
 func TestDefaultMatrixBesideGCRA(t *testing.T) {
 	needDefaults(t)
 	m, err := scenarios.RunMatrix(append(limiter.FromAlgorithms(algos.GCRA), redisrate.Spec()), scenarios.DefaultOptions())
@@ -96,7 +96,7 @@ func TestDefaultMatrixBesideGCRA(t *testing.T) {
 			t.Errorf("%s: promise broken in %d runs of redis_rate, %d of gcra: want some, and none", c.Name, rr.Violations, g.Violations)
 		}
 		if c.Deployment == model.Ideal && (rr.Violations != 24 || rr.Runs != 80) {
-			t.Errorf("%s: redis_rate broke its promise in %d of %d runs; the README states 24 of 80", c.Name, rr.Violations, rr.Runs)
+			t.Errorf("%s: redis_rate broke its promise in %d of %d runs; the docs state 24 of 80", c.Name, rr.Violations, rr.Runs)
 		}
 	}
 }

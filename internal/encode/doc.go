@@ -2,7 +2,7 @@
 // says what is in them: one encoding for every JSON schema (JSON, and
 // JSONLine for records), one for CSV (CSV), the shape every schema gives a
 // limit (Limit), and the list of a schema's fields read from the type that
-// writes it (Fields), which the README's schema list is checked against.
+// writes it (Fields), which the schema list of docs/reports.md is checked against.
 //
 // # What it owns, and what it must not import
 //
