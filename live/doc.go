@@ -17,8 +17,9 @@
 // The targets (Func, HTTP) and the parsing of the header conventions
 // services ship (X-RateLimit-*, the IETF RateLimit, RateLimit-Policy and
 // RateLimit-* fields, Retry-After in seconds or as an HTTP-date), the
-// driver (Drive: open loop on vegeta's pacer, or closed loop, each key a
-// Client of its own such as RetryAfter) and the one judge of records
+// driver (Drive: open loop on vegeta's pacer, a plan of requests such as
+// the simulator's clients, or closed loop, each key a Client of its own
+// such as RetryAfter) and the one judge of records
 // (Judge, Verdict), whoever made them: a record whose producer saw the
 // decision (the simulator's, replay's under MONITOR) is placed at that
 // instant. The record itself (Record, Answer) is package record's. It

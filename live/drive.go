@@ -32,7 +32,17 @@ type Load struct {
 	// own (Loop()) sends one request at a time, each when the client's
 	// Next says, to the target's nodes in turn, until Duration.
 	Loop func() Client
-	// Duration is how long requests are sent; it must be positive.
+	// Plan, when set, is an open-loop drive of exactly these requests
+	// instead of a rate: each is sent Sent µs after the drive starts, for
+	// its Key, to node Node mod the target's nodes (its Cost kept on its
+	// record), in the order given, which must be by Sent. The simulator's
+	// traffic is such a plan (scenarios.Traffic, each Request's Send as
+	// Sent): the same clients, in real time. Rate, Loop and Keys must then
+	// be unset. A planned drive ends with its last request, sent however
+	// late a stalled machine makes it.
+	Plan []record.Record
+	// Duration is how long requests are sent; it must be positive, except
+	// with a Plan, which it only bounds (0: no bound).
 	Duration time.Duration
 	// Timeout bounds each request (default 5 s): one that takes longer is
 	// recorded with its error. Drive returns at most Duration + Timeout
@@ -45,10 +55,15 @@ type Load struct {
 }
 
 func (ld *Load) check() error {
+	if ld.Plan != nil {
+		if err := ld.checkPlan(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case ld.Loop != nil && ld.Rate != 0:
 		return fmt.Errorf("live: a closed-loop drive (Loop) offers no rate, got %d a second", ld.Rate)
-	case ld.Loop == nil && ld.Rate <= 0:
+	case ld.Plan == nil && ld.Loop == nil && ld.Rate <= 0:
 		return fmt.Errorf("live: the offered rate must be positive, got %d a second", ld.Rate)
 	case ld.Duration <= 0:
 		return fmt.Errorf("live: the duration must be positive, got %v", ld.Duration)
@@ -64,7 +79,7 @@ func (ld *Load) check() error {
 			return errors.New("live: an empty key")
 		}
 	}
-	if len(ld.Keys) == 0 {
+	if len(ld.Keys) == 0 && ld.Plan == nil {
 		b := make([]byte, 6)
 		rand.Read(b)
 		ld.Keys = []string{"live-" + hex.EncodeToString(b)}
@@ -78,9 +93,40 @@ func (ld *Load) check() error {
 	return nil
 }
 
+// checkPlan says what is wrong with a planned drive, and sets a Duration
+// of 0 just past the plan's last request (the bound Drive's own checks
+// ask for; the plan's end is what ends the drive).
+func (ld *Load) checkPlan() error {
+	switch {
+	case len(ld.Plan) == 0:
+		return errors.New("live: an empty plan")
+	case ld.Rate != 0 || ld.Loop != nil || len(ld.Keys) > 0:
+		return errors.New("live: a planned drive takes no Rate, Loop or Keys: its requests say what is sent")
+	}
+	for i, r := range ld.Plan {
+		switch {
+		case r.Key == "":
+			return fmt.Errorf("live: planned request %d has no key", i+1)
+		case r.Sent < 0 || r.Node < 0 || r.Cost < 0:
+			return fmt.Errorf("live: planned request %d has a negative time, node or cost (sent %d µs, node %d, cost %d)", i+1, r.Sent, r.Node, r.Cost)
+		case i > 0 && r.Sent < ld.Plan[i-1].Sent:
+			return fmt.Errorf("live: planned request %d (at %d µs) comes before request %d (at %d µs): a plan is in the order it is sent", i+1, r.Sent, i, ld.Plan[i-1].Sent)
+		}
+	}
+	last := ld.Plan[len(ld.Plan)-1].Sent
+	switch {
+	case ld.Duration == 0:
+		ld.Duration = time.Duration(last+1) * time.Microsecond
+	case ld.Duration > 0 && last >= ld.Duration.Microseconds():
+		return fmt.Errorf("live: the plan's last request (at %d µs) is past the drive's %v", last, ld.Duration)
+	}
+	return nil
+}
+
 // Drive offers ld to target in real time and records every request,
 // sorted by Sent. Request i goes to key i mod K, and each key's requests
-// go to the target's nodes in turn. It returns when every answer is in
+// go to the target's nodes in turn (a Plan says each request's key and
+// node itself). It returns when every answer is in
 // (at most ld.Timeout after the last send), or early with ctx's error,
 // the records so far included (requests cut short carry ctx's error).
 func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error) {
@@ -120,15 +166,33 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		wg.Wait()
 		return sorted(), errors.Join(errs...)
 	}
-	pacer := vegeta.ConstantPacer{Freq: ld.Rate * keys, Per: time.Second}
+	// next is when the hits-th request is due, as a wait from elapsed,
+	// and the request; false ends the drive.
+	next := func(hits uint64, elapsed time.Duration) (time.Duration, record.Record, bool) {
+		if hits >= uint64(len(ld.Plan)) {
+			return 0, record.Record{}, false
+		}
+		p := ld.Plan[hits]
+		return time.Duration(p.Sent)*time.Microsecond - elapsed, record.Record{Key: p.Key, Node: p.Node % nodes, Cost: p.Cost}, true
+	}
+	if ld.Plan == nil {
+		pacer := vegeta.ConstantPacer{Freq: ld.Rate * keys, Per: time.Second}
+		next = func(hits uint64, elapsed time.Duration) (time.Duration, record.Record, bool) {
+			wait, stop := pacer.Pace(elapsed, hits)
+			return wait, record.Record{Key: ld.Keys[hits%uint64(keys)], Node: int(hits / uint64(keys) % uint64(nodes))}, !stop
+		}
+	}
 	var stopped error
+	// A plan ends with its last request, sent however late a stalled
+	// machine makes it; a rate ends at Duration.
+	over := func(elapsed time.Duration) bool { return ld.Plan == nil && elapsed >= ld.Duration }
 	for hits := uint64(0); ; hits++ {
 		elapsed := time.Since(start)
-		if elapsed >= ld.Duration {
+		if over(elapsed) {
 			break
 		}
-		wait, stop := pacer.Pace(elapsed, hits)
-		if stop {
+		wait, r, ok := next(hits, elapsed)
+		if !ok {
 			break
 		}
 		if wait > 0 {
@@ -143,21 +207,22 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 			stopped = err
 			break
 		}
-		if time.Since(start) >= ld.Duration {
+		if over(time.Since(start)) {
 			break
 		}
-		key, node := ld.Keys[hits%uint64(keys)], int(hits/uint64(keys)%uint64(nodes))
 		select {
 		case slots <- struct{}{}:
 		default:
-			now := since()
-			add(record.Record{Key: key, Node: node, Sent: now, Answered: now, Err: ErrInFlight})
+			r.Sent = since()
+			r.Answered, r.Err = r.Sent, ErrInFlight
+			add(r)
 			continue
 		}
 		wg.Go(func() {
 			// The slot is held until the call returns, even one that
 			// ignores its context and outlives the record.
-			add(timedCall(ctx, call, record.Record{Key: key, Node: node, Sent: since()}, ld.Timeout, since, func() { <-slots }))
+			r.Sent = since()
+			add(timedCall(ctx, call, r, ld.Timeout, since, func() { <-slots }))
 		})
 	}
 	wg.Wait()

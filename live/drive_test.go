@@ -40,6 +40,13 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"empty key", ok, live.Load{Keys: []string{""}, Rate: 1, Duration: time.Second}, "empty key"},
 		{"a rate and a closed loop", ok, live.Load{Rate: 1, Duration: time.Second, Loop: func() live.Client { return live.RetryAfter{} }}, "offers no rate"},
 		{"absurd rate", ok, live.Load{Rate: 2_000_000, Duration: time.Second}, "million"},
+		{"empty plan", ok, live.Load{Plan: []record.Record{}}, "empty plan"},
+		{"a plan and a rate", ok, live.Load{Plan: []record.Record{{Key: "a"}}, Rate: 1}, "no Rate, Loop or Keys"},
+		{"a plan and keys", ok, live.Load{Plan: []record.Record{{Key: "a"}}, Keys: []string{"b"}}, "no Rate, Loop or Keys"},
+		{"a plan without a key", ok, live.Load{Plan: []record.Record{{Sent: 1}}}, "request 1 has no key"},
+		{"a plan back in time", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: 5}, {Key: "a", Sent: 4}}}, "request 2 (at 4 µs) comes before request 1"},
+		{"a negative plan", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: -1}}}, "negative"},
+		{"a plan past its duration", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: 2_000_000}}, Duration: time.Second}, "past the drive's 1s"},
 	} {
 		recs, err := live.Drive(context.Background(), c.target, c.load)
 		if err == nil || !strings.Contains(err.Error(), c.says) || recs != nil {
@@ -99,6 +106,53 @@ func TestDriveRecordsEveryRequestRoundRobin(t *testing.T) {
 		if k := s.header; (k != "a" && k != "b") || s.path != "/v1/"+k || s.body != `{"user":"`+k+`"}` {
 			t.Errorf("served %+v", s)
 		}
+	}
+}
+
+// A planned drive sends exactly its requests, each for its key and node
+// and never before its time, and records each with its cost.
+func TestDrivePlanSendsEachRequestAtItsTime(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	served := map[string]int{}
+	target := live.Func(func(_ context.Context, key string) (algos.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		served[key]++
+		return algos.Decision{Allowed: served[key] <= 2}, nil
+	})
+	plan := []record.Record{
+		{Key: "a", Sent: 0, Cost: 1},
+		{Key: "b", Sent: 0, Cost: 3},
+		{Key: "a", Sent: 30_000, Cost: 1},
+		{Key: "a", Sent: 30_000, Cost: 2},
+		{Key: "b", Sent: 120_000, Cost: 1},
+	}
+	recs, err := live.Drive(context.Background(), target, live.Load{Plan: plan, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(plan) {
+		t.Fatalf("%d records of a plan of %d", len(recs), len(plan))
+	}
+	// Records come sorted by Sent; a plan's ties may be sent in either
+	// order, so each record is matched to a planned request of its key,
+	// cost and time.
+	used := make([]bool, len(plan))
+	for _, r := range recs {
+		found := false
+		for i, p := range plan {
+			if !used[i] && p.Key == r.Key && p.Cost == r.Cost && r.Sent >= p.Sent {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found || r.Err != nil || r.Answered < r.Sent || r.Node != 0 {
+			t.Errorf("record %v matches no planned request", r)
+		}
+	}
+	if served["a"] != 3 || served["b"] != 2 {
+		t.Errorf("served %v, want a 3 and b 2", served)
 	}
 }
 
