@@ -121,7 +121,7 @@ var myLibrary = limiter.Spec{
 	New: limiter.PerKey(func(l algos.Limit, _ int64) (limiter.Decider, error) {
 		interval := time.Duration(l.Window/l.Rate) * time.Microsecond
 		g := &gcraLibrary{interval: interval, tolerance: time.Duration(l.Burst) * interval}
-		return limiter.DecideFunc(func(now int64) algos.Decision {
+		return limiter.DeciderFunc(func(now int64) algos.Decision {
 			ok, retry, reset := g.Allow(time.UnixMicro(now))
 			remaining := int64((g.tolerance - reset) / interval)
 			return algos.Decision{Allowed: ok, Remaining: max(remaining, 0), RetryAfter: retry.Microseconds(), Reset: reset.Microseconds()}

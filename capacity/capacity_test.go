@@ -81,7 +81,7 @@ func TestRunRefusesCostsALimiterCannotTake(t *testing.T) {
 	plain := limiter.Spec{
 		Name: "plain", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
 		New: limiter.PerKey(func(algos.Limit, int64) (limiter.Decider, error) {
-			return limiter.DecideFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
+			return limiter.DeciderFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
 		}),
 	}
 	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{At: 0, Cost: 1}, {At: 5, Cost: 3}}}

@@ -98,7 +98,7 @@ func TestPerKeyMakesOneObjectPerKey(t *testing.T) {
 		made++
 		firsts = append(firsts, first)
 		n := 0
-		return limiter.DecideFunc(func(now int64) algos.Decision {
+		return limiter.DeciderFunc(func(now int64) algos.Decision {
 			n++
 			if now < 0 {
 				panic("negative time")

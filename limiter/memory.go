@@ -82,12 +82,12 @@ type Decider interface {
 	Decide(now int64) algos.Decision
 }
 
-// DecideFunc is a Decider as a function, for one key's closure over a
+// DeciderFunc is a Decider as a function, for one key's closure over a
 // library's object.
-type DecideFunc func(now int64) algos.Decision
+type DeciderFunc func(now int64) algos.Decision
 
 // Decide calls f.
-func (f DecideFunc) Decide(now int64) algos.Decision { return f(now) }
+func (f DeciderFunc) Decide(now int64) algos.Decision { return f(now) }
 
 // PerKey is the New of a Spec whose limiter is a Go object per key: newKey
 // makes a fresh one under l, called once per key on the key's first

@@ -28,7 +28,7 @@ var epochReset = limiter.Spec{
 	Name: "epoch-reset", Clock: limiter.CallerClock, Promise: algos.BucketPromise, ExactRetry: true,
 	New: limiter.PerKey(func(l algos.Limit, _ int64) (limiter.Decider, error) {
 		var s algos.State
-		return limiter.DecideFunc(func(now int64) algos.Decision {
+		return limiter.DeciderFunc(func(now int64) algos.Decision {
 			d := algos.TokenBucket.Decide(&s, now, l)
 			d.Reset += 1_764_633_600 * algos.Second // 2025-12-02, where the wait should start
 			return d
@@ -44,7 +44,7 @@ var panicsOnTheHundredth = limiter.Spec{
 	New: limiter.PerKey(func(l algos.Limit, _ int64) (limiter.Decider, error) {
 		var s algos.State
 		calls := 0
-		return limiter.DecideFunc(func(now int64) algos.Decision {
+		return limiter.DeciderFunc(func(now int64) algos.Decision {
 			if calls++; calls == 100 {
 				panic("index out of range [100] with length 100")
 			}
