@@ -39,6 +39,39 @@ func nodes(t *testing.T, n int, quota int64, lim func(i int) (httplimit.Limiter,
 	return urls
 }
 
+// bucketShape is one way to deploy a token bucket on the reference
+// middleware's nodes: lim(i) is node i's limiter; clean says whether the
+// deployment keeps the bucket's promise.
+type bucketShape struct {
+	name  string
+	lim   func(i int) (httplimit.Limiter, error)
+	clean bool
+}
+
+// bucketShapes are the two deployments of a token bucket of l the live
+// tests judge: shared in Redis (the Lua script, deciding by the store's
+// clock, each test under a prefix of its own), which keeps the promise,
+// and a bucket per node, which does not.
+func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
+	t.Helper()
+	srv := redistest.Start(t)
+	script, err := lua.New(algos.TokenBucket.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := srv.Options()
+	opts.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	prefix := srv.Prefix(t)
+	return []bucketShape{
+		{"shared Lua bucket", func(int) (httplimit.Limiter, error) { return httplimit.Script(rdb, script, prefix, l) }, true},
+		{"per-instance buckets", func(int) (httplimit.Limiter, error) {
+			return httplimit.Local(limiter.FromAlgorithm(algos.TokenBucket), l, nil)
+		}, false},
+	}
+}
+
 // The reference middleware on three nodes, one key, a token bucket of 10
 // a second with bursts of 10, offered 100 a second open loop for 2.5 s and
 // judged from the records alone: with the bucket shared in Redis (the Lua
@@ -49,27 +82,8 @@ func nodes(t *testing.T, n int, quota int64, lim func(i int) (httplimit.Limiter,
 // buckets still admit three times the refill of one whatever they are
 // sent past it) but never invent one.
 func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
-	srv := redistest.Start(t)
 	l := algos.MustLimit(10, algos.Second, 10)
-	script, err := lua.New(algos.TokenBucket.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := srv.Options()
-	opts.ContextTimeoutEnabled = true
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { rdb.Close() })
-	prefix := srv.Prefix(t)
-	for _, c := range []struct {
-		name  string
-		lim   func(i int) (httplimit.Limiter, error)
-		clean bool
-	}{
-		{"shared Lua bucket", func(int) (httplimit.Limiter, error) { return httplimit.Script(rdb, script, prefix, l) }, true},
-		{"per-instance buckets", func(int) (httplimit.Limiter, error) {
-			return httplimit.Local(limiter.FromAlgorithm(algos.TokenBucket), l, nil)
-		}, false},
-	} {
+	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			urls := nodes(t, 3, l.Burst, c.lim)
@@ -114,7 +128,6 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 // of the same requests (within 10%, the refill of the round trips it
 // decides late by), buckets per node are caught over-admitting.
 func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
-	srv := redistest.Start(t)
 	l := algos.MustLimit(10, algos.Second, 10)
 	reqs, err := scenarios.Traffic(1, l, 3*algos.Second)
 	if err != nil {
@@ -124,25 +137,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	for i, r := range reqs {
 		plan[i] = record.Record{Key: scenarios.Client(r.Key).String(), Node: i % 3, Sent: r.Send}
 	}
-	script, err := lua.New(algos.TokenBucket.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := srv.Options()
-	opts.ContextTimeoutEnabled = true
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { rdb.Close() })
-	prefix := srv.Prefix(t)
-	for _, c := range []struct {
-		name  string
-		lim   func(i int) (httplimit.Limiter, error)
-		clean bool
-	}{
-		{"shared Lua bucket", func(int) (httplimit.Limiter, error) { return httplimit.Script(rdb, script, prefix, l) }, true},
-		{"per-instance buckets", func(int) (httplimit.Limiter, error) {
-			return httplimit.Local(limiter.FromAlgorithm(algos.TokenBucket), l, nil)
-		}, false},
-	} {
+	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			urls := nodes(t, 3, l.Burst, c.lim)
