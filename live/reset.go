@@ -21,25 +21,24 @@ import (
 // Reset in whole seconds, in milliseconds or in tenths of a second, a
 // Retry-After in whole seconds, an epoch or an HTTP-date to the second.
 // An honest service rounds a wait up (so that a client that waits it is
-// not early), and the judge assumes so. A record does not say its unit,
-// so the judge takes the coarsest one the value allows (resolution: the
-// largest power of ten, at most a second, that divides it), which can
-// only excuse more. A wait in whole seconds may moreover have been an
-// absolute time (an epoch, an HTTP-date) the parser turned into a wait
-// from the answer's arrival on the client's clock, rounded up again: the
-// judge assumes the service's clock agrees with the client's, as it must
-// for such a header to mean anything. So a stated wait v of unit u is,
-// against the true wait w measured from the decision:
+// not early), and the judge assumes so. A record does not say the unit,
+// so the judge takes the coarsest one the value allows (the largest power
+// of ten, at most a second, that divides it), which can only excuse more.
+// So a stated wait v of unit u is, against the true wait w from the
+// decision (TrueWait):
 //
-//   - at most u later (v < w + u), or 2u when u is a second (the service
-//     rounded the time up, the parser the wait to it): lateBy;
-//   - never earlier for a wait of a sub-second unit (v ≥ w), and at most
-//     the answer's flight earlier for whole seconds (an absolute time read
-//     when the answer came, the decision somewhere before: v ≥ w − (to −
-//     from) of the record's span): earlyBy.
+//   - a delay (record.Answer.Delta: delay-seconds, milliseconds): w in
+//     (v − u, v];
+//   - possibly an instant (an epoch, an HTTP-date; a record that does not
+//     say): the service rounded the instant up and the parser the wait to
+//     it, read from the answer's Date or its arrival (the parser assumes
+//     the client's clock agrees with the server's when there is no Date),
+//     so v may be up to 2u late; and, read once the answer had come, up to
+//     the answer's flight (to − from of the record's span) early: w in
+//     (v − 2u, v + flight]. No instant is read finer than a second.
 //
-// And in either case the instant the answer names, its span's end plus v,
-// is no earlier than the true one: decision + w ≤ to + v.
+// In every case the instant the answer names, its span's end plus v, is
+// no earlier than the true one: decision + w ≤ to + v.
 //
 // # Clocks
 //
@@ -60,8 +59,9 @@ import (
 //   - ResetBeforeRetryAfter: the Reset is shorter than the Retry-After of
 //     the same answer (both stated). The true waits of an honest limiter
 //     keep Retry-After ≤ Reset (a retry is admitted by the time the key
-//     is idle, algos.AnswerBounds), so only RA − lateBy(RA) ≥ R +
-//     earlyBy(R) is certain: no rounding of two honest waits can make it.
+//     is idle, algos.AnswerBounds), so only a Retry-After whose true wait
+//     is certainly longer than the Reset's can be is convicted: no
+//     rounding of two honest waits can make it.
 //   - ResetPastIdle: the Reset is later than any key of the promise needs
 //     to become idle, left alone: ⌈B·W/L⌉ for a bucket (an empty bucket
 //     refills in that), W for a sliding window (the latest admit leaves
@@ -69,7 +69,8 @@ import (
 //     windows, whose correct sliding counter counts the previous window in
 //     its estimate and so is idle only when the next one ends (a fixed
 //     window that names the edge after next cannot be told from it, and is
-//     not caught). Only R ≥ bound + lateBy(R) + spread is certain. A
+//     not caught). Only a true wait certainly past bound + spread is
+//     convicted. A
 //     limiter stricter than its promise (algos.Algorithm.Conservative) may
 //     honestly be idle later still; of algos' limiters only the sliding
 //     counter is, and the bounds cover it. A promise that is not one of
@@ -113,23 +114,34 @@ func resolution(v int64) int64 {
 	return u
 }
 
-// lateBy is how much later than the true wait a stated wait v can be.
-func lateBy(v int64) int64 {
+// TrueWait bounds the true wait, from r's decision, behind the wait r
+// states for field (record.FieldReset or record.FieldRetryAfter): it lies
+// in (after, by], and is never negative. A wait r marks as a delay (record.Answer.Delta) was
+// rounded up by less than its unit; any other may also have been an
+// instant the parser read, later by up to twice its unit and earlier by
+// up to the answer's flight (the comment at the top of reset.go says why).
+// It assumes an honest service rounds its waits up; for a field r does not
+// state it is (0, 0).
+func TrueWait(r record.Record, field record.Fields) (after, by int64) {
+	var v int64
+	switch {
+	case field == record.FieldReset && r.Known.Has(field):
+		v = r.Reset
+	case field == record.FieldRetryAfter && r.Known.Has(field):
+		v = r.RetryAfter
+	default:
+		return 0, 0
+	}
 	u := resolution(v)
-	if u == algos.Second {
-		return 2 * u // an absolute time rounded up, and the wait to it
+	after, by = v-u, v
+	if !r.Delta.Has(field) && u == algos.Second { // no instant is read finer than a second
+		from, to := r.Span()
+		after, by = v-2*u, v+(to-from)
 	}
-	return u
-}
-
-// earlyBy is how much earlier than the true wait a stated wait v of r can
-// be: none for a sub-second unit, the answer's flight for whole seconds.
-func earlyBy(v int64, r record.Record) int64 {
-	if resolution(v) < algos.Second {
-		return 0
+	if after <= 0 {
+		after = -1 // services floor a wait at one unit (Retry-After 1 for a wait of 0): it claims no more than w ≥ 0
 	}
-	from, to := r.Span()
-	return to - from
+	return after, by
 }
 
 // resetBeforeRetryAfter says why r's Reset is certainly shorter than its
@@ -138,11 +150,13 @@ func resetBeforeRetryAfter(r record.Record) string {
 	if r.Err != nil || !r.Known.Has(record.FieldReset|record.FieldRetryAfter) || r.Reset < 0 || r.RetryAfter < 0 {
 		return "" // a negative wait is a bad answer
 	}
-	if r.RetryAfter-lateBy(r.RetryAfter) < r.Reset+earlyBy(r.Reset, r) {
+	retryAfter, _ := TrueWait(r, record.FieldRetryAfter)
+	_, resetBy := TrueWait(r, record.FieldReset)
+	if retryAfter < resetBy {
 		return ""
 	}
-	return fmt.Sprintf("key %s was told Retry-After %s but Reset %s: no rounding of honest waits (Retry-After up to %s late, Reset up to %s early) puts the retry after the key is idle again",
-		r.Key, record.FormatDuration(r.RetryAfter), record.FormatDuration(r.Reset), record.FormatDuration(lateBy(r.RetryAfter)), record.FormatDuration(earlyBy(r.Reset, r)))
+	return fmt.Sprintf("key %s was told Retry-After %s but Reset %s: whatever the rounding of honest waits, the retry comes more than %s after the decision, the key is idle by %s",
+		r.Key, record.FormatDuration(r.RetryAfter), record.FormatDuration(r.Reset), record.FormatDuration(retryAfter), record.FormatDuration(resetBy))
 }
 
 // idleBound is the longest a key of the promise's shape takes to become
@@ -185,15 +199,16 @@ func clockSpread(recs []record.Record) int64 {
 // resetPastIdle says why r's Reset is certainly later than bound, with
 // the clocks spread apart, or "".
 func resetPastIdle(r record.Record, bound int64, words string, spread int64) string {
-	if r.Err != nil || !r.Known.Has(record.FieldReset) || bound <= 0 || r.Reset-lateBy(r.Reset)-spread < bound {
+	after, _ := TrueWait(r, record.FieldReset)
+	if r.Err != nil || !r.Known.Has(record.FieldReset) || bound <= 0 || after-spread < bound {
 		return ""
 	}
 	clocks := ""
 	if spread > 0 {
 		clocks = fmt.Sprintf(", and the clocks it read were %s apart", record.FormatDuration(spread))
 	}
-	return fmt.Sprintf("key %s was told Reset %s, but a key left alone is idle by %s (%s), rounding makes a Reset at most %s late%s",
-		r.Key, record.FormatDuration(r.Reset), record.FormatDuration(bound), words, record.FormatDuration(lateBy(r.Reset)), clocks)
+	return fmt.Sprintf("key %s was told Reset %s, more than %s whatever its rounding, but a key left alone is idle by %s (%s)%s",
+		r.Key, record.FormatDuration(r.Reset), record.FormatDuration(after), record.FormatDuration(bound), words, clocks)
 }
 
 // resetVerdict is one key's Resets held to what follows them.

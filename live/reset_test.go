@@ -35,6 +35,9 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 		flight := []int64{300_000, 3 * algos.Second}[rng.IntN(2)] // a slow answer makes an epoch look early
 		sent, answered := decided-rng.Int64N(flight), decided+rng.Int64N(flight)
 		reset := rng.Int64N(bound + 1)
+		if rng.IntN(20) == 0 {
+			reset = 0 // idle already, and a Retry-After floored at 1 s
+		}
 		retry := rng.Int64N(reset + 1)
 		var kind Kind
 		switch rng.IntN(3) {
