@@ -252,7 +252,10 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 		}
 	}
 	limitErr := l.Validate()
-	bounds := l.Answers(0)
+	var bounds algos.AnswerBounds
+	if limitErr == nil {
+		bounds = l.Answers(0) // an invalid limit may divide by zero
+	}
 	shape := shapeOf(promise, l)
 	idle, idleWords := int64(0), ""
 	burst := int64(1) // what an idle key grants, as far as the judge knows the promise

@@ -197,6 +197,7 @@ func TestUnjudgedPromisesAreSaid(t *testing.T) {
 		"own, in a bucket's words": Judge(recs, algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil }), l),
 		"another limit's":          Judge(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
 		"an invalid limit":         Judge(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
+		"a zero limit":             Judge(recs, algos.AlignedWindowPromise(algos.Limit{}), algos.Limit{}),
 		"answered before sent":     Judge([]record.Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
 	} {
 		if v.Clean() || v.Unjudged == "" || !strings.Contains(v.Row(), "unjudged: ") {
