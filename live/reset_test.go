@@ -15,13 +15,14 @@ import (
 // An honest limiter's waits, rounded up and written in any of the
 // conventions services ship (whole seconds, milliseconds, tenths, an epoch,
 // the IETF field; Retry-After in seconds or as an HTTP-date), read back by
-// Parse on a client whose requests and answers take up to 3 s each way,
+// Parse on a client whose requests and answers take up to 3 s each way (and
+// whose clock is up to 5 s off the server's, when the answer has a Date),
 // are never convicted by the Reset rules that read one answer: true waits
 // with Retry-After ≤ Reset ≤ the promise's idle time never look otherwise
-// after rounding. The same conventions with a Reset 3 s past the idle time
-// or a Retry-After 5 s past the Reset (and past the answer's flight, which
-// makes an epoch read early), are caught,
-// so the slack is not so wide that the rules test nothing.
+// after rounding. The same conventions with a Reset 3 s past the idle time,
+// or a Retry-After 5 s past the Reset (both also past the answer's flight,
+// which makes an instant read early), are caught, so the slack is not so
+// wide that the rules test nothing.
 func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	promises := []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l), algos.AnchoredWindowPromise(l)}
@@ -67,7 +68,16 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 		} else {
 			h.Set(HeaderRetryAfter, time.UnixMicro(up(epoch.UnixMicro()+decided+retry, algos.Second)*algos.Second).UTC().Format(http.TimeFormat))
 		}
-		a, err := Parse(http.StatusTooManyRequests, h, epoch.Add(time.Duration(answered)*time.Microsecond), unit)
+		arrived := epoch.Add(time.Duration(answered) * time.Microsecond)
+		if rng.IntN(2) == 0 {
+			// The server dates its answer when it sends it, truncated to
+			// the second, and the client's clock is up to 5 s off: the
+			// instants are read against the Date, the skew does not count.
+			sentBack := decided + rng.Int64N(answered-decided+1)
+			h.Set("Date", time.UnixMicro(epoch.UnixMicro()+sentBack).UTC().Format(http.TimeFormat))
+			arrived = arrived.Add(time.Duration(rng.Int64N(10*algos.Second)-5*algos.Second) * time.Microsecond)
+		}
+		a, err := Parse(http.StatusTooManyRequests, h, arrived, unit)
 		if err != nil || a.Malformed != "" || !a.Known.Has(record.FieldReset|record.FieldRetryAfter) {
 			t.Fatalf("seed %d: %v %q %+v", seed, err, a.Malformed, h)
 		}
