@@ -293,9 +293,9 @@ func judgeResetDenied(recs []record.Record, n, spread int64) resetVerdict {
 				rv.count++
 				if rv.count == 1 || denial.Sent < rv.first.Sent {
 					rv.first = denial
-					rv.why = fmt.Sprintf("key %s was answered by +%s with Reset %s, so idle again by +%s; its next %d requests, nothing else of the key between, came from +%s to +%s, and an idle key grants the first %d decided, but %d were denied",
+					rv.why = fmt.Sprintf("key %s was answered by +%s with Reset %s, so idle again by +%s; its next %d requests, nothing else of the key between, came from +%s to +%s, and an idle key grants the first %d decided, but %d %s denied",
 						by.Key, algos.FormatTime(ends[c]), record.FormatDuration(by.Reset), algos.FormatTime(idle), k,
-						algos.FormatTime(s[hi].from), algos.FormatTime(ends[next]), min(k, n), d)
+						algos.FormatTime(s[hi].from), algos.FormatTime(ends[next]), min(k, n), d, map[bool]string{true: "was", false: "were"}[d == 1])
 				}
 				break
 			}
