@@ -54,7 +54,7 @@ var allowedImports = map[string][]string{
 	"internal/encode":     {"algos"},
 	"report":              {"algos", "internal/findings", "scenarios"},
 	"httplimit":           {"algos", "redis/lua", "limiter"},
-	"httpcheck":           {"internal/encode"},
+	"httpcheck":           {"algos", "internal/encode", "live", "record"}, // live sends and parses its exchanges (one parser of the header conventions) and judges them again; algos for the Limit and promise that judge reads, never an algorithm
 	"ceiling":             {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
 	"live":                {"algos", "internal/encode", "record"},
 	"drift":               {"algos", "httplimit", "limiter", "live", "record"},

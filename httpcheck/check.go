@@ -6,22 +6,26 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
-// The header names of the contract, the same as package httplimit's.
+// The header names of the contract, the same as package httplimit's: the
+// ones package live reads first (it reads the IETF fields too).
 const (
-	HeaderLimit      = "X-RateLimit-Limit"
-	HeaderRemaining  = "X-RateLimit-Remaining"
-	HeaderReset      = "X-RateLimit-Reset"
-	HeaderRetryAfter = "Retry-After"
+	HeaderLimit      = live.HeaderLimit
+	HeaderRemaining  = live.HeaderRemaining
+	HeaderReset      = live.HeaderReset
+	HeaderRetryAfter = live.HeaderRetryAfter
 )
 
 const (
@@ -34,9 +38,9 @@ const (
 	// maxDefaultBurst keeps a huge advertised limit from turning the
 	// default burst into a load test; Options.Requests can go further.
 	maxDefaultBurst = 100_000
-	// bodyLimit is how much of a body is read so that the connection is
-	// reused; a larger body is cut off with its connection.
-	bodyLimit = 1 << 20
+	// noTimeout bounds a request sent by a client of the caller's that has
+	// no timeout of its own: a check still ends.
+	noTimeout = 24 * time.Hour
 )
 
 // Options say what to check and how. Only Window is required.
@@ -71,6 +75,11 @@ type Options struct {
 	// MaxWait is the longest Retry-After the check waits; 0 is 10 s. A
 	// longer one is reported as a retry-honoured breach, not waited.
 	MaxWait time.Duration
+	// Reset is how X-RateLimit-Reset is read (live.ResetAuto, the default,
+	// reads a value of at least 10⁹ as Unix seconds and any other as
+	// seconds; live.ResetMillis reads milliseconds). The IETF RateLimit
+	// fields are read too, when X-RateLimit-* are absent.
+	Reset live.ResetUnit
 	// Client sends the requests; nil is a client of its own with a 10 s
 	// timeout.
 	Client *http.Client
@@ -98,7 +107,7 @@ func Check(ctx context.Context, baseURL string, o Options) (*Report, error) {
 		Method: o.Method, URL: targets[0], Nodes: targets[1:], Header: o.Header, Key: o.Key,
 		Limit: o.Limit, Window: o.Window,
 	}}
-	if err := c.run(ctx); err != nil {
+	if err := c.run(ctx, baseURL); err != nil {
 		return nil, err
 	}
 	c.rep.judge(o.Limit, o.MaxWait)
@@ -182,6 +191,10 @@ func prepare(baseURL string, o *Options) ([]string, error) {
 	if o.Body != "" && o.ContentType == "" {
 		o.ContentType = "application/json"
 	}
+	if o.Reset > live.ResetEpoch {
+		return nil, fmt.Errorf("httpcheck: unknown Reset unit live.ResetUnit(%d)", o.Reset)
+	}
+	o.Path = path
 	var targets []string
 	for i, base := range append([]string{baseURL}, o.Nodes...) {
 		what := "base URL"
@@ -216,51 +229,62 @@ type checker struct {
 	o       Options
 	client  *http.Client
 	targets []string // the base URL's, then each node's (round robin)
-	start   time.Time
 	rep     *Report
 }
 
-// run sends the burst and the retry, recording every exchange.
-func (c *checker) run(ctx context.Context) error {
-	c.start = time.Now()
-	c.rep.Start = c.start
-	first, err := c.send(ctx)
-	if err != nil {
-		return err
+// run sends the burst and the retry through live's driver (one key, a
+// closed-loop client of plan's, the nodes in turn), recording every
+// exchange with the headers as they came.
+func (c *checker) run(ctx context.Context, baseURL string) error {
+	var mu sync.Mutex
+	var heads []Exchange // each response's status and headers, in order
+	target := live.HTTP{
+		Nodes: append([]string{baseURL}, c.o.Nodes...), Method: c.o.Method, Path: c.o.Path, Body: c.o.Body,
+		KeyHeader: c.o.Header, Reset: c.o.Reset, Client: c.client,
+		Response: func(_, status int, h http.Header) {
+			mu.Lock()
+			defer mu.Unlock()
+			heads = append(heads, Exchange{Status: status, Limit: h.Get(HeaderLimit), Remaining: h.Get(HeaderRemaining),
+				Reset: h.Get(HeaderReset), RetryAfter: h.Get(HeaderRetryAfter), Date: h.Get("Date")})
+		},
 	}
-	if c.rep.Limit == 0 {
-		if v, ok := parseCount(first.Limit); ok && v > 0 {
-			c.rep.Limit = v
-		}
+	if c.o.Body != "" {
+		target.Header = http.Header{"Content-Type": {c.o.ContentType}}
 	}
-	n := c.o.Requests
-	switch {
-	case n == 0 && c.rep.Limit == 0:
-		n = unknownLimitBurst
-	case n == 0 && c.rep.Limit > (maxDefaultBurst-5)/2:
-		return fmt.Errorf("httpcheck: the advertised limit %d is too large for the default burst; set Options.Requests", c.rep.Limit)
-	case n == 0:
-		n = int(2*c.rep.Limit + 5)
-	case int64(n) <= c.rep.Limit:
-		return fmt.Errorf("httpcheck: Requests (%d) does not go past the advertised limit %d", n, c.rep.Limit)
+	timeout := c.client.Timeout
+	if timeout <= 0 {
+		timeout = noTimeout
 	}
-	for len(c.rep.Exchanges) < n {
-		if _, err := c.send(ctx); err != nil {
-			return err
-		}
-	}
-	// The retry must follow the key's last request, or a later admit
-	// could spend what the first refusal's Retry-After promised.
-	denied := func(e Exchange) bool { return e.Status == http.StatusTooManyRequests }
-	if slices.ContainsFunc(c.rep.Exchanges, denied) {
-		for extra := 0; extra < n && !denied(c.rep.Exchanges[len(c.rep.Exchanges)-1]); extra++ {
-			if _, err := c.send(ctx); err != nil {
-				return err
+	p := &plan{o: &c.o, limit: c.rep.Limit}
+	c.rep.Start = time.Now()
+	recs, err := live.Drive(ctx, target, live.Load{Keys: []string{c.o.Key}, Loop: func() live.Client { return p },
+		Duration: noTimeout * 365, Timeout: timeout, MaxInFlight: 1})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, r := range recs {
+		if r.Err != nil && r.Status == 0 || i >= len(heads) {
+			if ctx.Err() != nil {
+				return fmt.Errorf("httpcheck: request %d: %w", i+1, ctx.Err())
 			}
+			return fmt.Errorf("httpcheck: request %d got no response: %w", i+1, r.Err)
 		}
+		e := heads[i]
+		e.N, e.Method, e.URL, e.KeyHeader, e.Key = i+1, c.o.Method, c.targets[r.Node], c.o.Header, c.o.Key
+		e.Sent, e.Received = time.Duration(r.Sent)*time.Microsecond, time.Duration(r.Answered)*time.Microsecond
+		e.Record = r
+		c.rep.Exchanges = append(c.rep.Exchanges, e)
 	}
-	c.rep.Burst = len(c.rep.Exchanges)
-	burst := c.rep.Exchanges
+	switch {
+	case err != nil:
+		return fmt.Errorf("httpcheck: %w", err)
+	case p.err != nil:
+		return p.err
+	case len(recs) == 0:
+		return errors.New("httpcheck: no request was sent")
+	}
+	c.rep.Limit = p.limit
+	c.rep.Burst = p.burst
+	burst := c.rep.Exchanges[:p.burst]
 	c.rep.BurstTime = burst[len(burst)-1].Received - burst[0].Sent
 	for _, e := range burst {
 		switch {
@@ -270,73 +294,66 @@ func (c *checker) run(ctx context.Context) error {
 			c.rep.Admitted++
 		}
 	}
-
-	last := burst[len(burst)-1]
-	if !denied(last) {
-		return nil
-	}
-	wait, ok := retryWait(last, c.start)
-	if !ok || wait > c.o.MaxWait {
-		return nil // judged by retry-after or retry-honoured
-	}
-	if err := sleepUntil(ctx, c.start.Add(last.Received+wait)); err != nil {
-		return fmt.Errorf("httpcheck: waiting Retry-After: %w", err)
-	}
-	_, err = c.send(ctx)
-	return err
+	return nil
 }
 
-// send makes one exchange and records it.
-func (c *checker) send(ctx context.Context) (Exchange, error) {
-	target := c.targets[len(c.rep.Exchanges)%len(c.targets)]
-	var body io.Reader
-	if c.o.Body != "" {
-		body = strings.NewReader(strings.ReplaceAll(c.o.Body, "{key}", c.o.Key))
+// plan is the check's requests as a closed-loop client of live's: a burst
+// of n back to back (n from the options, or from the limit the first
+// response advertises), carried on until it ends on a 429, by at most n
+// more; then, when that last 429's Retry-After can be honoured and is at
+// most MaxWait, one more request that long after the 429 arrived. (The
+// last, not the first: the promise of a Retry-After is for a client that
+// sends nothing meanwhile.)
+type plan struct {
+	o              *Options
+	limit          int64 // Options.Limit, or the first response's
+	n              int   // the burst's size, once the first response is in
+	answers, burst int
+	denied         bool // the burst met a 429
+	err            error
+}
+
+// Next is when the check sends its next request, if it does: see plan.
+func (p *plan) Next(last *record.Record) (int64, bool) {
+	if last == nil {
+		return 0, true
 	}
-	req, err := http.NewRequestWithContext(ctx, c.o.Method, target, body)
-	if err != nil {
-		return Exchange{}, fmt.Errorf("httpcheck: %w", err)
+	p.answers++
+	if last.Status == 0 || p.burst > 0 { // no response, or the retry's: done
+		return 0, false
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", c.o.ContentType)
-	}
-	req.Header.Set(c.o.Header, c.o.Key)
-	e := Exchange{
-		N: len(c.rep.Exchanges) + 1, Method: c.o.Method, URL: target,
-		KeyHeader: c.o.Header, Key: c.o.Key,
-		Sent: time.Since(c.start),
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return Exchange{}, fmt.Errorf("httpcheck: request %d: %w", e.N, ctx.Err())
+	if p.answers == 1 {
+		if p.limit == 0 && last.Known.Has(record.FieldLimit) && last.Limit > 0 {
+			p.limit = last.Limit
 		}
-		return Exchange{}, fmt.Errorf("httpcheck: request %d got no response: %w", e.N, err)
+		p.n = p.o.Requests
+		switch {
+		case p.n == 0 && p.limit == 0:
+			p.n = unknownLimitBurst
+		case p.n == 0 && p.limit > (maxDefaultBurst-5)/2:
+			p.err = fmt.Errorf("httpcheck: the advertised limit %d is too large for the default burst; set Options.Requests", p.limit)
+			return 0, false
+		case p.n == 0:
+			p.n = int(2*p.limit + 5)
+		case int64(p.n) <= p.limit:
+			p.err = fmt.Errorf("httpcheck: Requests (%d) does not go past the advertised limit %d", p.n, p.limit)
+			return 0, false
+		}
 	}
-	e.Received = time.Since(c.start)
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, bodyLimit))
-	_ = resp.Body.Close()
-	e.Status = resp.StatusCode
-	h := resp.Header
-	e.Limit, e.Remaining, e.Reset = h.Get(HeaderLimit), h.Get(HeaderRemaining), h.Get(HeaderReset)
-	e.RetryAfter, e.Date = h.Get(HeaderRetryAfter), h.Get("Date")
-	c.rep.Exchanges = append(c.rep.Exchanges, e)
-	return e, nil
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
+	refused := last.Status == http.StatusTooManyRequests
+	p.denied = p.denied || refused
+	// The burst goes on to n, then, once it met a 429, until it ends on
+	// one: the retry must follow the key's last request, or a later admit
+	// could spend what the first refusal's Retry-After promised.
+	if p.answers < p.n || p.denied && !refused && p.answers < 2*p.n {
+		return last.Answered, true
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	p.burst = p.answers
+	if !refused || !last.Known.Has(record.FieldRetryAfter) || last.RetryAfter < algos.Second ||
+		time.Duration(last.RetryAfter)*time.Microsecond > p.o.MaxWait {
+		return 0, false // judged by retry-after or retry-honoured
 	}
+	return last.Answered + last.RetryAfter, true
 }
 
 func admitted(status int) bool { return status >= 200 && status < 300 }

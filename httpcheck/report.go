@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Rule names one clause of the contract; a Breach says which it broke.
@@ -57,6 +60,10 @@ type Exchange struct {
 	// Limit, Remaining, Reset, RetryAfter and Date are the response's
 	// X-RateLimit-*, Retry-After and Date headers as sent; "" when absent.
 	Limit, Remaining, Reset, RetryAfter, Date string
+	// Record is the exchange as live's driver recorded it, its answer read
+	// by live.Parse (the IETF RateLimit fields too): what the rules read,
+	// and what Report.Live judges.
+	Record record.Record
 }
 
 // Breach is one breach of a rule with its evidence.
@@ -97,10 +104,20 @@ type Report struct {
 	Admitted, Denied int
 	// Breaches is every breach found, in rule order, then exchange order.
 	Breaches []Breach
+	// Live is the same exchanges' records judged by live.Judge, the judge
+	// of every live run, against Limit per Window as aligned windows: the
+	// promise the contract's own bound, Limit·(⌊span/Window⌋+2), is (at
+	// most twice Limit within any span shorter than a Window; a bucket of
+	// burst Limit refilling Limit per Window keeps it). It adds the live
+	// rules the contract has no words for (Resets against the promise's
+	// idle time and the requests that follow them, a retry denied after
+	// its wait, an unreadable header), each sound as the contract's are.
+	Live live.Verdict
 }
 
-// OK reports whether the check found no breach.
-func (r *Report) OK() bool { return len(r.Breaches) == 0 }
+// OK reports whether the check found no breach, by the contract's rules
+// or by the live judge.
+func (r *Report) OK() bool { return len(r.Breaches) == 0 && len(r.Live.Breaches) == 0 }
 
 // Broken returns the rules breached, each once, in report order.
 func (r *Report) Broken() []Rule {
@@ -126,12 +143,24 @@ const shownPerRule = 3
 func (r *Report) Write(w io.Writer) error {
 	var b strings.Builder
 	verdict := "OK, no breach"
-	if !r.OK() {
+	if len(r.Breaches) > 0 {
 		names := make([]string, 0, len(rules))
 		for _, ru := range r.Broken() {
 			names = append(names, string(ru))
 		}
 		verdict = fmt.Sprintf("%d %s of %s", len(r.Breaches), plural(len(r.Breaches), "breach", "breaches"), strings.Join(names, ", "))
+	}
+	if len(r.Live.Breaches) > 0 {
+		kinds := make([]string, 0, len(r.Live.Breaches))
+		for _, br := range r.Live.Breaches {
+			kinds = append(kinds, br.Kind.String())
+		}
+		caught := "the live judge caught " + strings.Join(kinds, ", ")
+		if len(r.Breaches) == 0 {
+			verdict = caught
+		} else {
+			verdict += "; " + caught
+		}
 	}
 	url := r.URL
 	if len(r.Nodes) > 0 {
@@ -181,6 +210,12 @@ func (r *Report) Write(w io.Writer) error {
 				nums = append(nums, "…")
 			}
 			fmt.Fprintf(&b, "  … and %d more like these, at %s\n", len(rest), strings.Join(nums, ", "))
+		}
+	}
+	if len(r.Live.Breaches) > 0 {
+		fmt.Fprintf(&b, "\nlive judge (%s):\n", r.Live.Promise)
+		for _, br := range r.Live.Breaches {
+			fmt.Fprintf(&b, "  %s %d: %s\n     first: %s\n", br.Kind, br.Count, br.Why, br.First)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

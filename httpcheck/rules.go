@@ -6,69 +6,64 @@ import (
 	"math/bits"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/record"
 )
 
-// epochAbove is where X-RateLimit-Reset stops being a delta in seconds and
-// becomes Unix seconds (GitHub's style): no limiter's reset is 30 years off.
-const epochAbove = 1_000_000_000
-
-// view is one exchange's headers as the rules read them.
+// view is one exchange's answer as the rules read it: its record, parsed
+// by live.Parse, with each count it stated.
 type view struct {
 	Exchange
 	judged                        bool // a 2xx or a 429: the contract applies
-	limit, remaining, reset       int64
+	limit, remaining              int64
 	limitOK, remainingOK, resetOK bool
-	// resetLo < the time from the decision until the key is idle ≤ resetHi.
+	// resetLo < the time from the decision until the key is idle ≤ resetHi
+	// (live.TrueWait of the Reset).
 	resetLo, resetHi time.Duration
 	retry            time.Duration // a 429's Retry-After, when retryOK
+	retryLo          time.Duration // the true wait behind it is more than this (live.TrueWait)
 	retryOK          bool
 	retryWhy         string // why a 429's Retry-After is unusable
 }
 
 func (r *Report) view(e Exchange) view {
+	a := e.Record.Answer
 	v := view{Exchange: e, judged: admitted(e.Status) || e.Status == http.StatusTooManyRequests}
-	v.limit, v.limitOK = parseCount(e.Limit)
-	v.remaining, v.remainingOK = parseCount(e.Remaining)
-	v.reset, v.resetOK = parseCount(e.Reset)
-	if v.resetOK {
-		if v.reset > epochAbove {
-			// The server's clock says when, to the second: the reset lies
-			// within a second of it, and the response was decided within
-			// the second its Date names.
-			d := v.reset - serverNow(e, r.Start).Unix()
-			v.resetLo, v.resetHi = time.Duration(d-2)*time.Second, time.Duration(d+1)*time.Second
-		} else {
-			// Rounded up: the reset comes in (R-1, R] seconds.
-			v.resetLo, v.resetHi = time.Duration(v.reset-1)*time.Second, time.Duration(v.reset)*time.Second
-		}
+	v.limit, v.limitOK = a.Limit, a.Known.Has(record.FieldLimit) && a.Limit >= 0
+	v.remaining, v.remainingOK = a.Remaining, a.Known.Has(record.FieldRemaining) && a.Remaining >= 0
+	if v.resetOK = a.Known.Has(record.FieldReset) && a.Reset >= 0; v.resetOK {
+		lo, hi := live.TrueWait(e.Record, record.FieldReset)
+		v.resetLo, v.resetHi = micros(lo), micros(hi)
 	}
 	if e.Status == http.StatusTooManyRequests {
-		v.retry, v.retryWhy, v.retryOK = parseRetry(e, r.Start)
+		v.retry, v.retryWhy, v.retryOK = retryOf(e)
+		lo, _ := live.TrueWait(e.Record, record.FieldRetryAfter)
+		v.retryLo = micros(lo)
 	}
 	return v
 }
 
-// resetWords describes v's Reset for a message.
-func (v view) resetWords() string {
-	if !v.resetOK {
-		return "no usable Reset"
+// micros is µs as a Duration, saturating.
+func micros(us int64) time.Duration {
+	if us > math.MaxInt64/int64(time.Microsecond) {
+		return math.MaxInt64
 	}
-	if v.reset > epochAbove {
-		return fmt.Sprintf("Reset %d (Unix time, %s after its Date)", v.reset, secs(v.resetHi-time.Second))
-	}
-	return fmt.Sprintf("Reset %d s", v.reset)
+	return time.Duration(us) * time.Microsecond
 }
 
-// retrySlack is how much a Retry-After given as an HTTP-date may overstate
-// the wait: it is read against Date, which is truncated to the second.
-func (v view) retrySlack() time.Duration {
-	if _, secs := parseCount(v.RetryAfter); secs {
-		return 0
+// resetWords describes v's Reset for a message.
+func (v view) resetWords() string {
+	switch {
+	case !v.resetOK:
+		return "no usable Reset"
+	case v.Record.Delta.Has(record.FieldReset):
+		return "Reset " + secs(micros(v.Record.Reset))
 	}
-	return time.Second
+	return fmt.Sprintf("Reset %s (an instant, %s after the response)", v.Reset, secs(micros(v.Record.Reset)))
 }
 
 // mayHaveReset reports whether the key may have become idle within
@@ -77,59 +72,31 @@ func (v view) mayHaveReset(elapsed time.Duration) bool {
 	return v.resetOK && elapsed > v.resetLo
 }
 
-// parseCount reads a header that must be a non-negative integer.
-func parseCount(s string) (int64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.Trim(s, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
-
-// serverNow is when the server says it answered e: its Date, or our own
-// clock when it sent none.
-func serverNow(e Exchange, start time.Time) time.Time {
-	if t, err := http.ParseTime(e.Date); err == nil {
-		return t
-	}
-	return start.Add(e.Received).Truncate(time.Second)
-}
-
-// parseRetry reads a 429's Retry-After as the wait it asks for, or says
-// why it cannot be honoured.
-func parseRetry(e Exchange, start time.Time) (time.Duration, string, bool) {
-	s := strings.TrimSpace(e.RetryAfter)
-	if s == "" {
+// retryOf reads a 429's Retry-After, as live.Parse did, as the wait it
+// asks for, or says why it cannot be honoured.
+func retryOf(e Exchange) (time.Duration, string, bool) {
+	a := e.Record.Answer
+	raw := strings.TrimSpace(e.RetryAfter)
+	switch {
+	case raw == "":
 		return 0, "a 429 without Retry-After: the client cannot know when to retry", false
+	case !a.Known.Has(record.FieldRetryAfter) && strings.HasPrefix(a.Malformed, HeaderRetryAfter):
+		return 0, a.Malformed, false
+	case !a.Known.Has(record.FieldRetryAfter):
+		return 0, fmt.Sprintf("Retry-After %q is neither whole seconds nor an HTTP-date", raw), false
 	}
-	if n, ok := parseCount(s); ok {
-		if n < 1 {
-			return 0, fmt.Sprintf("Retry-After %s: below 1 s, so a client retries at once into the same refusal", s), false
-		}
-		if n > int64(math.MaxInt64/time.Second) {
-			return 0, fmt.Sprintf("Retry-After %s: too large to wait", s), false
-		}
-		return time.Duration(n) * time.Second, "", true
+	wait := micros(a.RetryAfter)
+	if wait >= time.Second {
+		return wait, "", true
 	}
-	at, err := http.ParseTime(s)
-	if err != nil {
-		return 0, fmt.Sprintf("Retry-After %q is neither whole seconds nor an HTTP-date", s), false
+	if a.Delta.Has(record.FieldRetryAfter) {
+		return 0, fmt.Sprintf("Retry-After %s: below 1 s, so a client retries at once into the same refusal", raw), false
 	}
-	ref, against := serverNow(e, start), "Date"
+	against := "Date"
 	if e.Date == "" {
 		against = "the time it arrived (no Date)"
 	}
-	if d := at.Sub(ref); d < time.Second {
-		return 0, fmt.Sprintf("Retry-After %q is %s after %s: less than 1 s", s, secs(d), against), false
-	}
-	return at.Sub(ref), "", true
-}
-
-// retryWait is the wait e's Retry-After asks for, when it can be honoured.
-func retryWait(e Exchange, start time.Time) (time.Duration, bool) {
-	d, _, ok := parseRetry(e, start)
-	return d, ok
+	return 0, fmt.Sprintf("Retry-After %q is %s after %s: less than 1 s", raw, secs(wait), against), false
 }
 
 // refill is ⌈limit × elapsed / window⌉: the most Remaining may rise in
@@ -192,10 +159,10 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 		if v.remainingOK && v.Status == http.StatusTooManyRequests && v.remaining != 0 {
 			add(RuleRemainingBounds, fmt.Sprintf("a 429 that says Remaining %d: a refused request has none left", v.remaining), v, nil)
 		}
-		if v.Status == http.StatusTooManyRequests && v.retryOK && v.resetOK && v.retry > v.resetHi+v.retrySlack() {
+		if v.Status == http.StatusTooManyRequests && v.retryOK && v.resetOK && v.retryLo >= v.resetHi {
 			add(RuleResetConsistent, fmt.Sprintf("Retry-After %s is longer than %s: the key would be idle before the client may retry", secs(v.retry), v.resetWords()), v, nil)
 		}
-		if v.remainingOK && v.resetOK && r.Limit > 0 && v.remaining < r.Limit && v.resetHi < time.Second {
+		if v.remainingOK && v.resetOK && r.Limit > 0 && v.remaining < r.Limit && v.resetHi <= 0 {
 			add(RuleResetConsistent, fmt.Sprintf("Remaining %d is below the limit %d, yet %s says the key is idle already", v.remaining, r.Limit, v.resetWords()), v, nil)
 		}
 	}
@@ -203,6 +170,7 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 	r.judgeRises(views, add)
 	r.judgeBurst(views[:r.Burst], add)
 	r.judgeRetry(views, maxWait, add)
+	r.judgeLive()
 
 	order := func(ru Rule) int {
 		return slices.IndexFunc(rules, func(x ruleInfo) bool { return x.rule == ru })
@@ -217,27 +185,51 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 
 type adder func(rule Rule, why string, e view, prev *view)
 
-// headerProblems lists what is wrong with v's X-RateLimit-* headers.
+// judgeLive judges the exchanges' records with live.Judge (Report.Live
+// says against what). Without a limit, or with a Window finer than a µs,
+// the promise is left unjudged and the rules that need none still run.
+func (r *Report) judgeLive() {
+	recs := make([]record.Record, len(r.Exchanges))
+	for i, e := range r.Exchanges {
+		recs[i] = e.Record
+	}
+	l, err := algos.NewLimit(r.Limit, r.Window.Microseconds(), r.Limit)
+	if err != nil {
+		l = algos.Limit{Rate: r.Limit, Window: r.Window.Microseconds(), Burst: r.Limit}
+	}
+	r.Live = live.Judge(recs, algos.AlignedWindowPromise(l), l)
+}
+
+// headerProblems lists what is wrong with v's rate-limit headers: the
+// X-RateLimit-* fields, or the IETF RateLimit fields live.Parse reads in
+// their place.
 func headerProblems(v view, limit int64, limitFrom string) string {
 	var why []string
-	bad := func(name, val string) {
-		if val == "" {
+	bad := func(name, raw string, known bool, val int64) {
+		switch {
+		case known:
+			why = append(why, fmt.Sprintf("%s %d is negative", name, val))
+		case raw == "":
 			why = append(why, "no "+name)
-		} else {
-			why = append(why, fmt.Sprintf("%s %q is not a non-negative integer", name, val))
+		default:
+			why = append(why, fmt.Sprintf("%s %q is not a non-negative integer", name, raw))
 		}
 	}
+	a := v.Record.Answer
 	switch {
 	case !v.limitOK:
-		bad(HeaderLimit, v.Limit)
+		bad(HeaderLimit, v.Limit, a.Known.Has(record.FieldLimit), a.Limit)
 	case limit > 0 && v.limit != limit:
 		why = append(why, fmt.Sprintf("%s %d, but %s", HeaderLimit, v.limit, limitFrom))
 	}
 	if !v.remainingOK {
-		bad(HeaderRemaining, v.Remaining)
+		bad(HeaderRemaining, v.Remaining, a.Known.Has(record.FieldRemaining), a.Remaining)
 	}
 	if !v.resetOK {
-		bad(HeaderReset, v.Reset)
+		bad(HeaderReset, v.Reset, a.Known.Has(record.FieldReset), a.Reset)
+	}
+	if len(why) == 0 && a.Malformed != "" {
+		why = append(why, "a header that cannot be read: "+a.Malformed)
 	}
 	return strings.Join(why, "; ")
 }

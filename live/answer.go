@@ -53,10 +53,12 @@ const (
 // IETF RateLimit field (limit, remaining, reset, or r and t) with
 // RateLimit-Policy for the quota; the IETF drafts' RateLimit-Limit,
 // -Remaining and -Reset. Retry-After is whole seconds or an HTTP-date.
-// Counts are in µs; a date or an epoch is turned into a wait from at (the
-// client's clock when the answer came), rounded up to whole seconds and
-// never below 0. A header that cannot be read leaves its field unknown and
-// is named in Malformed; Parse never fails on a header.
+// Counts are in µs; a date or an epoch is turned into a wait from the
+// answer's Date when it has one (so that the server's clock is read
+// against itself), else from at (the client's clock when the answer came),
+// rounded up to whole seconds and never below 0; a wait stated as a delay
+// is marked in Delta. A header that cannot be read leaves its field
+// unknown and is named in Malformed; Parse never fails on a header.
 func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (record.Answer, error) {
 	var a record.Answer
 	switch {
@@ -65,6 +67,9 @@ func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (record.Answ
 		a.Allowed = true
 	default:
 		return a, fmt.Errorf("status %d %s: neither an admit (2xx) nor a denial (429)", status, http.StatusText(status))
+	}
+	if d, err := http.ParseTime(h.Get("Date")); err == nil {
+		at = d // an instant the server names is read on the server's clock
 	}
 	p := parser{h: h, a: &a}
 	// The quota.
@@ -90,16 +95,22 @@ func Parse(status int, h http.Header, at time.Time, unit ResetUnit) (record.Answ
 		a.Remaining, a.Known = v, a.Known|record.FieldRemaining
 	}
 	// Reset.
-	if v, ok := p.reset(at, unit); ok {
+	if v, delta, ok := p.reset(at, unit); ok {
 		a.Reset, a.Known = v, a.Known|record.FieldReset
+		if delta {
+			a.Delta |= record.FieldReset
+		}
 	} else if v, ok := p.param(HeaderRateLimit, ietf, "reset", "t"); ok {
-		a.Reset, a.Known = seconds(v), a.Known|record.FieldReset
+		a.Reset, a.Known, a.Delta = seconds(v), a.Known|record.FieldReset, a.Delta|record.FieldReset
 	} else if v, ok := p.integer(HeaderIETFResetIn); ok {
-		a.Reset, a.Known = seconds(v), a.Known|record.FieldReset
+		a.Reset, a.Known, a.Delta = seconds(v), a.Known|record.FieldReset, a.Delta|record.FieldReset
 	}
 	// Retry-After.
-	if v, ok := p.retryAfter(at); ok {
+	if v, delta, ok := p.retryAfter(at); ok {
 		a.RetryAfter, a.Known = v, a.Known|record.FieldRetryAfter
+		if delta {
+			a.Delta |= record.FieldRetryAfter
+		}
 	}
 	return a, nil
 }
@@ -212,47 +223,58 @@ func (p parser) policy() (int64, bool) {
 	return n, true
 }
 
-// reset reads X-RateLimit-Reset by unit, as µs from at.
-func (p parser) reset(at time.Time, unit ResetUnit) (int64, bool) {
+// reset reads X-RateLimit-Reset by unit, as µs from at, and whether it
+// was stated as a delay (not an epoch).
+func (p parser) reset(at time.Time, unit ResetUnit) (wait int64, delta, ok bool) {
 	v, ok := p.value(HeaderReset)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > 1e12 {
 		p.bad(HeaderReset, v, "is not a number of seconds, milliseconds or an epoch")
-		return 0, false
+		return 0, false, false
 	}
 	switch {
 	case unit == ResetMillis:
-		return int64(math.Ceil(x * 1000)), true
+		return ceilMicros(x * 1000), true, true
 	case unit == ResetEpoch || unit == ResetAuto && x >= epochFrom:
-		return until(time.UnixMicro(int64(x*1e6)), at), true
+		return until(time.UnixMicro(int64(x*1e6)), at), false, true
 	case unit == ResetSeconds || unit == ResetAuto:
-		return int64(math.Ceil(x * 1e6)), true
+		return ceilMicros(x * 1e6), true, true
 	}
 	p.bad(HeaderReset, v, fmt.Sprintf("has an unknown ResetUnit(%d)", unit))
-	return 0, false
+	return 0, false, false
 }
 
-// retryAfter reads Retry-After: whole seconds, or an HTTP-date.
-func (p parser) retryAfter(at time.Time) (int64, bool) {
+// retryAfter reads Retry-After: whole seconds (a delay), or an HTTP-date.
+func (p parser) retryAfter(at time.Time) (wait int64, delta, ok bool) {
 	v, ok := p.value(HeaderRetryAfter)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if n > math.MaxInt64/algos.Second || n < math.MinInt64/algos.Second {
 			p.bad(HeaderRetryAfter, v, "is out of range")
-			return 0, false
+			return 0, false, false
 		}
-		return seconds(n), true
+		return seconds(n), true, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return until(t, at), true
+		return until(t, at), false, true
 	}
 	p.bad(HeaderRetryAfter, v, "is neither whole seconds nor an HTTP-date")
-	return 0, false
+	return 0, false, false
+}
+
+// ceilMicros is a count of µs read from a decimal, rounded up: a decimal
+// that names whole µs ("2.007" s) is read as exactly those, not a µs more
+// for the binary fraction its product carries.
+func ceilMicros(f float64) int64 {
+	if r := math.Round(f); math.Abs(f-r) < 1e-3 {
+		return int64(r)
+	}
+	return int64(math.Ceil(f))
 }
 
 // seconds is whole seconds as µs, saturating.

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,4 +126,40 @@ func FuzzParse(f *testing.F) {
 		}
 		Parse(429, h, time.Now(), ResetUnit(unit%5))
 	})
+}
+
+// A Reset written in decimal seconds or milliseconds is read as exactly
+// the µs it names: a binary fraction never adds one, which would make an
+// honest Reset look a µs past the idle time.
+func TestParseReadsDecimalsExactly(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for ms := int64(0); ms < 100_000; ms += 7 {
+		for _, c := range []struct {
+			text string
+			unit ResetUnit
+		}{{fmt.Sprintf("%d.%03d", ms/1000, ms%1000), ResetSeconds}, {fmt.Sprint(ms), ResetMillis}} {
+			a, err := Parse(200, http.Header{"X-Ratelimit-Reset": {c.text}}, at, c.unit)
+			if err != nil || a.Reset != ms*1000 || !a.Known.Has(record.FieldReset) || !a.Delta.Has(record.FieldReset) {
+				t.Fatalf("%q read as %d µs (%v), want %d", c.text, a.Reset, err, ms*1000)
+			}
+		}
+	}
+}
+
+// An instant the server names (an epoch Reset, an HTTP-date Retry-After)
+// is read against the answer's own Date, so that a client whose clock is
+// off reads the wait the server meant; a delay is marked as one.
+func TestParseReadsInstantsAgainstTheServersDate(t *testing.T) {
+	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clientAhead := date.Add(10 * time.Second)
+	h := http.Header{"Date": {date.Format(http.TimeFormat)}, "X-Ratelimit-Reset": {fmt.Sprint(date.Unix() + 3)},
+		"Retry-After": {date.Add(2 * time.Second).Format(http.TimeFormat)}}
+	a, err := Parse(429, h, clientAhead, ResetAuto)
+	if err != nil || a.Reset != 3*algos.Second || a.RetryAfter != 2*algos.Second || a.Delta != 0 {
+		t.Errorf("read Reset %d, Retry-After %d, Delta %v (%v), want 3 s and 2 s from the Date, neither a delay", a.Reset, a.RetryAfter, a.Delta, err)
+	}
+	h = http.Header{"X-Ratelimit-Reset": {"3"}, "Retry-After": {"2"}}
+	if a, _ := Parse(429, h, clientAhead, ResetAuto); a.Delta != record.FieldReset|record.FieldRetryAfter {
+		t.Errorf("delays read with Delta %v", a.Delta)
+	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"math"
 	"time"
 
 	"github.com/overshoot-go/overshoot/record"
@@ -40,4 +41,33 @@ func (c RetryAfter) Next(last *record.Record) (int64, bool) {
 		next += max(last.RetryAfter, 0)
 	}
 	return max(next, last.Sent+max(c.Gap.Microseconds(), 1)), true
+}
+
+// AtReset is RetryAfter's twin for Reset: it sends Gap after its last
+// request until one is denied (or fails), then waits the Reset that answer
+// named, from the answer's arrival (Gap when it states none), and starts
+// over. Each run of requests after a wait is the first a key idle again
+// is asked, nothing else of the key between: behind an honest limiter
+// that owns the key the first burst's worth of each run is admitted, and
+// a denied one is the judge's ResetDenied.
+type AtReset struct {
+	// Gap is the least time between two of its requests (at least 1 µs).
+	Gap time.Duration
+}
+
+// Next is the time of the client's next request: see AtReset.
+func (c AtReset) Next(last *record.Record) (int64, bool) {
+	if last == nil {
+		return 0, true
+	}
+	gap := max(c.Gap.Microseconds(), 1)
+	next := last.Sent + gap
+	if last.Err != nil || !last.Allowed {
+		wait := int64(0)
+		if last.Err == nil && last.Known.Has(record.FieldReset) {
+			wait = min(max(last.Reset, 0), math.MaxInt64-last.Answered)
+		}
+		next = max(next, last.Answered+wait)
+	}
+	return next, true
 }

@@ -82,3 +82,79 @@ func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
 		})
 	}
 }
+
+// onWallClock is a in this process on the wall clock, one state per key,
+// deciding each call at the instant it is made.
+func onWallClock(a algos.Algorithm, l algos.Limit) live.Func {
+	var mu sync.Mutex
+	states := map[string]*algos.State{}
+	start := time.Now()
+	return func(_ context.Context, key string) (algos.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		st, ok := states[key]
+		if !ok {
+			st = &algos.State{}
+			states[key] = st
+		}
+		return a.Decide(st, time.Since(start).Microseconds(), l), nil
+	}
+}
+
+// comebacks counts the requests of recs (sorted by Sent) sent after the
+// Reset of the key's previous request, a denial: the runs AtReset makes.
+func comebacks(recs []record.Record) int {
+	last := map[string]record.Record{}
+	n := 0
+	for _, r := range recs {
+		if d, ok := last[r.Key]; ok && d.Err == nil && !d.Allowed && d.Known.Has(record.FieldReset) && r.Sent >= d.Answered+d.Reset {
+			n++
+		}
+		last[r.Key] = r
+	}
+	return n
+}
+
+// A client that owns its key and comes back at every Reset, closed loop in
+// real time: an honest leaky bucket admits the burst it owes each time and
+// is clean; one that names half its wait to idle is caught denying at
+// it, and one that answers its Reset in milliseconds where µs are read
+// is caught both ways. The verdicts are read from the records: a client
+// that comes back late only finds more room.
+func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
+	t.Parallel()                              // in process, judged from its records: no clock to share
+	l := algos.MustLimit(10, algos.Second, 5) // idle 500 ms after a burst: a client late by half of it still finds half a bucket
+	load := live.Load{Keys: []string{"a", "b"}, Duration: 2 * time.Second, Loop: func() live.Client { return live.AtReset{Gap: 2 * time.Millisecond} }}
+	for _, c := range []struct {
+		a     algos.Algorithm
+		kinds []live.Kind // none: clean
+	}{
+		{algos.LeakyBucket, nil},
+		{plantedResetHalf, []live.Kind{live.ResetDenied}},
+		{plantedResetInMillis, []live.Kind{live.ResetBeforeRetryAfter, live.ResetDenied}},
+	} {
+		t.Run(c.a.Name, func(t *testing.T) {
+			t.Parallel()
+			recs, err := live.Drive(context.Background(), onWallClock(c.a, l), load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := live.Judge(recs, algos.BucketPromise(l), l)
+			t.Logf("%s, closed loop at its Resets:\n%s", c.a.Name, v)
+			if n := comebacks(recs); n < 2 || v.Failed > 0 {
+				t.Fatalf("%d requests after a Reset and %d failures: the client did not come back as it should", n, v.Failed)
+			}
+			if c.kinds == nil && !v.Clean() {
+				t.Errorf("the honest bucket was judged: %v", v)
+			}
+			for _, k := range c.kinds {
+				if _, caught := v.Caught(k); !caught {
+					t.Errorf("not caught as %s", k)
+				}
+			}
+			if _, caught := v.Caught(live.OverAdmission); caught {
+				t.Errorf("over-admission, but only its Reset is planted")
+			}
+		})
+	}
+}

@@ -11,6 +11,9 @@
 // only when no placement of the admits keeps the promise, so a slow
 // network, a starved machine or a stalled driver can hide a breach but
 // never invent one; a verdict does not depend on how fast the machine was.
+// The waits an answer names (Reset, Retry-After) are judged the same way,
+// and allowing for the whole-second rounding of the header conventions
+// (reset.go): a rounding up by an honest service never convicts it.
 //
 // # What it owns, and what it must not import
 //
@@ -19,7 +22,7 @@
 // RateLimit-* fields, Retry-After in seconds or as an HTTP-date), the
 // driver (Drive: open loop on vegeta's pacer, a plan of requests such as
 // the simulator's clients, or closed loop, each key a Client of its own
-// such as RetryAfter) and the one judge of records
+// such as RetryAfter or AtReset) and the one judge of records
 // (Judge, Verdict), whoever made them: a record whose producer saw the
 // decision (the simulator's, replay's under MONITOR) is placed at that
 // instant. The record itself (Record, Answer) is package record's. It

@@ -65,7 +65,8 @@ const (
 	OverAdmission Kind = iota + 1
 	// BadAnswer: an answer no limiter under the limit may give, whatever
 	// its algorithm (algos.AnswerBounds), judged on the fields the target
-	// stated.
+	// stated; a Retry-After past the Reset is ResetBeforeRetryAfter
+	// instead, which allows for the rounding of the header conventions.
 	BadAnswer
 	// MalformedAnswer: a rate-limit header was present but unreadable.
 	MalformedAnswer
@@ -77,10 +78,23 @@ const (
 	// named, with nothing else of the key decided between them, was denied
 	// too (see retries.go).
 	RetryDenied
+	// ResetBeforeRetryAfter: an answer's Reset was shorter than its own
+	// Retry-After by more than any rounding of honest waits explains (see
+	// reset.go).
+	ResetBeforeRetryAfter
+	// ResetPastIdle: an answer's Reset was later than any key of the
+	// promise needs to become idle, left alone, by more than rounding
+	// explains (see reset.go).
+	ResetPastIdle
+	// ResetDenied: requests sent from the instant a Reset named, nothing
+	// else of the key between, were denied what an idle key grants (see
+	// reset.go): the Reset twin of RetryDenied.
+	ResetDenied
 	numKinds
 )
 
-var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high", "retry denied"}
+var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high", "retry denied",
+	"reset before retry-after", "reset past idle", "reset denied"}
 
 // String is the kind in words, as the row prints it.
 func (k Kind) String() string {
@@ -95,11 +109,13 @@ type Breach struct {
 	Kind Kind
 	// Count is how many: the records, for an answer; for an
 	// over-admission, the admits beyond the promise in each caught key's
-	// worst certain span, summed over the keys.
+	// worst certain span, summed over the keys; for ResetDenied, the
+	// Resets disproved.
 	Count int64
 	// First is the first record that shows it: the earliest sent, for an
 	// answer; for an over-admission, the admit that closes the worst
-	// certain span of the caught key whose span closes first.
+	// certain span of the caught key whose span closes first; for
+	// ResetDenied, the earliest sent denial that disproves a Reset.
 	First record.Record
 	// Why says what First shows, in words.
 	Why string
@@ -214,9 +230,14 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 // admits certainly before it (RemainingTooHigh, for a bucket or sliding
 // promise: see remaining.go), every retry at its Retry-After on a key
 // nothing else touched (RetryDenied, whatever the promise: see
-// retries.go), and every unreadable header (MalformedAnswer). promise must be one of algos' four built-in promises
-// of l; another (NewPromise's, or one of another limit) is left unjudged,
-// and so says the verdict.
+// retries.go), every stated Reset against its Retry-After
+// (ResetBeforeRetryAfter) and against the longest the promise takes to
+// idle (ResetPastIdle), every burst at a Reset on a key nothing else
+// touched (ResetDenied, at least its first request whatever the promise:
+// see reset.go), and every unreadable header (MalformedAnswer). promise
+// must be one of algos' four built-in promises of l; another
+// (NewPromise's, or one of another limit) is left unjudged, and so says
+// the verdict.
 func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
 	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
 	found := [numKinds]*Breach{}
@@ -231,7 +252,22 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 		}
 	}
 	limitErr := l.Validate()
-	bounds := l.Answers(0)
+	var bounds algos.AnswerBounds
+	if limitErr == nil {
+		bounds = l.Answers(0) // an invalid limit may divide by zero
+	}
+	shape := shapeOf(promise, l)
+	idle, idleWords := int64(0), ""
+	burst := int64(1) // what an idle key grants, as far as the judge knows the promise
+	if limitErr == nil {
+		idle, idleWords = idleBound(shape, promise, l)
+		switch shape {
+		case bucketShape:
+			burst = l.Burst
+		case slidingShape, windowsShape:
+			burst = l.Rate
+		}
+	}
 	byKey := map[string][]record.Record{}     // the admits
 	answersOf := map[string][]record.Record{} // the decisions that state Remaining
 	all := map[string][]record.Record{}       // every record, for the retries
@@ -265,6 +301,10 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 				note(BadAnswer, 1, r, why, b != nil && r.Sent < b.First.Sent)
 			}
 		}
+		if why := resetBeforeRetryAfter(r); why != "" {
+			b := found[ResetBeforeRetryAfter]
+			note(ResetBeforeRetryAfter, 1, r, why, b != nil && r.Sent < b.First.Sent)
+		}
 	}
 	v.Keys = len(keys)
 	for _, k := range slices.Sorted(slices.Values(keys)) {
@@ -272,8 +312,18 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 			b := found[RetryDenied]
 			note(RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
 		}
+		spread := clockSpread(all[k])
+		for _, r := range all[k] {
+			if why := resetPastIdle(r, idle, idleWords, spread); why != "" {
+				b := found[ResetPastIdle]
+				note(ResetPastIdle, 1, r, why, b != nil && r.Sent < b.First.Sent)
+			}
+		}
+		if rv := judgeResetDenied(all[k], burst, spread); rv.count > 0 {
+			b := found[ResetDenied]
+			note(ResetDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+		}
 	}
-	shape := shapeOf(promise, l)
 	switch {
 	case limitErr != nil:
 		v.Unjudged = "invalid limit: " + limitErr.Error()
@@ -319,6 +369,9 @@ func badAnswer(r record.Record, b *algos.AnswerBounds) string {
 	}
 	if !r.Known.Has(record.FieldReset) {
 		d.Reset = max(d.RetryAfter, 0)
+	} else if d.Reset >= 0 && d.RetryAfter > d.Reset {
+		// Judged with the rounding slack it needs as ResetBeforeRetryAfter.
+		d.Reset = d.RetryAfter
 	}
 	if !b.Bad(&d) {
 		return ""

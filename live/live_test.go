@@ -166,3 +166,30 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 		})
 	}
 }
+
+// The reference middleware on three nodes sharing one bucket in Redis,
+// asked by clients that come back at every Reset it names (whole seconds,
+// rounded up, as its headers say), is clean: every Reset rule holds it to
+// its headers, and whole-second rounding, the network and the machine's
+// speed can only make a client come back later, to more room.
+func TestLiveReferenceMiddlewareAtItsResets(t *testing.T) {
+	t.Parallel()
+	l := algos.MustLimit(20, algos.Second, 5)
+	shared := bucketShapes(t, l)[0] // the Lua bucket shared in Redis
+	urls := nodes(t, 3, l.Burst, shared.lim)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	load := live.Load{Keys: []string{"a", "b"}, Duration: 3 * time.Second, Timeout: 30 * time.Second, Loop: func() live.Client { return live.AtReset{Gap: 5 * time.Millisecond} }}
+	recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := live.Judge(recs, algos.BucketPromise(l), l)
+	t.Logf("shared Lua bucket on 3 nodes, clients at its Resets:\n%s", v)
+	if n := comebacks(recs); n < 2 || v.Failed > 0 {
+		t.Fatalf("%d requests after a Reset and %d failures: the clients did not come back as they should", n, v.Failed)
+	}
+	if !v.Clean() {
+		t.Errorf("the shared bucket was caught: %v", v)
+	}
+}

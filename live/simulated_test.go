@@ -1,6 +1,8 @@
 package live_test
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -18,7 +20,9 @@ import (
 // client can judge the promise exactly (a bucket, a sliding window), and
 // never one the model clears where it cannot (the windows, whose edges a
 // client never sees). Each side must convict some runs and clear others,
-// or the test proves nothing.
+// or the test proves nothing. The Reset rules convict none of these runs:
+// each algorithm's Resets are honest in every deployment, its nodes'
+// clocks apart (which the simulator's records show) included.
 func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	if err := l.Validate(); err != nil {
@@ -43,6 +47,11 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 				v := live.Judge(recs, promise, l)
 				if v.Unjudged != "" {
 					t.Fatalf("%s, %s: unjudged: %s", a.Name, dep, v.Unjudged)
+				}
+				for _, k := range resetKinds {
+					if b, ok := v.Caught(k); ok {
+						t.Errorf("%s, %s, seed %d: a correct algorithm's Resets convicted: %s %d: %s\n  first: %s", a.Name, dep, seed, k, b.Count, b.Why, b.First)
+					}
 				}
 				_, caught := v.Caught(live.OverAdmission)
 				broke := res.Violations() > 0
@@ -179,5 +188,113 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 	}
 	if _, _, err := live.Over(nil, algos.TokenBucket, algos.Limit{}); err == nil {
 		t.Error("an invalid limit gave no error")
+	}
+}
+
+// resetKinds are the breaches of the Reset rules (reset.go).
+var resetKinds = []live.Kind{live.ResetBeforeRetryAfter, live.ResetPastIdle, live.ResetDenied}
+
+// idleRequests is keys keys' requests over span, each key's on its own:
+// bursts of 1 to 25 at one instant, each after a quiet gap of up to one and
+// a half windows of l, so that many come after the key is idle again.
+func idleRequests(seed uint64, keys int, span int64, l algos.Limit) []model.Request {
+	s := model.NewStream(seed, 78)
+	var out []model.Request
+	for key := range keys {
+		for at := int64(s.Below(uint64(l.Window))); at < span; at += 1 + int64(s.Below(uint64(l.Window*3/2))) {
+			for range 1 + int(s.Below(25)) {
+				out = append(out, model.Request{Key: key, Send: at})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	return out
+}
+
+// withReset is a, named name, its Reset rewritten by reset from the
+// decision and the limit: a planted bug in the Reset alone, the admits
+// a's.
+func withReset(a algos.Algorithm, name string, reset func(d algos.Decision, l algos.Limit) int64) algos.Algorithm {
+	decide := a.Decide
+	a.Name, a.Decide = name, func(s *algos.State, now int64, l algos.Limit) algos.Decision {
+		d := decide(s, now, l)
+		d.Reset = reset(d, l)
+		return d
+	}
+	return a
+}
+
+var (
+	// plantedResetInMillis answers its Reset in milliseconds where µs are
+	// read: a thousandth of the wait, shorter than its own Retry-After, and
+	// a key asked then is not idle.
+	plantedResetInMillis = withReset(algos.TokenBucket, "planted-token-bucket-reset-in-ms", func(d algos.Decision, _ algos.Limit) int64 { return d.Reset / 1000 })
+	// plantedResetHalf names half the wait to idle: asked then, the bucket
+	// is half empty.
+	plantedResetHalf = withReset(algos.LeakyBucket, "planted-leaky-bucket-half-reset", func(d algos.Decision, _ algos.Limit) int64 { return d.Reset / 2 })
+	// plantedResetPlusTolerance counts GCRA's Reset from TAT + τ, the far
+	// end of its tolerance: later than an empty bucket takes to fill.
+	plantedResetPlusTolerance = withReset(algos.GCRA, "planted-gcra-reset-plus-tolerance", func(d algos.Decision, l algos.Limit) int64 {
+		return d.Reset + (l.Burst-1)*l.Window/l.Rate
+	})
+	// plantedNextButOneEdge is the window anchored at the key's first hit
+	// naming the edge after its window's end.
+	plantedNextButOneEdge = withReset(algos.FirstHitWindow, "planted-first-hit-window-next-but-one-edge", func(d algos.Decision, l algos.Limit) int64 { return d.Reset + l.Window })
+)
+
+// The Reset rules on the simulator's records: the six algorithms, each
+// where its promise holds and over a sliding window of nodes, on traffic
+// that comes back to idle keys, are never convicted; Resets planted wrong
+// are caught by the rule each breaks, on every seed: a Reset in the wrong
+// unit (shorter than its Retry-After, and the key not idle at it), half
+// the wait (the key not idle at it), a Reset past an empty bucket's refill
+// and a window's edge after next. The fixed window that names the start
+// of its window is caught too, where it names an edge before the true one.
+func TestResetRulesOnSimulatedRecords(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
+		t.Helper()
+		spec := limiter.FromAlgorithm(a)
+		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
+			Requests: idleRequests(seed, 3, 8*algos.Second, l)}
+		_, recs := simulate(t, cfg)
+		return live.Judge(recs, spec.Promise(l), l)
+	}
+	for _, a := range append(algos.All(), algos.FirstHitWindow) {
+		for seed := uint64(1); seed <= 8; seed++ {
+			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock, model.NodeClock} {
+				v := judge(a, dep, seed)
+				for _, k := range resetKinds {
+					if b, ok := v.Caught(k); ok {
+						t.Errorf("%s, %s, seed %d: an honest Reset convicted: %s: %s\n  first: %s", a.Name, dep, seed, k, b.Why, b.First)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		a     algos.Algorithm
+		kinds []live.Kind
+	}{
+		{plantedResetInMillis, []live.Kind{live.ResetBeforeRetryAfter, live.ResetDenied}},
+		{plantedResetHalf, []live.Kind{live.ResetDenied}},
+		{plantedResetPlusTolerance, []live.Kind{live.ResetPastIdle}},
+		{plantedNextButOneEdge, []live.Kind{live.ResetPastIdle}},
+		{planted.FixedWindowResetFromStart, []live.Kind{live.ResetDenied}},
+	} {
+		for seed := uint64(1); seed <= 8; seed++ {
+			v := judge(c.a, model.StoreClock, seed)
+			for _, k := range c.kinds {
+				b, ok := v.Caught(k)
+				if !ok {
+					t.Errorf("%s, seed %d: not caught as %s:\n%s", c.a.Name, seed, k, v)
+				} else if seed == 1 {
+					t.Logf("%s: %s %d: %s\n  first: %s", c.a.Name, k, b.Count, b.Why, b.First)
+				}
+			}
+			if _, ok := v.Caught(live.OverAdmission); ok {
+				t.Errorf("%s, seed %d: over-admission, but only its Reset is planted", c.a.Name, seed)
+			}
+		}
 	}
 }

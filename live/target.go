@@ -40,7 +40,7 @@ func (f Func) open(int) (int, caller, error) {
 	}
 	return 1, func(ctx context.Context, key string, _ int) (record.Answer, int, error) {
 		d, err := f(ctx, key)
-		return record.Answer{Decision: d, Known: record.FieldsDecision}, 0, err
+		return record.Answer{Decision: d, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}, 0, err
 	}, nil
 }
 
@@ -64,6 +64,11 @@ type HTTP struct {
 	Header http.Header
 	// Reset is how X-RateLimit-Reset is read (ResetAuto by default).
 	Reset ResetUnit
+	// Response, when set, is given each response's node, status and
+	// header as they came, from the goroutine that sent the request, once
+	// Parse has read them: for a caller that keeps the headers as sent
+	// (httpcheck's report).
+	Response func(node, status int, h http.Header)
 	// Client sends the requests; nil is a client with keep-alive, no
 	// proxy, no redirects followed (a 3xx is an error) and as many idle
 	// connections per node as Load.MaxInFlight.
@@ -132,6 +137,9 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // so the connection is kept
 		resp.Body.Close()
 		a, err := Parse(resp.StatusCode, resp.Header, at, h.Reset)
+		if h.Response != nil {
+			h.Response(node, resp.StatusCode, resp.Header)
+		}
 		return a, resp.StatusCode, err
 	}, nil
 }

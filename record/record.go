@@ -59,6 +59,13 @@ type Answer struct {
 	Limit int64
 	// Known is which counts the answer stated.
 	Known Fields
+	// Delta is which of the waits (FieldReset, FieldRetryAfter) were
+	// stated as a delay from the answer (delay-seconds, milliseconds, µs
+	// in process), which an honest limiter rounds up once, rather than as
+	// an instant (an epoch, an HTTP-date) a parser turned into the wait
+	// until it, which may read late or early (see live's TrueWait). The
+	// zero Delta claims neither, and a judge then allows for both.
+	Delta Fields
 	// Malformed is the first header that was present but unreadable, in
 	// words ("" when every header read): its field is left unknown.
 	Malformed string
