@@ -218,7 +218,7 @@ func share(cpu, wall time.Duration) float64 {
 // Fifty requests for a fresh key at the same instant, through HTTP, to a
 // Redis a 2 ms round trip away (an in-process toxiproxy, 1 ms each way, as
 // a store across a data centre's network is), against a limit of 10: the
-// Lua script admits exactly 10, and GET-then-INCR admits more, since every
+// Lua script admits exactly 10, and GET-then-INCR at least twice that, since every
 // request that GETs before the others' INCRs land sees room. On loopback
 // alone the GET-to-INCR gap is tens of µs, and a loaded machine that runs
 // the fifty one after another can close it.
@@ -254,7 +254,10 @@ func TestFindingStampedeOfFiftyAgainstALimitOfTen(t *testing.T) {
 		want  string
 	}{
 		{script, func(st ceiling.Stampede) bool { return st.Accepted == 10 }, "exactly 10"},
-		{ceiling.GetThenIncr(rdb, srv.Prefix(t), l), func(st ceiling.Stampede) bool { return st.Accepted > 10 }, "more than 10"},
+		// At least twice the limit: 26 to 50 recorded with both cores
+		// loaded, 50 in each of twelve runs with both cores busy besides;
+		// 20 leaves the lowest ever recorded a margin of 6.
+		{ceiling.GetThenIncr(rdb, srv.Prefix(t), l), func(st ceiling.Stampede) bool { return st.Accepted >= 20 }, "at least 20"},
 	} {
 		fleet, err := ceiling.Start(1, c.d.Node)
 		if err != nil {

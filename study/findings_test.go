@@ -69,11 +69,21 @@ func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 		if s.OverMean <= 0 {
 			t.Errorf("c=%d: mean over-admission %+.2f over %d trials, want > 0", c, s.OverMean, s.Trials)
 		}
+		// With 64 workers the race is wide open: +27.7 to +37.3 on average
+		// in twelve runs with both cores busy besides (loopback, 3 trials);
+		// the bound is half the lowest, for a slower machine's spread.
+		if c == 64 && s.OverMean < ctaMinMeanAt64 {
+			t.Errorf("c=64: mean over-admission %+.1f over %d trials, want at least %+d (%d%% of L)", s.OverMean, s.Trials, ctaMinMeanAt64, ctaMinMeanAt64)
+		}
 		if s.OverMin < 0 {
 			t.Errorf("c=%d: admitted fewer than L (%+d): check-then-act cannot refuse below the limit", c, s.OverMin)
 		}
 	}
 }
+
+// ctaMinMeanAt64 is the least mean over-admission, in admits over L = 100,
+// the check-then-act finding holds at 64 workers.
+const ctaMinMeanAt64 = 15
 
 // The trials of the check-then-act finding at each concurrency: at least
 // ctaMinReps, and up to ctaMaxReps while none over-admits.
@@ -288,6 +298,13 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 			t.Errorf("%s c=%d: over-admitted by %d", pt.Strategy, pt.Workers, s.OverMax)
 		}
 		within[budget] += s.WithinMax
+		// At 16 workers a budget of 3 refused 133 to 149 of the requests
+		// within the limit (64% or more), a budget of 10 44 to 87 (31% or
+		// more), in twelve runs with both cores busy besides; the bounds
+		// sit 14 and 11 points below.
+		if least := watchMinRefusedAt16[budget]; pt.Workers == 16 && 100*s.WithinShare < least {
+			t.Errorf("%s c=16: refused %.0f%% of the requests within the limit, want at least %.0f%%", pt.Strategy, 100*s.WithinShare, least)
+		}
 	}
 	t.Logf("measured: refused within the limit: %d with 3 retries, %d with 10", within[3], within[10])
 	if within[3] == 0 || within[10] == 0 {
@@ -298,10 +315,15 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 	}
 }
 
+// watchMinRefusedAt16 is, for each retry budget, the least share (%) of
+// the requests within the limit WATCH/MULTI refuses at 16 workers behind
+// the 1 ms path.
+var watchMinRefusedAt16 = map[int]float64{3: 50, 10: 20}
+
 // On one contended key (64 workers behind a delayed path), a Lua script
 // decides several times as many requests per second as WATCH/MULTI, which
-// spends three round trips on every attempt and retries most: at least 2×
-// (the report states the measured ratios, 10-25× here).
+// spends three round trips on every attempt and retries most: at least
+// luaMinRatio× (the report states the measured ratios, 10-25× here).
 //
 // Loopback is left out of the assertion: on this 2-core machine the 64
 // workers then mostly run one after another, WATCH meets little contention,
@@ -310,12 +332,18 @@ func TestFindingWatchMultiNeverOverAdmitsButRefusesWithinTheLimit(t *testing.T) 
 //
 // By default one trial of each, against WATCH/MULTI with 3 retries only: it
 // retries least, so it is the fastest WATCH/MULTI and the ratio the bound
-// must hold for (a single trial has measured 8× or more, four times the
+// must hold for (a single trial has measured 8× or more, half again the
 // bound; with 10 retries, 17× or more). -study.full runs three of each,
 // with both budgets, on every delayed path.
 //
+// The bound is luaMinRatio: twelve runs with both cores busy besides (and
+// three other programs' tests) measured 4.5 to 21.4x against 3 retries;
+// the bound is two thirds of the lowest, a throughput ratio on a shared
+// machine.
+//
 // Badge: Lua vs WATCH/MULTI
 func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.T) {
+	const luaMinRatio = 3.0
 	redistest.LockTiming(t) // the rates are decisions per second of real time
 	l := newLab(t, 3*time.Minute)
 	const c = 64
@@ -336,8 +364,8 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 			t.Logf("RTT %s, c=%d: %s %.0f req/s, %s %.0f req/s: %.1fx", fmtDur(f.Path.RTT), c,
 				lua.Name(), script.Summarize().Throughput, w.Name(), watch.Summarize().Throughput, ratio)
 			lowest = min(lowest, ratio)
-			if ratio < 2 {
-				t.Errorf("%s: Lua is %.2fx as fast as %s, want at least 2x", f.Path.Name, ratio, w.Name())
+			if ratio < luaMinRatio {
+				t.Errorf("%s: Lua is %.2fx as fast as %s, want at least %.0fx", f.Path.Name, ratio, w.Name(), luaMinRatio)
 			}
 		}
 	}
