@@ -32,9 +32,10 @@ func decideBy(f algos.FieldsFunc, s *algos.State, now int64, l *algos.Limit) alg
 	return algos.Decision{Allowed: allowed, Remaining: remaining, RetryAfter: retryAfter, Reset: reset}
 }
 
-// gcraFields is GCRA's decision as fields, for the planted bugs that
-// change one of its answers.
-var gcraFields = algos.GCRA.Fields()
+// gcraFields and tokenBucketFields are GCRA's and the token bucket's
+// decisions as fields, for the planted bugs that change one of GCRA's
+// answers and the planted limiters that keep token buckets.
+var gcraFields, tokenBucketFields = algos.GCRA.Fields(), algos.TokenBucket.Fields()
 
 // fieldsOf pairs each planted decision with the FieldsFunc it is made of.
 var fieldsOf = []struct {
