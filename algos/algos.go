@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 )
 
 // Decision is what a limiter answers for one request.
@@ -107,9 +108,9 @@ type FieldsFunc func(s *State, now int64, l *Limit) (allowed bool, remaining, re
 
 // Fields returns a FieldsFunc that decides exactly as a.Decide does, when
 // a.Decide is one of this package's own decisions that never hold a
-// request (the six and FirstHitWindow, whatever a is named), and nil
-// otherwise: an algorithm of a user's own, or one whose Decide was
-// replaced, is decided by its Decide.
+// request (the six and FirstHitWindow, whatever a is named) or a decision
+// given one by RegisterFields, and nil otherwise: an algorithm of a user's
+// own, or one whose Decide was replaced, is decided by its Decide.
 func (a Algorithm) Fields() FieldsFunc {
 	if a.Decide == nil {
 		return nil
@@ -120,15 +121,50 @@ func (a Algorithm) Fields() FieldsFunc {
 			return f.fields
 		}
 	}
-	return nil
+	registered.Lock()
+	defer registered.Unlock()
+	return registered.fields[p]
 }
 
-// ownFields pairs each of this package's decisions (by code pointer, which
+// RegisterFields has Fields return fields for every algorithm whose Decide
+// is decide, a decision of another package (a planted bug) that the
+// simulator is to call the fast way. decide must be a top-level function,
+// which Fields tells apart by its code (every value of one closure shares
+// its code), and fields must decide exactly as it does, call for call;
+// a nil argument, or a decide registered already, panics: a package
+// registers its decisions once, when it is initialized.
+func RegisterFields(decide DecideFunc, fields FieldsFunc) {
+	if decide == nil || fields == nil {
+		panic("algos: RegisterFields with a nil function")
+	}
+	p := reflect.ValueOf(decide).Pointer()
+	registered.Lock()
+	defer registered.Unlock()
+	if _, dup := registered.fields[p]; dup || slices.ContainsFunc(ownFields, func(f ownField) bool { return f.decide == p }) {
+		panic("algos: RegisterFields: that decision has a FieldsFunc already")
+	}
+	if registered.fields == nil {
+		registered.fields = map[uintptr]FieldsFunc{}
+	}
+	registered.fields[p] = fields
+}
+
+// registered is the FieldsFuncs RegisterFields gave other packages'
+// decisions, by their code pointers.
+var registered struct {
+	sync.Mutex
+	fields map[uintptr]FieldsFunc
+}
+
+// ownField pairs one of this package's decisions (by code pointer, which
 // a top-level function has alone) with its FieldsFunc.
-var ownFields = []struct {
+type ownField struct {
 	decide uintptr
 	fields FieldsFunc
-}{
+}
+
+// ownFields is every ownField.
+var ownFields = []ownField{
 	{reflect.ValueOf(DecideFunc(decideTokenBucket)).Pointer(), tokenBucketFields},
 	{reflect.ValueOf(DecideFunc(decideLeakyBucket)).Pointer(), leakyBucketFields},
 	{reflect.ValueOf(DecideFunc(decideGCRA)).Pointer(), gcraFields},

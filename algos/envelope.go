@@ -213,7 +213,11 @@ func (e *Envelope) Headroom(t int64) int64 {
 		i, j := 0, n // the first, in ring order, later than t-W
 		for i < j {
 			m := int(uint(i+j) >> 1)
-			if e.recent[(e.head+m)%n] > t-l.Window {
+			k := e.head + m // (head+m) mod n, without a division at every step: head < n, m < n
+			if k >= n {
+				k -= n
+			}
+			if e.recent[k] > t-l.Window {
 				j = m
 			} else {
 				i = m + 1
@@ -270,7 +274,9 @@ func (e *Envelope) Admit(t int64) {
 			e.recent = append(e.recent, t)
 		} else {
 			e.recent[e.head] = t
-			e.head = (e.head + 1) % len(e.recent)
+			if e.head++; e.head == len(e.recent) { // the ring wraps: no division per admit
+				e.head = 0
+			}
 		}
 	}
 	e.last = t

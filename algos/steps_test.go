@@ -231,3 +231,42 @@ func TestFieldsDecideAsDecide(t *testing.T) {
 		}
 	}
 }
+
+// decideRegistered is a decision of "another package" for
+// TestRegisterFields: the token bucket's, through its Decide.
+func decideRegistered(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return algos.TokenBucket.Decide(s, now, l)
+}
+
+// A decision registered with its FieldsFunc is recognized by its code,
+// whatever its algorithm is named, and once only; a closure's code is
+// every closure's, so a Decide replaced by one is still decided by its
+// Decide.
+func TestRegisterFields(t *testing.T) {
+	fields := algos.TokenBucket.Fields()
+	algos.RegisterFields(decideRegistered, fields)
+	a := algos.Algorithm{Name: "mine", Decide: decideRegistered}
+	if got := a.Fields(); got == nil {
+		t.Fatal("a registered decision has no FieldsFunc")
+	}
+	for _, again := range []func(){
+		func() { algos.RegisterFields(decideRegistered, fields) },
+		func() { algos.RegisterFields(algos.TokenBucket.Decide, fields) },
+		func() { algos.RegisterFields(nil, fields) },
+		func() { algos.RegisterFields(decideRegistered, nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("RegisterFields of a registered decision, one of the package's own or nil did not panic")
+				}
+			}()
+			again()
+		}()
+	}
+	replaced := a
+	replaced.Decide = func(s *algos.State, now int64, l algos.Limit) algos.Decision { return decideRegistered(s, now, l) }
+	if replaced.Fields() != nil {
+		t.Error("a Decide replaced by a closure has the registered FieldsFunc")
+	}
+}

@@ -11,7 +11,8 @@
 // # What it owns, and what it must not import
 //
 // The Spec and Limiter types, the optional Weighed (a request's cost and
-// service time) and Sized (the state's size in cells), the in-memory store
+// service time), Sized (the state's size in cells) and Into (a decision
+// written in place, for the simulator's millions of calls), the in-memory store
 // of a pure algorithm's keys with their expiry and costs (Memory), the
 // per-key adapter of a Go object (PerKey), and the one name a key's number
 // is given where a store needs a string (KeyName: the isolation checks'

@@ -57,6 +57,18 @@ type Limiter interface {
 	Allow(ctx context.Context, key int, now int64) (algos.Decision, error)
 }
 
+// Into is a Limiter that can also write its decision into *out, exactly
+// as Allow returns it (the zero Decision with an error), which AllowInto
+// then calls instead of Allow: a limiter that wraps another, or decides by
+// an algos.FieldsFunc, hands its decision on without the copies of a
+// Decision returned through each call (algos.FieldsFunc says why they
+// cost). It is for the simulator's millions of calls; Allow is still what
+// every other caller uses.
+type Into interface {
+	Limiter
+	AllowInto(ctx context.Context, key int, now int64, out *algos.Decision) error
+}
+
 // Spec is a limiter under test as overshoot's checks take it: how to make
 // one for a limit, whose clock it reads, and what it promises. The
 // simulator, the tables, the sweeps, the hunt and the properties all take a
@@ -190,7 +202,8 @@ func Allow(ctx context.Context, lim Limiter, key int, now int64) (d algos.Decisi
 // when lim panicked), for a caller that makes millions of calls: a
 // Decision returned is stored and copied again at every call it passes
 // through, in moves the processor cannot forward (algos.FieldsFunc), and
-// this way it is copied once, field by field.
+// this way it is copied once, field by field. A limiter that is an Into
+// writes it there itself.
 func AllowInto(ctx context.Context, lim Limiter, key int, now int64, out *algos.Decision) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -198,6 +211,9 @@ func AllowInto(ctx context.Context, lim Limiter, key int, now int64, out *algos.
 			err = &Panic{Key: key, Now: now, Value: v}
 		}
 	}()
+	if into, ok := lim.(Into); ok {
+		return into.AllowInto(ctx, key, now, out)
+	}
 	d, err := lim.Allow(ctx, key, now)
 	out.Allowed, out.Remaining, out.RetryAfter, out.Reset, out.Delay = d.Allowed, d.Remaining, d.RetryAfter, d.Reset, d.Delay
 	return err

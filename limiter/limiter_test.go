@@ -160,3 +160,28 @@ func TestAllowIntoIsAllow(t *testing.T) {
 		t.Errorf("Allow of a panic: %+v, %v", d, err)
 	}
 }
+
+// panickyInto is panicky that writes its decisions itself (limiter.Into),
+// told apart from Allow's by a Delay of 5.
+type panickyInto struct{ panicky }
+
+func (p panickyInto) AllowInto(ctx context.Context, key int, now int64, out *algos.Decision) error {
+	d, err := p.Allow(ctx, key, now)
+	d.Delay = 5
+	*out = d
+	return err
+}
+
+// TestAllowIntoCallsInto: a limiter that is an Into writes the decision
+// itself, and its panic is a *Panic with the zero Decision as Allow's.
+func TestAllowIntoCallsInto(t *testing.T) {
+	ctx := context.Background()
+	var out algos.Decision
+	if err := limiter.AllowInto(ctx, panickyInto{}, 1, 3, &out); err != nil || out != (algos.Decision{Allowed: true, Remaining: 1, RetryAfter: 2, Reset: 3, Delay: 5}) {
+		t.Errorf("AllowInto of an Into: %+v, %v", out, err)
+	}
+	var p *limiter.Panic
+	if err := limiter.AllowInto(ctx, panickyInto{}, 7, 3, &out); !errors.As(err, &p) || p.Key != 7 || out != (algos.Decision{}) {
+		t.Errorf("AllowInto of an Into's panic: %+v, %v", out, err)
+	}
+}

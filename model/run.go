@@ -483,6 +483,10 @@ type decider struct {
 	limit algos.Limit
 	store *Store
 	lim   limiter.Limiter
+	// dec is where a Limiter writes its decision (limiter.AllowInto): a
+	// Decision handed to a limiter.Into escapes, and one on the stack would
+	// be allocated anew for every request.
+	dec algos.Decision
 }
 
 // open makes the decider fresh: every key absent.
@@ -558,7 +562,9 @@ func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Dec
 	// The node's clock at sending, for a limiter that sends it along (and
 	// for the judge to see that a store-clock limiter ignores it).
 	d.r.nodeTime.Set(d.r.plan[i].Clock)
-	if err := limiter.AllowInto(d.r.nodeTime, d.lim, key, now, out); err != nil {
+	err := limiter.AllowInto(d.r.nodeTime, d.lim, key, now, &d.dec)
+	copyDecision(out, &d.dec)
+	if err != nil {
 		d.r.fail(i, key, decided, node, err)
 		copyDecision(out, &algos.Decision{})
 		return err

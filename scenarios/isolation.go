@@ -82,5 +82,19 @@ func (m movedKeys) Allow(ctx context.Context, key int, now int64) (algos.Decisio
 	return m.Limiter.Allow(ctx, key, now)
 }
 
+// AllowInto is Allow, into *out (limiter.Into), by the wrapped limiter's
+// AllowInto where it has one; a panic is the caller's to catch, as in Allow.
+func (m movedKeys) AllowInto(ctx context.Context, key int, now int64, out *algos.Decision) error {
+	if key >= 0 && key < NumClients {
+		key = collidingKey(key)
+	}
+	if into, ok := m.Limiter.(limiter.Into); ok {
+		return into.AllowInto(ctx, key, now, out)
+	}
+	d, err := m.Limiter.Allow(ctx, key, now)
+	out.Allowed, out.Remaining, out.RetryAfter, out.Reset, out.Delay = d.Allowed, d.Remaining, d.RetryAfter, d.Reset, d.Delay
+	return err
+}
+
 // Close closes the wrapped limiter.
 func (m movedKeys) Close() error { return limiter.Close(m.Limiter) }

@@ -27,13 +27,17 @@ var FixedWindowShifted = algos.Algorithm{
 }
 
 func decidePlantedFixedWindowShifted(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedFixedWindowShifted, s, now, &l)
+}
+
+func plantedFixedWindowShifted(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now+1, l.Window) // PLANTED: was FloorDiv(now, l.Window)
 	window, count := s.A, s.B
 	if !s.Set || window != idx {
 		window, count = idx, 0
 	}
 	end := (idx+1)*l.Window - now
-	d := algos.Decision{Reset: end}
+	d := decision{Reset: end}
 	if count < l.Rate {
 		count++
 		d.Allowed = true
@@ -42,7 +46,7 @@ func decidePlantedFixedWindowShifted(s *algos.State, now int64, l algos.Limit) a
 	}
 	*s = algos.State{Set: true, A: window, B: count}
 	d.Remaining = l.Rate - count
-	return d
+	return d.fields()
 }
 
 // TokenBucketBurstOneShort is the token bucket that starts, and refills up
@@ -62,6 +66,10 @@ var TokenBucketBurstOneShort = algos.Algorithm{
 }
 
 func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedTokenBucketBurstOneShort, s, now, &l)
+}
+
+func plantedTokenBucketBurstOneShort(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity() - l.Unit // PLANTED: was l.Capacity()
 	if !s.Set {
 		*s = algos.State{Set: true, A: capacity, B: now}
@@ -69,7 +77,7 @@ func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Li
 	tokens, last := s.A, s.B
 	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
 	last = now
-	d := algos.Decision{}
+	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
@@ -79,7 +87,7 @@ func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Li
 	s.A, s.B = tokens, last
 	d.Remaining = tokens / l.Unit
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
-	return d
+	return d.fields()
 }
 
 // GCRARetryAfterFloored is GCRA answering Retry-After rounded down to a
@@ -103,12 +111,16 @@ var GCRARetryAfterFloored = algos.Algorithm{
 }
 
 func decidePlantedGCRARetryAfterFloored(s *algos.State, now int64, l algos.Limit) algos.Decision {
-	d := algos.GCRA.Decide(s, now, l)
+	return decideBy(plantedGCRARetryAfterFloored, s, now, &l)
+}
+
+func plantedGCRARetryAfterFloored(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
+	d := decisionOf(gcraFields(s, now, l))
 	if !d.Allowed {
 		step := max(1, l.Window/100)
 		d.RetryAfter = d.RetryAfter / step * step // PLANTED: was d.RetryAfter
 	}
-	return d
+	return d.fields()
 }
 
 // GCRAResetWholeSeconds is GCRA answering its Reset from a whole-second
@@ -132,10 +144,14 @@ var GCRAResetWholeSeconds = algos.Algorithm{
 }
 
 func decidePlantedGCRAResetWholeSeconds(s *algos.State, now int64, l algos.Limit) algos.Decision {
-	d := algos.GCRA.Decide(s, now, l)
+	return decideBy(plantedGCRAResetWholeSeconds, s, now, &l)
+}
+
+func plantedGCRAResetWholeSeconds(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
+	d := decisionOf(gcraFields(s, now, l))
 	tat := s.A                                                     // the theoretical arrival time the decision left, in µs
 	d.Reset = algos.FloorDiv(tat, algos.Second)*algos.Second - now // PLANTED: was arith.GCRAReset(tat, frac, now)
-	return d
+	return d.fields()
 }
 
 // TokenBucketRemainingBeforeTake is the token bucket answering the
@@ -157,6 +173,10 @@ var TokenBucketRemainingBeforeTake = algos.Algorithm{
 }
 
 func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedTokenBucketRemainingBeforeTake, s, now, &l)
+}
+
+func plantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
 		*s = algos.State{Set: true, A: capacity, B: now}
@@ -164,7 +184,7 @@ func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l al
 	tokens, last := s.A, s.B
 	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
 	last = now
-	d := algos.Decision{Remaining: tokens / l.Unit} // PLANTED: was `d.Remaining = tokens / l.Unit` after the take
+	d := decision{Remaining: tokens / l.Unit} // PLANTED: was `d.Remaining = tokens / l.Unit` after the take
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
@@ -173,7 +193,7 @@ func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l al
 	}
 	s.A, s.B = tokens, last
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
-	return d
+	return d.fields()
 }
 
 // FixedWindowResetFromStart is the fixed window answering, as its Reset,
@@ -194,13 +214,17 @@ var FixedWindowResetFromStart = algos.Algorithm{
 }
 
 func decidePlantedFixedWindowResetFromStart(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedFixedWindowResetFromStart, s, now, &l)
+}
+
+func plantedFixedWindowResetFromStart(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now, l.Window)
 	window, count := s.A, s.B
 	if !s.Set || window != idx {
 		window, count = idx, 0
 	}
 	end := (idx+1)*l.Window - now
-	d := algos.Decision{Reset: now - idx*l.Window} // PLANTED: was Reset: end
+	d := decision{Reset: now - idx*l.Window} // PLANTED: was Reset: end
 	if count < l.Rate {
 		count++
 		d.Allowed = true
@@ -209,5 +233,5 @@ func decidePlantedFixedWindowResetFromStart(s *algos.State, now int64, l algos.L
 	}
 	*s = algos.State{Set: true, A: window, B: count}
 	d.Remaining = l.Rate - count
-	return d
+	return d.fields()
 }

@@ -7,7 +7,9 @@
 // # What it owns, and what it must not import
 //
 // The planted algorithms and their list (All: planted.go, contract.go,
-// estimate.go), and the planted limiters of their own: keys sharing a table
+// estimate.go), each written as an algos.FieldsFunc and registered with
+// algos so that the simulator decides it as fast as the six (fields.go),
+// and the planted limiters of their own: keys sharing a table
 // of 1024 buckets (keyed.go), a store-clock claim that reads the node's
 // clock (clockclaim.go), and a go-redis token bucket in Lua that keeps a
 // key's bucket under its name's first 32 bytes (keyfold.go: a

@@ -50,6 +50,10 @@ var SlidingCounterWrongWeight = algos.Algorithm{
 }
 
 func decidePlantedSlidingCounterWrongWeight(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedSlidingCounterWrongWeight, s, now, &l)
+}
+
+func plantedSlidingCounterWrongWeight(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	w, limit := l.Window, l.Rate
 	idx := algos.FloorDiv(now, w)
 	switch {
@@ -63,7 +67,7 @@ func decidePlantedSlidingCounterWrongWeight(s *algos.State, now int64, l algos.L
 	cur, prev := s.B, s.C
 	elapsed := now - idx*w
 	weighted := prev * elapsed // PLANTED: was prev * (w - elapsed)
-	d := algos.Decision{}
+	d := decision{}
 	if weighted+cur*w < limit*w {
 		cur++
 		d.Allowed = true
@@ -78,5 +82,5 @@ func decidePlantedSlidingCounterWrongWeight(s *algos.State, now int64, l algos.L
 	case prev > 0:
 		d.Reset = w - elapsed
 	}
-	return d
+	return d.fields()
 }

@@ -34,9 +34,18 @@ type sharedBuckets struct {
 	buckets [1024]algos.State
 }
 
-func (t *sharedBuckets) Allow(_ context.Context, key int, now int64) (algos.Decision, error) {
+func (t *sharedBuckets) Allow(ctx context.Context, key int, now int64) (d algos.Decision, err error) {
+	err = t.AllowInto(ctx, key, now, &d)
+	return d, err
+}
+
+// AllowInto is Allow, into *out (limiter.Into).
+func (t *sharedBuckets) AllowInto(_ context.Context, key int, now int64, out *algos.Decision) error {
 	if key < 0 {
-		return algos.Decision{}, fmt.Errorf("planted-keys-share-buckets: negative key %d", key)
+		*out = algos.Decision{}
+		return fmt.Errorf("planted-keys-share-buckets: negative key %d", key)
 	}
-	return algos.TokenBucket.Decide(&t.buckets[key%1024], now, t.limit), nil // PLANTED: was one bucket per key
+	out.Allowed, out.Remaining, out.RetryAfter, out.Reset = tokenBucketFields(&t.buckets[key%1024], now, &t.limit) // PLANTED: was one bucket per key
+	out.Delay = 0
+	return nil
 }

@@ -43,13 +43,17 @@ var UncappedTokenBucket = algos.Algorithm{
 }
 
 func decidePlantedUncappedTokenBucket(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedUncappedTokenBucket, s, now, &l)
+}
+
+func plantedUncappedTokenBucket(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
 		*s = algos.State{Set: true, A: capacity, B: now}
 	}
 	tokens := s.A + max(0, now-s.B)*l.Refill // PLANTED: no cap at capacity
 	s.B = now
-	d := algos.Decision{}
+	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
@@ -59,7 +63,7 @@ func decidePlantedUncappedTokenBucket(s *algos.State, now int64, l algos.Limit) 
 	s.A = tokens
 	d.Remaining = tokens / l.Unit
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
-	return d
+	return d.fields()
 }
 
 // LeakyBucketRewinds is the leaky bucket storing last = now.
@@ -79,6 +83,10 @@ var LeakyBucketRewinds = algos.Algorithm{
 }
 
 func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedLeakyBucketRewinds, s, now, &l)
+}
+
+func plantedLeakyBucketRewinds(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
 		*s = algos.State{Set: true, A: 0, B: now}
@@ -86,7 +94,7 @@ func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) a
 	level := arith.Drain(s.A, now-s.B, l.Refill)
 	s.B = now // PLANTED: was max(s.B, now)
 	behind := s.B - now
-	d := algos.Decision{}
+	d := decision{}
 	if level+l.Unit <= capacity {
 		level += l.Unit
 		d.Allowed = true
@@ -96,7 +104,7 @@ func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) a
 	s.A = level
 	d.Remaining = (capacity - level) / l.Unit
 	d.Reset = behind + arith.CeilDiv(level, l.Refill)
-	return d
+	return d.fields()
 }
 
 // GCRAWideTolerance is GCRA with a tolerance one interval too wide.
@@ -114,6 +122,10 @@ var GCRAWideTolerance = algos.Algorithm{
 }
 
 func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedGCRAWideTolerance, s, now, &l)
+}
+
+func plantedGCRAWideTolerance(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	if !s.Set {
 		*s = algos.State{Set: true, A: now, B: 0}
 	}
@@ -123,11 +135,11 @@ func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) al
 	if s.B > tauTicks%r {
 		allowAt++
 	}
-	d := algos.Decision{}
+	d := decision{}
 	if now < allowAt {
 		d.RetryAfter = allowAt - now
 		d.Reset = arith.GCRAReset(s.A, s.B, now)
-		return d
+		return d.fields()
 	}
 	d.Allowed = true
 	if s.A < now {
@@ -139,7 +151,7 @@ func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) al
 	ahead := (s.A-now)*r + s.B
 	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
 	d.Reset = arith.GCRAReset(s.A, s.B, now)
-	return d
+	return d.fields()
 }
 
 // FixedWindowOffByOne is the fixed window admitting L+1 per window.
@@ -157,12 +169,16 @@ var FixedWindowOffByOne = algos.Algorithm{
 }
 
 func decidePlantedFixedWindowOffByOne(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedFixedWindowOffByOne, s, now, &l)
+}
+
+func plantedFixedWindowOffByOne(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now, l.Window)
 	if !s.Set || s.A != idx {
 		*s = algos.State{Set: true, A: idx, B: 0}
 	}
 	end := (idx+1)*l.Window - now
-	d := algos.Decision{Reset: end}
+	d := decision{Reset: end}
 	if s.B <= l.Rate { // PLANTED: was s.B < l.Rate
 		s.B++
 		d.Allowed = true
@@ -170,7 +186,7 @@ func decidePlantedFixedWindowOffByOne(s *algos.State, now int64, l algos.Limit) 
 		d.RetryAfter = end
 	}
 	d.Remaining = l.Rate - s.B
-	return d
+	return d.fields()
 }
 
 // SlidingLogTrimsTooMuch is the sliding log dropping times 1 µs early.
@@ -189,6 +205,10 @@ var SlidingLogTrimsTooMuch = algos.Algorithm{
 }
 
 func decidePlantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedSlidingLogTrimsTooMuch, s, now, &l)
+}
+
+func plantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	if !s.Set || s.Log == nil {
 		*s = algos.State{Set: true, Log: make([]int64, 0, 16)}
 	}
@@ -199,7 +219,7 @@ func decidePlantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l algos.Limi
 		s.Log, s.Head = s.Log[:0], 0
 	}
 	live := int64(len(s.Log) - s.Head)
-	d := algos.Decision{}
+	d := decision{}
 	if live < l.Rate {
 		s.Log, s.Head = arith.InsertSorted(s.Log, s.Head, now)
 		live++
@@ -211,7 +231,7 @@ func decidePlantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l algos.Limi
 	if live > 0 {
 		d.Reset = max(0, s.Log[len(s.Log)-1]+l.Window-now)
 	}
-	return d
+	return d.fields()
 }
 
 // TokenBucketNegativeRefill is the token bucket whose refill is not
@@ -265,15 +285,19 @@ var TokenBucketNegativeRefill = algos.Algorithm{
 }
 
 func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedTokenBucketNegativeRefill, s, now, &l)
+}
+
+func plantedTokenBucketNegativeRefill(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
 		*s = algos.State{Set: true, A: capacity, B: now}
 	}
 	// Not the bug: elapsed is bounded so the product below cannot overflow.
-	elapsed := owedElapsed(s.A, now-s.B, l)
+	elapsed := owedElapsed(s.A, now-s.B, *l)
 	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, &l)
 	s.B = now
-	d := algos.Decision{}
+	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
 		d.Allowed = true
@@ -283,7 +307,7 @@ func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.L
 	s.A = tokens
 	d.Remaining = max(0, tokens/l.Unit)
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
-	return d
+	return d.fields()
 }
 
 // minOwedLevel is the lowest level TokenBucketNegativeRefill stores:
