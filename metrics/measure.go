@@ -211,7 +211,11 @@ func Measure(records iter.Seq[record.Record], opts Options) (Run, error) {
 		r.Keys = append(r.Keys, KeyStats{Key: len(r.Keys), Name: name, TimeToFirstRejection: -1})
 	}
 	var firstAt []int64 // each key's first request
-	var admitted, retries, delays []int64
+	var admitted, retries []int64
+	// The admits' delays: the held ones, and how many were let through at
+	// once (a count, not a slice of zeros: most runs hold nothing).
+	var held []int64
+	var atOnce int64
 	var keyAdmitted, keyRetries [][]int64
 	grow := func() {
 		for len(firstAt) < len(r.Keys) {
@@ -272,9 +276,11 @@ func Measure(records iter.Seq[record.Record], opts Options) (Run, error) {
 			ks.Accepted++
 			admitted = append(admitted, at)
 			keyAdmitted[k] = append(keyAdmitted[k], at)
-			delays = append(delays, rec.Delay)
 			if rec.Delay > 0 {
 				r.Held++
+				held = append(held, rec.Delay)
+			} else {
+				atOnce++
 			}
 		default:
 			r.Rejected++
@@ -305,9 +311,9 @@ func Measure(records iter.Seq[record.Record], opts Options) (Run, error) {
 	r.AcceptedPerSecond = perSecond(r.Accepted, r.End-r.Start)
 	r.MaxAccepted1s = maxInAny(admitted, second)
 	r.MaxAccepted10s = maxInAny(admitted, 10*second)
-	r.RetryAfter = percentiles(retries)
+	r.RetryAfter = percentiles(retries, 0)
 	if r.Held > 0 {
-		r.Wait = percentiles(delays)
+		r.Wait = percentiles(held, atOnce)
 	}
 	r.PerWindow, r.Timeline = histogram(admitted, w, windows)
 
@@ -318,7 +324,7 @@ func Measure(records iter.Seq[record.Record], opts Options) (Run, error) {
 		ks.AcceptedPerSecond = perSecond(ks.Accepted, r.End-r.Start)
 		ks.MaxAccepted1s = maxInAny(keyAdmitted[k], second)
 		ks.MaxAccepted10s = maxInAny(keyAdmitted[k], 10*second)
-		ks.RetryAfter = percentiles(keyRetries[k])
+		ks.RetryAfter = percentiles(keyRetries[k], 0)
 		ks.PerWindow, _ = histogram(keyAdmitted[k], w, windows)
 		if ks.Accepted+ks.Rejected > 0 {
 			ratios = append(ratios, ks.AcceptRatio)
@@ -420,15 +426,22 @@ func histogram(times []int64, window, windows int64) (Histogram, []WindowCount) 
 	return h, timeline
 }
 
-// percentiles sorts xs in place and reads its nearest-rank percentiles.
-func percentiles(xs []int64) Percentiles {
-	n := len(xs)
+// percentiles sorts xs (each ≥ 0) in place and reads the nearest-rank
+// percentiles of xs and zeros more values of 0, which come first in
+// ascending order.
+func percentiles(xs []int64, zeros int64) Percentiles {
+	n := int64(len(xs)) + zeros
 	if n == 0 {
 		return Percentiles{}
 	}
 	slices.Sort(xs)
-	rank := func(p int) int64 { return xs[(p*n+99)/100-1] } // ⌈p·n/100⌉, 1-based
-	return Percentiles{N: int64(n), P50: rank(50), P90: rank(90), P99: rank(99), Max: xs[n-1]}
+	rank := func(p int64) int64 { // the value of rank ⌈p·n/100⌉, 1-based
+		if k := (p*n + 99) / 100; k > zeros {
+			return xs[k-zeros-1]
+		}
+		return 0
+	}
+	return Percentiles{N: n, P50: rank(50), P90: rank(90), P99: rank(99), Max: rank(100)}
 }
 
 // jain is Jain's fairness index of xs (each ≥ 0). Equal values, zero

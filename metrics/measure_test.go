@@ -173,18 +173,21 @@ func TestRetryAfterPercentilesAreNearestRank(t *testing.T) {
 		return xs
 	}
 	cases := []struct {
-		name string
-		xs   []int64
-		want Percentiles
+		name  string
+		xs    []int64
+		zeros int64
+		want  Percentiles
 	}{
-		{"1..100: the p-th value", seq(100), Percentiles{N: 100, P50: 50, P90: 90, P99: 99, Max: 100}},
-		{"three values: ranks ⌈1.5⌉=2, ⌈2.7⌉=3, ⌈2.97⌉=3", []int64{30, 10, 20}, Percentiles{N: 3, P50: 20, P90: 30, P99: 30, Max: 30}},
-		{"one value is every percentile", []int64{7}, Percentiles{N: 1, P50: 7, P90: 7, P99: 7, Max: 7}},
-		{"ten values: p99 is the max", seq(10), Percentiles{N: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
-		{"none", nil, Percentiles{}},
+		{"1..100: the p-th value", seq(100), 0, Percentiles{N: 100, P50: 50, P90: 90, P99: 99, Max: 100}},
+		{"three values: ranks ⌈1.5⌉=2, ⌈2.7⌉=3, ⌈2.97⌉=3", []int64{30, 10, 20}, 0, Percentiles{N: 3, P50: 20, P90: 30, P99: 30, Max: 30}},
+		{"one value is every percentile", []int64{7}, 0, Percentiles{N: 1, P50: 7, P90: 7, P99: 7, Max: 7}},
+		{"ten values: p99 is the max", seq(10), 0, Percentiles{N: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
+		{"none", nil, 0, Percentiles{}},
+		{"zeros counted come first: 50 of them and 1..50", seq(50), 50, Percentiles{N: 100, P50: 0, P90: 40, P99: 49, Max: 50}},
+		{"zeros alone", nil, 4, Percentiles{N: 4}},
 	}
 	for _, c := range cases {
-		if got := percentiles(c.xs); got != c.want {
+		if got := percentiles(c.xs, c.zeros); got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
