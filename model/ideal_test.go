@@ -51,6 +51,21 @@ func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 			t.Errorf("%s: store clock at epoch times after an ideal run: %v, want too late", a.Name, err)
 		}
 	}
+	// Past algos.MaxTime is too late for an ideal run too, and so are
+	// epoch times with a closed-loop client, whose waits add to them.
+	past := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.Ideal, Nodes: 1,
+		Requests: []model.Request{{Send: algos.MaxTime + 1}}}
+	looped := past
+	looped.Requests = late
+	looped.Loop = []model.LoopClient{{Key: 9, New: func() model.Client { return once{} }}}
+	for _, c := range []struct {
+		name string
+		cfg  model.Config
+	}{{"past MaxTime", past}, {"with a closed-loop client", looped}} {
+		if _, err := model.Run(c.cfg); err == nil || !strings.Contains(err.Error(), "too late") {
+			t.Errorf("an ideal run %s: %v, want too late", c.name, err)
+		}
+	}
 }
 
 // AllRecords makes, one at a time, the records Records returns, with the
@@ -93,3 +108,8 @@ func TestAllRecordsAreTheRecordsOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// once is a closed-loop client that sends one request, at 0.
+type once struct{}
+
+func (once) Next(last *model.Reply) (int64, bool) { return 0, last == nil }
