@@ -58,10 +58,10 @@ var allowedImports = map[string][]string{
 	"ceiling":             {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
 	"live":                {"algos", "internal/encode", "record"},
 	"drift":               {"algos", "httplimit", "limiter", "live", "record"},
-	"metrics":             {},
+	"metrics":             {"record"},
 	"traffic":             {"model"},
 	"drills":              {},
-	"capacity":            {"algos", "fleet", "internal/encode", "limiter", "metrics", "traffic"},
+	"capacity":            {"algos", "fleet", "internal/encode", "limiter", "metrics", "model", "record", "traffic"},
 	"fleet":               {"algos", "limiter"},
 	"inflight":            {"algos", "limiter"},
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/capacity"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/metrics"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -67,18 +68,20 @@ func countTwice(t *testing.T, tr traffic.Trace, r capacity.Result, promise algos
 	}
 	var c twoCounts
 	for w := range times {
-		var outcomes []metrics.Outcome
+		var admits []record.Record // each admit as if decided at the instant counted
 		for k, ts := range times[w] {
 			slices.Sort(ts)
 			if promise.CheckAdmits(ts) != nil {
 				c.breaking[w]++
 			}
 			for _, at := range ts {
-				outcomes = append(outcomes, metrics.Outcome{At: at, Key: k, Allowed: true})
+				a := record.Record{Key: tr.Keys[k], Sent: at, Decided: at, Answered: at, Seen: record.SeenDecided}
+				a.Allowed = true
+				admits = append(admits, a)
 			}
 		}
-		slices.SortStableFunc(outcomes, func(a, b metrics.Outcome) int { return cmp.Compare(a.At, b.At) })
-		run, err := metrics.Measure(outcomes, metrics.Options{Keys: tr.Keys, Window: algos.Second})
+		slices.SortStableFunc(admits, func(a, b record.Record) int { return cmp.Compare(a.Decided, b.Decided) })
+		run, err := metrics.Measure(slices.Values(admits), metrics.Options{Keys: tr.Keys, Window: algos.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/overshoot-go/overshoot/capacity"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/metrics"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -271,4 +273,57 @@ type negativeDelay struct{}
 
 func (negativeDelay) Allow(context.Context, int, int64) (algos.Decision, error) {
 	return algos.Decision{Allowed: true, Delay: -1}, nil
+}
+
+// A run is the simulator's ideal run: at a recorded trace's epoch times,
+// each algorithm's decisions through capacity (the limiter, given each
+// request by the adapter) are the model's own on its store, and the run's
+// measures are metrics' of the model's records.
+func TestRunIsTheModelsIdealRun(t *testing.T) {
+	tr := poisson(t, 120, 4, 30, 5) // 30 a second a key, over the limit of 20
+	for i := range tr.Requests {
+		tr.Requests[i].At += 1_700_000_000 * algos.Second
+	}
+	l := algos.MustLimit(20, algos.Second, 10)
+	queue, err := algos.QueueingGCRA(100 * algos.Second / 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range append(algos.All(), queue) {
+		r, err := capacity.Run(tr, limiter.FromAlgorithm(a), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: l, Deployment: model.Ideal, Nodes: 1, Requests: tr.Model()}
+		sim, err := model.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range sim.Outcomes {
+			if o.Admitted != r.Allowed[i] {
+				t.Fatalf("%s: request %d admitted %v by capacity, %v by the model", a.Name, i, r.Allowed[i], o.Admitted)
+			}
+		}
+		all, err := sim.AllRecords(cfg, tr.Keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := metrics.Measure(func(yield func(record.Record) bool) {
+			for _, rec := range all {
+				if !yield(rec) {
+					return
+				}
+			}
+		}, metrics.Options{Keys: tr.Keys, Window: l.Window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Accepted != r.Run.Accepted || m.Rejected != r.Run.Rejected || m.MaxAccepted1s != r.Run.MaxAccepted1s ||
+			m.RetryAfter != r.Run.RetryAfter || m.Jain != r.Run.Jain || !slices.Equal(m.Timeline, r.Run.Timeline) {
+			t.Errorf("%s: capacity measured %+v, the model's records %+v", a.Name, r.Run, m)
+		}
+		if (r.Delay != nil) != (a.Name == queue.Name) || r.Run.Accepted == 0 || r.Run.Rejected == 0 {
+			t.Errorf("%s: held %d, %d accepted, %d rejected; want a wait for the queue alone, and both answers", a.Name, r.Run.Held, r.Run.Accepted, r.Run.Rejected)
+		}
+	}
 }

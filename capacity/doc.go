@@ -21,16 +21,22 @@
 // six algorithms spend a cost of n as n units at one instant, whole or not
 // at all; the concurrency limiter holds its slot for the service time);
 // any other limiter is refused a trace with costs other than 1 rather than
-// silently charged 1. There is no deployment here: the fleet of nodes
-// that share a cached counter is itself a limiter (package fleet), and the
-// deployments of package model (skewed clocks, a store a round trip away)
-// are the simulator's business. A run is deterministic: the same trace,
-// spec and limit give the same Result and the same report bytes.
+// silently charged 1. The run is the simulator's own ideal deployment
+// (model.Ideal: one node, a true clock), not a copy of it: the model
+// decides, a thin adapter hands the limiter each request's cost and notes
+// what the model keeps no place for (a queue's delay, the state's size),
+// and package metrics measures the model's records. No other deployment
+// is played here: the fleet of nodes that share a cached counter is itself
+// a limiter (package fleet), and the deployments of package model (skewed
+// clocks, a store a round trip away) are the simulator's business. A run
+// is deterministic: the same trace, spec and limit give the same Result
+// and the same report bytes.
 //
 // # What it owns, and what it must not import
 //
 // The run of a trace through a limiter (run.go), the sweep and its CI gate
-// (sweep.go) and their text reports (report.go). It imports algos,
-// limiter, metrics and traffic, and fleet for the sync-interval sweep's
-// setting: no simulator, no Redis, no scenario.
+// (sweep.go) and their text and JSON reports (report.go, report_json.go).
+// It imports algos, limiter, model (for its ideal deployment and its
+// records), record, metrics and traffic, internal/encode for the JSON, and
+// fleet for the sync-interval sweep's setting: no scenario, no Redis.
 package capacity

@@ -8,20 +8,23 @@
 // a run where a request was held); how many windows let through how much
 // (a histogram and a timeline); and the peak size of the limiter's state.
 //
-// Measure takes the outcome of every request of a run, in time order, and
-// returns a Run. WriteRun renders one Run as a fixed-width text table with a
+// Measure takes the record of every request of a run (package record, the
+// one record every producer makes: the simulator, capacity, a live run, a
+// file), one at a time and in time order, and returns a Run. A record is
+// read at its decision when its producer saw it, and at its sending
+// otherwise. WriteRun renders one Run as a fixed-width text table with a
 // sparkline timeline, WriteComparison puts several runs side by side, and
 // WriteSVG draws accepted-per-window over time as an SVG line chart. Times
 // are integer µs, as everywhere in overshoot. Everything is deterministic:
-// the same outcomes give the same Run, and the same Run the same bytes; no
+// the same records give the same Run, and the same Run the same bytes; no
 // clock is read and no map order reaches the output.
 //
 // # What it owns, and what it must not import
 //
 // The measures of a finished run (measure.go, with the arithmetic of the
 // rolling maximum, the fairness indices and the percentiles) and their
-// reports (text.go, svg.go). It knows nothing of how the outcomes were
-// produced, so it imports no package of this module: not algos, not the
+// reports (text.go, svg.go). It knows nothing of how the records were
+// produced, so it imports package record alone of this module: not the
 // simulator, not scenarios (whose chart style svg.go follows without
 // importing it), and nothing outside the standard library.
 package metrics

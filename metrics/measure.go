@@ -2,39 +2,21 @@ package metrics
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
+
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // second is one second in µs (algos.Second, restated so that this package
-// imports nothing of the module).
+// imports only package record of the module).
 const second int64 = 1_000_000
 
 // MaxTime is the latest request time, and the longest window, in µs, that
 // Measure accepts (2^61 µs, some 73,000 years): with both below it, no sum
 // of a time and a window overflows.
 const MaxTime int64 = 1 << 61
-
-// Outcome is what the limiter did with one request of a run.
-type Outcome struct {
-	// At is when the request was decided, in µs from the epoch (≥ 0).
-	// Outcomes are passed in time order.
-	At int64
-	// Key is the request's key, an index into Options.Keys.
-	Key int
-	// Allowed is true when the request was admitted.
-	Allowed bool
-	// Err is true when the limiter failed: the request was neither
-	// admitted nor rejected. Allowed must then be false.
-	Err bool
-	// RetryAfter is the wait, in µs (≥ 0), the limiter told a rejected
-	// request to take; it is read on rejections only.
-	RetryAfter int64
-	// Delay is how long, in µs (≥ 0), a queueing limiter held an admitted
-	// request before letting it through (its Decision.Delay); it is read on
-	// admits only. Every other limiter's admits have 0.
-	Delay int64
-}
 
 // StateSample is the size of the limiter's state, in cells (the integers or
 // entries its store holds, over all keys), at one instant.
@@ -43,10 +25,12 @@ type StateSample struct {
 	Cells int64
 }
 
-// Options says how to read the outcomes of a run.
+// Options says how to read the records of a run.
 type Options struct {
-	// Keys names the keys; Outcome.Key indexes it. Every key named appears
-	// in Run.Keys, including keys that sent nothing.
+	// Keys names the keys, in the order Run.Keys reports them: a record's
+	// Key must be one of them, and every key named appears in Run.Keys,
+	// including keys that sent nothing. When Keys is nil, the keys are the
+	// records' own, in the order of each one's first record.
 	Keys []string
 	// Window is the length, in µs, of the aligned windows of the histogram
 	// and the timeline: window i is [i·Window, (i+1)·Window), so a request
@@ -60,7 +44,7 @@ type Options struct {
 
 // Run is what a run did to its traffic, in total; Keys breaks it down per
 // key. Measure fills every field; nothing in it depends on anything but
-// the outcomes and the options.
+// the records and the options.
 type Run struct {
 	// Requests = Accepted + Rejected + Errors. An error is a request the
 	// limiter failed on: counted here, but neither accepted nor rejected,
@@ -108,7 +92,7 @@ type Run struct {
 	// RetryAfter summarises the Retry-After of every rejection.
 	RetryAfter Percentiles
 	// Held is how many admitted requests were held before they were let
-	// through (Outcome.Delay > 0).
+	// through (a Delay above 0 in their answer).
 	Held int64
 	// Wait summarises the Delay of every admitted request, the held and
 	// the ones let through at once, when at least one was held: the
@@ -191,61 +175,135 @@ type WindowCount struct {
 	Accepted int64
 }
 
-// Measure computes what a run did to its traffic from the outcome of each of
-// its requests. The outcomes must be in time order (At non-decreasing), at
-// times in [0, MaxTime], with keys that index opts.Keys, and not both
-// allowed and failed; a rejection's RetryAfter must not be negative, nor an
-// admit's Delay, nor a state sample's Cells. Anything else is reported as
-// an error, never a panic. No outcomes is a valid, empty run.
-func Measure(outcomes []Outcome, opts Options) (Run, error) {
-	if err := validate(outcomes, opts); err != nil {
+// Measure computes what a run did to its traffic from the record of each of
+// its requests (package record), read one at a time, so that a run too
+// large to hold as records can be measured from a sequence that makes each
+// one as it is asked for (slices.Values(records) measures a slice).
+//
+// How a record is read:
+//
+//   - its time is Decided when its producer saw the decision
+//     (record.SeenDecided: the simulator, capacity), and Sent otherwise (a
+//     live client's records, which live.Drive returns in Sent order): the
+//     time the request was offered, which every producer knows, while the
+//     decision lay somewhere in [Sent, Answered];
+//   - its Key is a name of Options.Keys (or, with none, a key of its own);
+//   - a record with an Err is an error, neither admitted nor rejected,
+//     whatever its answer says; otherwise Allowed says which it was;
+//   - a rejection's Retry-After is read when the answer stated it
+//     (record.FieldRetryAfter), a negative one as 0 (retry at once); an
+//     admit's Delay is how long a queueing limiter held it.
+//
+// The records must be in time order, at times in [0, MaxTime], and an
+// admit's Delay must not be negative, nor a state sample's Cells; Options
+// must name each key once. Anything else is reported as an error naming
+// the record (counted from 0), never a panic. No records (a nil sequence
+// too) is a valid, empty run.
+func Measure(records iter.Seq[record.Record], opts Options) (Run, error) {
+	if err := validate(opts); err != nil {
 		return Run{}, err
 	}
 	w := opts.Window
-	r := Run{Window: w, TimeToFirstRejection: -1, Worst: -1, Keys: make([]KeyStats, len(opts.Keys))}
-	for k, name := range opts.Keys {
-		r.Keys[k] = KeyStats{Key: k, Name: name, TimeToFirstRejection: -1}
+	r := Run{Window: w, TimeToFirstRejection: -1, Worst: -1, Keys: make([]KeyStats, 0, len(opts.Keys))}
+	index := make(map[string]int, len(opts.Keys))
+	for _, name := range opts.Keys {
+		index[name] = len(r.Keys)
+		r.Keys = append(r.Keys, KeyStats{Key: len(r.Keys), Name: name, TimeToFirstRejection: -1})
 	}
-	firstAt := make([]int64, len(opts.Keys)) // each key's first request
-	var admitted, retries, delays []int64
-	keyAdmitted := make([][]int64, len(opts.Keys))
-	keyRetries := make([][]int64, len(opts.Keys))
-	for _, o := range outcomes {
-		ks := &r.Keys[o.Key]
+	var firstAt []int64 // each key's first request
+	var admitted, retries []int64
+	// The admits' delays: the held ones, and how many were let through at
+	// once (a count, not a slice of zeros: most runs hold nothing).
+	var held []int64
+	var atOnce int64
+	var keyAdmitted, keyRetries [][]int64
+	grow := func() {
+		for len(firstAt) < len(r.Keys) {
+			firstAt = append(firstAt, 0)
+			keyAdmitted = append(keyAdmitted, nil)
+			keyRetries = append(keyRetries, nil)
+		}
+	}
+	grow()
+	var first, last int64 // the first and the last record's time
+	var err error
+	n := 0
+	if records == nil {
+		records = func(func(record.Record) bool) {} // none: an empty run
+	}
+	for rec := range records {
+		at := rec.Sent
+		if rec.Seen.Has(record.SeenDecided) {
+			at = rec.Decided
+		}
+		k, named := index[rec.Key]
+		switch {
+		case at < 0 || at > MaxTime:
+			err = fmt.Errorf("metrics: record %d is at %d µs, outside [0, MaxTime]", n, at)
+		case n > 0 && at < last:
+			err = fmt.Errorf("metrics: records are not in time order: record %d at %d µs comes after one at %d µs", n, at, last)
+		case !named && opts.Keys != nil:
+			err = fmt.Errorf("metrics: record %d has key %q, which Options.Keys does not name", n, rec.Key)
+		case rec.Err == nil && rec.Allowed && rec.Delay < 0:
+			err = fmt.Errorf("metrics: record %d is an admit held a negative %d µs", n, rec.Delay)
+		}
+		if err != nil {
+			break
+		}
+		if !named {
+			k = len(r.Keys)
+			index[rec.Key] = k
+			r.Keys = append(r.Keys, KeyStats{Key: k, Name: rec.Key, TimeToFirstRejection: -1})
+			grow()
+		}
+		if n == 0 {
+			first = at
+		}
+		last = at
+		n++
+		ks := &r.Keys[k]
 		if ks.Requests == 0 {
-			firstAt[o.Key] = o.At
+			firstAt[k] = at
 		}
 		r.Requests++
 		ks.Requests++
 		switch {
-		case o.Err:
+		case rec.Err != nil:
 			r.Errors++
 			ks.Errors++
-		case o.Allowed:
+		case rec.Allowed:
 			r.Accepted++
 			ks.Accepted++
-			admitted = append(admitted, o.At)
-			keyAdmitted[o.Key] = append(keyAdmitted[o.Key], o.At)
-			delays = append(delays, o.Delay)
-			if o.Delay > 0 {
+			admitted = append(admitted, at)
+			keyAdmitted[k] = append(keyAdmitted[k], at)
+			if rec.Delay > 0 {
 				r.Held++
+				held = append(held, rec.Delay)
+			} else {
+				atOnce++
 			}
 		default:
 			r.Rejected++
 			ks.Rejected++
 			if r.TimeToFirstRejection < 0 {
-				r.TimeToFirstRejection = o.At - outcomes[0].At
+				r.TimeToFirstRejection = at - first
 			}
 			if ks.TimeToFirstRejection < 0 {
-				ks.TimeToFirstRejection = o.At - firstAt[o.Key]
+				ks.TimeToFirstRejection = at - firstAt[k]
 			}
-			retries = append(retries, o.RetryAfter)
-			keyRetries[o.Key] = append(keyRetries[o.Key], o.RetryAfter)
+			if rec.Known.Has(record.FieldRetryAfter) {
+				retry := max(rec.RetryAfter, 0)
+				retries = append(retries, retry)
+				keyRetries[k] = append(keyRetries[k], retry)
+			}
 		}
 	}
-	if len(outcomes) > 0 {
-		r.Start = outcomes[0].At / w * w
-		r.End = (outcomes[len(outcomes)-1].At/w + 1) * w
+	if err != nil {
+		return Run{}, err
+	}
+	if n > 0 {
+		r.Start = first / w * w
+		r.End = (last/w + 1) * w
 	}
 	windows := (r.End - r.Start) / w
 
@@ -253,9 +311,9 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 	r.AcceptedPerSecond = perSecond(r.Accepted, r.End-r.Start)
 	r.MaxAccepted1s = maxInAny(admitted, second)
 	r.MaxAccepted10s = maxInAny(admitted, 10*second)
-	r.RetryAfter = percentiles(retries)
+	r.RetryAfter = percentiles(retries, 0)
 	if r.Held > 0 {
-		r.Wait = percentiles(delays)
+		r.Wait = percentiles(held, atOnce)
 	}
 	r.PerWindow, r.Timeline = histogram(admitted, w, windows)
 
@@ -266,7 +324,7 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 		ks.AcceptedPerSecond = perSecond(ks.Accepted, r.End-r.Start)
 		ks.MaxAccepted1s = maxInAny(keyAdmitted[k], second)
 		ks.MaxAccepted10s = maxInAny(keyAdmitted[k], 10*second)
-		ks.RetryAfter = percentiles(keyRetries[k])
+		ks.RetryAfter = percentiles(keyRetries[k], 0)
 		ks.PerWindow, _ = histogram(keyAdmitted[k], w, windows)
 		if ks.Accepted+ks.Rejected > 0 {
 			ratios = append(ratios, ks.AcceptRatio)
@@ -282,26 +340,17 @@ func Measure(outcomes []Outcome, opts Options) (Run, error) {
 	return r, nil
 }
 
-// validate reports the first thing Measure cannot read, naming where it is.
-func validate(outcomes []Outcome, opts Options) error {
+// validate reports the first thing wrong with opts.
+func validate(opts Options) error {
 	if opts.Window <= 0 || opts.Window > MaxTime {
 		return fmt.Errorf("metrics: the window must be a positive number of µs up to MaxTime, got %d", opts.Window)
 	}
-	for i, o := range outcomes {
-		switch {
-		case o.At < 0 || o.At > MaxTime:
-			return fmt.Errorf("metrics: outcome %d is at %d µs, outside [0, MaxTime]", i, o.At)
-		case i > 0 && o.At < outcomes[i-1].At:
-			return fmt.Errorf("metrics: outcomes are not in time order: outcome %d at %d µs comes after outcome %d at %d µs", i, o.At, i-1, outcomes[i-1].At)
-		case o.Key < 0 || o.Key >= len(opts.Keys):
-			return fmt.Errorf("metrics: outcome %d has key %d, but Options.Keys names keys 0 to %d", i, o.Key, len(opts.Keys)-1)
-		case o.Allowed && o.Err:
-			return fmt.Errorf("metrics: outcome %d is both allowed and an error; an error is neither admitted nor rejected", i)
-		case !o.Allowed && !o.Err && o.RetryAfter < 0:
-			return fmt.Errorf("metrics: outcome %d is a rejection with a negative Retry-After of %d µs", i, o.RetryAfter)
-		case o.Allowed && o.Delay < 0:
-			return fmt.Errorf("metrics: outcome %d is an admit held a negative %d µs", i, o.Delay)
+	seen := make(map[string]bool, len(opts.Keys))
+	for _, name := range opts.Keys {
+		if seen[name] {
+			return fmt.Errorf("metrics: Options.Keys names key %q twice", name)
 		}
+		seen[name] = true
 	}
 	for i, s := range opts.StateSamples {
 		if s.Cells < 0 {
@@ -377,15 +426,22 @@ func histogram(times []int64, window, windows int64) (Histogram, []WindowCount) 
 	return h, timeline
 }
 
-// percentiles sorts xs in place and reads its nearest-rank percentiles.
-func percentiles(xs []int64) Percentiles {
-	n := len(xs)
+// percentiles sorts xs (each ≥ 0) in place and reads the nearest-rank
+// percentiles of xs and zeros more values of 0, which come first in
+// ascending order.
+func percentiles(xs []int64, zeros int64) Percentiles {
+	n := int64(len(xs)) + zeros
 	if n == 0 {
 		return Percentiles{}
 	}
 	slices.Sort(xs)
-	rank := func(p int) int64 { return xs[(p*n+99)/100-1] } // ⌈p·n/100⌉, 1-based
-	return Percentiles{N: int64(n), P50: rank(50), P90: rank(90), P99: rank(99), Max: xs[n-1]}
+	rank := func(p int64) int64 { // the value of rank ⌈p·n/100⌉, 1-based
+		if k := (p*n + 99) / 100; k > zeros {
+			return xs[k-zeros-1]
+		}
+		return 0
+	}
+	return Percentiles{N: n, P50: rank(50), P90: rank(90), P99: rank(99), Max: rank(100)}
 }
 
 // jain is Jain's fairness index of xs (each ≥ 0). Equal values, zero

@@ -1,30 +1,64 @@
 package metrics
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/overshoot-go/overshoot/record"
 )
 
 const ms = second / 1000
 
-func ok(at int64, key int) Outcome { return Outcome{At: at, Key: key, Allowed: true} }
-func deny(at int64, key int, retry int64) Outcome {
-	return Outcome{At: at, Key: key, RetryAfter: retry}
+// decided is the record the simulator makes of a request for key k (named
+// name(k)) decided at at: the decision seen, its fields stated. ok, deny,
+// held and fail make it an admit, a rejection, a held admit and an error.
+func decided(at int64, k int) record.Record {
+	return record.Record{Key: name(k), Sent: at, Decided: at, Answered: at,
+		Seen: record.SeenDecided | record.SeenTold, Answer: record.Answer{Known: record.FieldsDecision}}
 }
-func fail(at int64, key int) Outcome { return Outcome{At: at, Key: key, Err: true} }
+
+func ok(at int64, key int) record.Record {
+	r := decided(at, key)
+	r.Allowed = true
+	return r
+}
+
+func deny(at int64, key int, retry int64) record.Record {
+	r := decided(at, key)
+	r.RetryAfter = retry
+	return r
+}
+
+func held(at int64, key int, delay int64) record.Record {
+	r := ok(at, key)
+	r.Delay = delay
+	return r
+}
+
+var errFailed = errors.New("the limiter failed")
+
+func fail(at int64, key int) record.Record {
+	r := decided(at, key)
+	r.Err = errFailed
+	return r
+}
+
+func name(k int) string { return string(rune('a' + k)) }
 
 func keys(n int) []string {
 	names := make([]string, n)
 	for k := range names {
-		names[k] = string(rune('a' + k))
+		names[k] = name(k)
 	}
 	return names
 }
 
-func measure(t *testing.T, outcomes []Outcome, nkeys int, window int64) Run {
+func measure(t *testing.T, recs []record.Record, nkeys int, window int64) Run {
 	t.Helper()
-	r, err := Measure(outcomes, Options{Keys: keys(nkeys), Window: window})
+	r, err := Measure(slices.Values(recs), Options{Keys: keys(nkeys), Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +66,8 @@ func measure(t *testing.T, outcomes []Outcome, nkeys int, window int64) Run {
 }
 
 // burst is n admits spread evenly over [from, from+span).
-func burst(from, span int64, n, key int) []Outcome {
-	var out []Outcome
+func burst(from, span int64, n, key int) []record.Record {
+	var out []record.Record
 	for i := range n {
 		out = append(out, ok(from+span*int64(i)/int64(n), key))
 	}
@@ -109,7 +143,7 @@ func TestGiniIsZeroWhenEqualAndNMinusOneOverNWhenOneKeyGetsEverything(t *testing
 
 func TestFairnessIsOverTheAcceptRatiosOfTheKeysThatHadRequestsDecided(t *testing.T) {
 	// a: 1 of 2, b: 1 of 4, c: only errors (no ratio), d: nothing, e: 1 of 4.
-	r := measure(t, []Outcome{
+	r := measure(t, []record.Record{
 		ok(0, 0), ok(0, 1), fail(0, 2), ok(0, 4),
 		deny(1, 0, 9), deny(1, 1, 9), deny(1, 4, 9), deny(2, 1, 9), deny(2, 4, 9), deny(3, 1, 9), deny(3, 4, 9),
 	}, 5, second)
@@ -125,7 +159,7 @@ func TestFairnessIsOverTheAcceptRatiosOfTheKeysThatHadRequestsDecided(t *testing
 	if !math.IsNaN(r.Keys[2].AcceptRatio) || !math.IsNaN(r.Keys[3].AcceptRatio) {
 		t.Errorf("a key with only errors, or nothing, has no accept ratio: got %v and %v", r.Keys[2].AcceptRatio, r.Keys[3].AcceptRatio)
 	}
-	if none := measure(t, []Outcome{fail(0, 0)}, 2, second); none.Worst != -1 || none.Jain != 1 || none.Gini != 0 {
+	if none := measure(t, []record.Record{fail(0, 0)}, 2, second); none.Worst != -1 || none.Jain != 1 || none.Gini != 0 {
 		t.Errorf("with no key decided, Worst %d, Jain %v, Gini %v; want -1, 1, 0", none.Worst, none.Jain, none.Gini)
 	}
 }
@@ -139,22 +173,25 @@ func TestRetryAfterPercentilesAreNearestRank(t *testing.T) {
 		return xs
 	}
 	cases := []struct {
-		name string
-		xs   []int64
-		want Percentiles
+		name  string
+		xs    []int64
+		zeros int64
+		want  Percentiles
 	}{
-		{"1..100: the p-th value", seq(100), Percentiles{N: 100, P50: 50, P90: 90, P99: 99, Max: 100}},
-		{"three values: ranks ⌈1.5⌉=2, ⌈2.7⌉=3, ⌈2.97⌉=3", []int64{30, 10, 20}, Percentiles{N: 3, P50: 20, P90: 30, P99: 30, Max: 30}},
-		{"one value is every percentile", []int64{7}, Percentiles{N: 1, P50: 7, P90: 7, P99: 7, Max: 7}},
-		{"ten values: p99 is the max", seq(10), Percentiles{N: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
-		{"none", nil, Percentiles{}},
+		{"1..100: the p-th value", seq(100), 0, Percentiles{N: 100, P50: 50, P90: 90, P99: 99, Max: 100}},
+		{"three values: ranks ⌈1.5⌉=2, ⌈2.7⌉=3, ⌈2.97⌉=3", []int64{30, 10, 20}, 0, Percentiles{N: 3, P50: 20, P90: 30, P99: 30, Max: 30}},
+		{"one value is every percentile", []int64{7}, 0, Percentiles{N: 1, P50: 7, P90: 7, P99: 7, Max: 7}},
+		{"ten values: p99 is the max", seq(10), 0, Percentiles{N: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
+		{"none", nil, 0, Percentiles{}},
+		{"zeros counted come first: 50 of them and 1..50", seq(50), 50, Percentiles{N: 100, P50: 0, P90: 40, P99: 49, Max: 50}},
+		{"zeros alone", nil, 4, Percentiles{N: 4}},
 	}
 	for _, c := range cases {
-		if got := percentiles(c.xs); got != c.want {
+		if got := percentiles(c.xs, c.zeros); got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
-	r := measure(t, []Outcome{ok(0, 0), deny(1, 0, 300), fail(2, 0), deny(3, 1, 100), ok(4, 1), deny(5, 0, 200)}, 2, second)
+	r := measure(t, []record.Record{ok(0, 0), deny(1, 0, 300), fail(2, 0), deny(3, 1, 100), ok(4, 1), deny(5, 0, 200)}, 2, second)
 	if want := (Percentiles{N: 3, P50: 200, P90: 300, P99: 300, Max: 300}); r.RetryAfter != want {
 		t.Errorf("the run's Retry-After: got %+v, want %+v (rejections only)", r.RetryAfter, want)
 	}
@@ -164,29 +201,26 @@ func TestRetryAfterPercentilesAreNearestRank(t *testing.T) {
 }
 
 // held is an admit that a queueing limiter held delay µs.
-func held(at int64, key int, delay int64) Outcome {
-	return Outcome{At: at, Key: key, Allowed: true, Delay: delay}
-}
 
 // The wait is over every admit, the ones let through at once counted as 0,
 // and only when some admit was held: a run of a limiter that holds nothing
 // has no wait at all, whatever its rejections' Delay says.
 func TestWaitPercentilesAreOverTheAdmitsWhenAnyWasHeld(t *testing.T) {
-	r := measure(t, []Outcome{ok(0, 0), held(1, 0, 40), {At: 2, Key: 1, Delay: 900}, fail(3, 1), held(4, 1, 10), ok(5, 0)}, 2, second)
+	r := measure(t, []record.Record{ok(0, 0), held(1, 0, 40), rejectedButHeld(2, 1, 900), fail(3, 1), held(4, 1, 10), ok(5, 0)}, 2, second)
 	if want := (Percentiles{N: 4, P50: 0, P90: 40, P99: 40, Max: 40}); r.Wait != want || r.Held != 2 {
 		t.Errorf("wait %+v, %d held; want %+v, 2 held (the 4 admits; the rejection's Delay is not read)", r.Wait, r.Held, want)
 	}
-	none := measure(t, []Outcome{ok(0, 0), deny(1, 0, 5), {At: 2, Key: 0, Delay: 7}}, 1, second)
+	none := measure(t, []record.Record{ok(0, 0), deny(1, 0, 5), rejectedButHeld(2, 0, 7)}, 1, second)
 	if none.Wait != (Percentiles{}) || none.Held != 0 {
 		t.Errorf("no admit held: wait %+v, %d held; want none", none.Wait, none.Held)
 	}
-	if _, err := Measure([]Outcome{held(0, 0, -1)}, Options{Keys: keys(1), Window: 1}); err == nil || !strings.Contains(err.Error(), "negative") {
+	if _, err := Measure(slices.Values([]record.Record{held(0, 0, -1)}), Options{Keys: keys(1), Window: 1}); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("an admit held a negative time: got %v, want an error", err)
 	}
 }
 
 func TestTimeToFirstRejectionCountsFromTheFirstRequest(t *testing.T) {
-	r := measure(t, []Outcome{
+	r := measure(t, []record.Record{
 		ok(5*second, 0), fail(5100*ms, 0), ok(5200*ms, 0), deny(5700*ms, 0, 1), ok(6*second, 1), deny(6500*ms, 1, 1), ok(7*second, 2),
 	}, 3, second)
 	if r.TimeToFirstRejection != 700*ms {
@@ -195,7 +229,7 @@ func TestTimeToFirstRejectionCountsFromTheFirstRequest(t *testing.T) {
 	if got := []int64{r.Keys[0].TimeToFirstRejection, r.Keys[1].TimeToFirstRejection, r.Keys[2].TimeToFirstRejection}; got[0] != 700*ms || got[1] != 500*ms || got[2] != -1 {
 		t.Errorf("per key, first rejections after %v µs; want 700ms, 500ms (from the key's own first request), -1 (none)", got)
 	}
-	if none := measure(t, []Outcome{ok(0, 0), fail(1, 0)}, 1, second); none.TimeToFirstRejection != -1 {
+	if none := measure(t, []record.Record{ok(0, 0), fail(1, 0)}, 1, second); none.TimeToFirstRejection != -1 {
 		t.Errorf("a run with no rejection: %d, want -1 (an error is not a rejection)", none.TimeToFirstRejection)
 	}
 }
@@ -203,7 +237,7 @@ func TestTimeToFirstRejectionCountsFromTheFirstRequest(t *testing.T) {
 func TestTheHistogramCountsEveryWindowOfTheSpanEmptyOnesIncluded(t *testing.T) {
 	// Admits at 1.1 s, 1.2 s and 3.5 s, a rejection at 4.9 s: the span is
 	// [1 s, 5 s), four windows admitting 2, 0, 1 and 0.
-	r := measure(t, []Outcome{ok(1100*ms, 0), ok(1200*ms, 0), ok(3500*ms, 0), deny(4900*ms, 0, 1)}, 1, second)
+	r := measure(t, []record.Record{ok(1100*ms, 0), ok(1200*ms, 0), ok(3500*ms, 0), deny(4900*ms, 0, 1)}, 1, second)
 	if r.Start != second || r.End != 5*second {
 		t.Errorf("span [%d, %d) µs, want [1s, 5s)", r.Start, r.End)
 	}
@@ -221,7 +255,7 @@ func TestTheHistogramCountsEveryWindowOfTheSpanEmptyOnesIncluded(t *testing.T) {
 		t.Errorf("%v accepted per second, want 3 over the 4s span = 0.75", r.AcceptedPerSecond)
 	}
 	// A long span of short windows is counted, not walked.
-	long := measure(t, []Outcome{ok(0, 0), ok(MaxTime, 0)}, 1, 1)
+	long := measure(t, []record.Record{ok(0, 0), ok(MaxTime, 0)}, 1, 1)
 	if want := (Histogram{Windows: MaxTime + 1, Max: 1, Bins: []Bin{{0, MaxTime - 1}, {1, 2}}}); !sameHistogram(long.PerWindow, want) {
 		t.Errorf("a span of 2^61 one-µs windows: %+v, want %+v", long.PerWindow, want)
 	}
@@ -240,7 +274,7 @@ func sameHistogram(a, b Histogram) bool {
 }
 
 func TestErrorsAreCountedButNeitherAcceptedNorRejected(t *testing.T) {
-	r := measure(t, []Outcome{ok(0, 0), fail(1, 0), deny(2, 0, 5), fail(3, 0), fail(4, 1)}, 2, second)
+	r := measure(t, []record.Record{ok(0, 0), fail(1, 0), deny(2, 0, 5), fail(3, 0), fail(4, 1)}, 2, second)
 	if r.Requests != 5 || r.Accepted != 1 || r.Rejected != 1 || r.Errors != 3 {
 		t.Errorf("requests %d = accepted %d + rejected %d + errors %d; want 5 = 1 + 1 + 3", r.Requests, r.Accepted, r.Rejected, r.Errors)
 	}
@@ -276,7 +310,7 @@ func TestAnEmptyRunMeasuresAsNothing(t *testing.T) {
 func TestSeriesBucketsWindowsKeepingTheBusiestOfEach(t *testing.T) {
 	// Ten 1 s windows admitting 1, 2, …, 10 (window i admits i+1), drawn in
 	// at most four points: three windows a point, the last holding one.
-	var out []Outcome
+	var out []record.Record
 	for i := range 10 {
 		out = append(out, burst(int64(i)*second, second, i+1, 0)...)
 	}
@@ -294,33 +328,80 @@ func TestSeriesBucketsWindowsKeepingTheBusiestOfEach(t *testing.T) {
 func TestBadInputIsAnErrorNotAPanic(t *testing.T) {
 	two := []string{"a", "b"}
 	cases := []struct {
-		name     string
-		outcomes []Outcome
-		opts     Options
-		want     string
+		name    string
+		records []record.Record
+		opts    Options
+		want    string
 	}{
 		{"a zero window", nil, Options{Keys: two}, "window"},
 		{"a negative window", nil, Options{Keys: two, Window: -1}, "window"},
 		{"a window past MaxTime", nil, Options{Keys: two, Window: MaxTime + 1}, "window"},
-		{"outcomes out of time order", []Outcome{ok(5, 0), ok(4, 1)}, Options{Keys: two, Window: 1}, "time order"},
-		{"a negative key", []Outcome{ok(0, -1)}, Options{Keys: two, Window: 1}, "key -1"},
-		{"a key with no name", []Outcome{ok(0, 2)}, Options{Keys: two, Window: 1}, "key 2"},
-		{"a key but no names at all", []Outcome{ok(0, 0)}, Options{Window: 1}, "key 0"},
-		{"a negative time", []Outcome{ok(-1, 0)}, Options{Keys: two, Window: 1}, "outside"},
-		{"a time past MaxTime", []Outcome{ok(MaxTime+1, 0)}, Options{Keys: two, Window: 1}, "outside"},
-		{"allowed and failed at once", []Outcome{{Key: 0, Allowed: true, Err: true}}, Options{Keys: two, Window: 1}, "both"},
-		{"a negative Retry-After", []Outcome{deny(0, 0, -3)}, Options{Keys: two, Window: 1}, "Retry-After"},
+		{"a key named twice", nil, Options{Keys: []string{"a", "a"}, Window: 1}, "twice"},
+		{"records out of time order", []record.Record{ok(5, 0), ok(4, 1)}, Options{Keys: two, Window: 1}, "time order"},
+		{"a key Keys does not name", []record.Record{ok(0, 2)}, Options{Keys: two, Window: 1}, `key "c"`},
+		{"a key when Keys names none", []record.Record{ok(0, 0)}, Options{Keys: []string{}, Window: 1}, `key "a"`},
+		{"a negative time", []record.Record{ok(-1, 0)}, Options{Keys: two, Window: 1}, "outside"},
+		{"a time past MaxTime", []record.Record{ok(MaxTime+1, 0)}, Options{Keys: two, Window: 1}, "outside"},
+		{"an admit held a negative time", []record.Record{held(0, 0, -1)}, Options{Keys: two, Window: 1}, "negative"},
 		{"a negative state size", nil, Options{Keys: two, Window: 1, StateSamples: []StateSample{{0, -1}}}, "cells"},
 	}
 	for _, c := range cases {
-		_, err := Measure(c.outcomes, c.opts)
+		_, err := Measure(slices.Values(c.records), c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error mentioning %q", c.name, err, c.want)
 		}
 	}
-	// A Retry-After on an admit or an error is not read, so not checked.
-	if _, err := Measure([]Outcome{{Allowed: true, RetryAfter: -1}, {Err: true, RetryAfter: -1}}, Options{Keys: two, Window: 1}); err != nil {
-		t.Errorf("a Retry-After off a rejection: %v", err)
+	// A Retry-After on an admit or an error is not read, so not checked,
+	// nor a Delay off an admit.
+	if _, err := Measure(slices.Values([]record.Record{held(0, 0, 0), held(0, 0, 0), rejectedButHeld(0, 0, -1)}), Options{Keys: two, Window: 1}); err != nil {
+		t.Errorf("a Delay off an admit: %v", err)
+	}
+}
+
+// rejectedButHeld is a rejection whose answer says it was held: a Delay
+// Measure does not read.
+func rejectedButHeld(at int64, key int, delay int64) record.Record {
+	r := deny(at, key, 0)
+	r.Delay = delay
+	return r
+}
+
+// The rules by which a record is read: its time is Decided when its
+// producer saw it and Sent otherwise; an Err makes it an error whatever
+// its answer; a rejection's Retry-After counts when stated, a negative one
+// as 0; and with no Options.Keys the keys are the records', in order.
+func TestARecordIsReadByWhatItsProducerSaw(t *testing.T) {
+	live := func(sent, answered int64, key string, allowed bool) record.Record {
+		r := record.Record{Key: key, Sent: sent, Answered: answered, Decided: 999 * second} // Decided unseen: never read
+		r.Allowed = allowed
+		return r
+	}
+	failedAdmit := ok(2*second, 0)
+	failedAdmit.Err = errFailed
+	negative := deny(2*second, 0, -5)
+	recs := []record.Record{
+		live(0, 900*ms, "z", true),       // read at Sent, 0
+		live(100*ms, 150*ms, "a", false), // a rejection that stated no Retry-After
+		ok(1500*ms, 0),                   // read at Decided
+		failedAdmit,                      // an error, though its answer admits
+		negative,                         // a Retry-After of -5 µs, read as 0
+		live(2500*ms, 2600*ms, "z", true),
+	}
+	r, err := Measure(slices.Values(recs), Options{Window: second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Start != 0 || r.End != 3*second || r.Accepted != 3 || r.Rejected != 2 || r.Errors != 1 {
+		t.Errorf("span [%d, %d), %d/%d/%d; want [0, 3s), 3 accepted, 2 rejected, 1 error", r.Start, r.End, r.Accepted, r.Rejected, r.Errors)
+	}
+	if len(r.Keys) != 2 || r.Keys[0].Name != "z" || r.Keys[1].Name != "a" || r.Keys[0].Accepted != 2 {
+		t.Errorf("keys %+v; want z (2 accepted), then a", r.Keys)
+	}
+	if want := (Percentiles{N: 1}); r.RetryAfter != want {
+		t.Errorf("Retry-After %+v; want %+v: the stated one, -5 µs read as 0, and the unstated one left out", r.RetryAfter, want)
+	}
+	if r.TimeToFirstRejection != 100*ms {
+		t.Errorf("first rejection after %d µs; want 100ms, its Sent", r.TimeToFirstRejection)
 	}
 }
 
@@ -339,11 +420,11 @@ func (r *rng) intn(n int64) int64 { return int64(r.next() % uint64(n)) }
 
 // randomRun is a run of up to 400 requests from up to 6 keys over up to
 // 30 s, bunched so that some seconds are busy and others idle.
-func randomRun(g *rng) ([]Outcome, int) {
+func randomRun(g *rng) ([]record.Record, int) {
 	nkeys := int(1 + g.intn(6))
 	n := int(g.intn(400))
 	spread := 1 + g.intn(30*second)
-	var out []Outcome
+	var out []record.Record
 	at := g.intn(5 * second)
 	for range n {
 		if g.intn(10) == 0 {
@@ -351,10 +432,10 @@ func randomRun(g *rng) ([]Outcome, int) {
 		} else {
 			at += g.intn(spread/int64(n+1) + 1)
 		}
-		o := Outcome{At: at, Key: int(g.intn(int64(nkeys)))}
+		o := decided(at, int(g.intn(int64(nkeys))))
 		switch g.intn(10) {
 		case 0:
-			o.Err = true
+			o.Err = errFailed
 		case 1, 2, 3, 4:
 			o.RetryAfter = g.intn(second)
 		default:
@@ -374,7 +455,7 @@ func TestPropertiesHoldOnRandomRuns(t *testing.T) {
 		var admitted []int64
 		for _, o := range out {
 			if o.Allowed {
-				admitted = append(admitted, o.At)
+				admitted = append(admitted, o.Decided)
 			}
 		}
 		// The rolling maximum is exact: it agrees with a brute force over

@@ -10,6 +10,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/golden"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // The reports are checked on the runs of the six algorithms over one fixed
@@ -57,7 +58,7 @@ func simulate(t *testing.T, alg algos.Algorithm) Run {
 	t.Helper()
 	limit := algos.MustLimit(10, algos.Second, 10)
 	states := make([]algos.State, len(trafficKeys))
-	var outcomes []Outcome
+	var records []record.Record
 	var samples []StateSample
 	next := int64(0)
 	for i, req := range traffic() {
@@ -68,16 +69,15 @@ func simulate(t *testing.T, alg algos.Algorithm) Run {
 			}
 			samples = append(samples, StateSample{At: next, Cells: cells})
 		}
-		o := Outcome{At: req.at, Key: req.key}
+		o := record.Record{Key: trafficKeys[req.key], Sent: req.at, Decided: req.at, Answered: req.at, Seen: record.SeenDecided}
 		if i%50 == 49 {
-			o.Err = true // the limiter failed; the state is untouched
+			o.Err = errFailed // the limiter failed; the state is untouched
 		} else {
-			d := alg.Decide(&states[req.key], req.at, limit)
-			o.Allowed, o.RetryAfter, o.Delay = d.Allowed, d.RetryAfter, d.Delay
+			o.Answer = record.Answer{Decision: alg.Decide(&states[req.key], req.at, limit), Known: record.FieldsDecision}
 		}
-		outcomes = append(outcomes, o)
+		records = append(records, o)
 	}
-	r, err := Measure(outcomes, Options{Keys: trafficKeys, Window: second, StateSamples: samples})
+	r, err := Measure(slices.Values(records), Options{Keys: trafficKeys, Window: second, StateSamples: samples})
 	if err != nil {
 		t.Fatal(err)
 	}

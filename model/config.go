@@ -153,7 +153,8 @@ type Config struct {
 	Pinned bool
 	// Seed selects the random streams (balancer, legs, restarts).
 	Seed uint64
-	// Requests are the traffic, sorted by Send, with Send ≥ 0 and
+	// Requests are the traffic, sorted by Send, with 0 ≤ Send ≤
+	// algos.MaxTime/8 (algos.MaxTime for Ideal without Loop) and
 	// 0 ≤ Key < MaxKeys.
 	Requests []Request
 	// Loop are the closed-loop clients, each on its key (0 ≤ Key <
@@ -200,14 +201,29 @@ func (c *Config) Validate() error {
 func (c *Config) validate() (int, error) { return c.validateKnown(nil, false) }
 
 // requestCheck is what the check of the requests reads besides them: the
-// node range a pinned request must fall in, or 0 when none is checked.
-type requestCheck struct{ pinnedNodes int }
+// node range a pinned request must fall in, or 0 when none is checked, and
+// the latest send (latestSend).
+type requestCheck struct {
+	pinnedNodes int
+	latest      int64
+}
 
 func (c *Config) requestCheck() requestCheck {
 	if c.Pinned && c.Deployment != Ideal {
-		return requestCheck{pinnedNodes: c.Nodes}
+		return requestCheck{pinnedNodes: c.Nodes, latest: c.latestSend()}
 	}
-	return requestCheck{}
+	return requestCheck{latest: c.latestSend()}
+}
+
+// latestSend is the latest Send c accepts: algos.MaxTime for an ideal run
+// without closed-loop clients, which adds no skew, leg or wait to a send
+// time (so that package capacity plays a recorded trace at its Unix-epoch
+// times), and an eighth of it otherwise, to leave room for those.
+func (c *Config) latestSend() int64 {
+	if c.Deployment == Ideal && len(c.Loop) == 0 {
+		return algos.MaxTime
+	}
+	return algos.MaxTime / 8
 }
 
 // knownRequests are requests already checked: under check, with keys
@@ -306,7 +322,7 @@ func (c *Config) validateKnown(known *knownRequests, same bool) (int, error) {
 
 // validateRequests checks c's requests and returns the largest key + 1.
 func (c *Config) validateRequests() (int, error) {
-	const maxSpan = algos.MaxTime / 8
+	maxSpan := c.latestSend()
 	keys := 0
 	prev := int64(0)
 	for i, a := range c.Requests {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"iter"
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/record"
@@ -34,41 +35,84 @@ var (
 //
 // It returns Plan's error for a Config that does not validate.
 func (r *Result) Records(cfg Config) ([]record.Record, error) {
-	plan, err := Plan(cfg)
+	all, err := r.AllRecords(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	if n := len(plan) + len(r.LoopRequests); n != len(r.Outcomes) {
-		return nil, errors.New("model: Records: the Config has " + strconv.Itoa(n) + " requests, the run " + strconv.Itoa(len(r.Outcomes)))
-	}
 	out := make([]record.Record, len(r.Outcomes))
-	for i := range r.Outcomes {
-		o := &r.Outcomes[i]
-		var p *Planned
-		if i < len(plan) {
-			p = &plan[i]
-		} else {
-			p = &r.LoopRequests[i-len(plan)]
-		}
-		rec := record.Record{Key: strconv.Itoa(p.Key), Node: int(o.Node), Cost: 1, Sent: p.Send,
-			Decided: o.Decided, Answered: o.Decided, Seen: record.SeenDecided | record.SeenTold}
-		switch cfg.Deployment {
-		case StoreClock, StoreWiped:
-			rec.Told = cfg.StoreClockAt(o.Decided)
-		case GetSet:
-			rec.Told = cfg.ClockAt(int(o.Node), o.Decided)
-		default:
-			rec.Told = p.Clock
-		}
-		switch {
-		case o.Panicked:
-			rec.Err = ErrPanicked
-		case o.Failed:
-			rec.Err = ErrAnswered
-		default:
-			rec.Answer = record.Answer{Decision: o.Decision(), Known: record.FieldsDecision}
-		}
+	for i, rec := range all {
 		out[i] = rec
 	}
 	return out, nil
+}
+
+// AllRecords is Records one record at a time, each made as it is asked
+// for: the index of its Outcome and its record, in Outcome order, so that
+// a run too large to hold as records (package capacity's traces) can be
+// measured from them. names, when not nil, names the keys (names[k] is the
+// Key of key k's records) instead of their numbers in decimal; it must
+// name every key of the run. An ideal run's records are made without
+// planning it again.
+func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.Record], error) {
+	if _, err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var plan []Planned // nil for Ideal, whose plan is its requests
+	if cfg.Deployment != Ideal {
+		plan = make([]Planned, len(cfg.Requests))
+		cfg.plan(plan)
+	}
+	static := len(cfg.Requests)
+	if n := static + len(r.LoopRequests); n != len(r.Outcomes) {
+		return nil, errors.New("model: Records: the Config has " + strconv.Itoa(n) + " requests, the run " + strconv.Itoa(len(r.Outcomes)))
+	}
+	if names != nil && len(names) < len(r.Keys) {
+		return nil, errors.New("model: Records: " + strconv.Itoa(len(names)) + " names for the run's " + strconv.Itoa(len(r.Keys)) + " keys")
+	}
+	return func(yield func(int, record.Record) bool) {
+		for i := range r.Outcomes {
+			var p Planned
+			switch {
+			case i >= static:
+				p = r.LoopRequests[i-static]
+			case plan == nil:
+				q := cfg.Requests[i]
+				p = Planned{Key: q.Key, Send: q.Send, Clock: q.Send}
+			default:
+				p = plan[i]
+			}
+			if !yield(i, recordOf(&cfg, &r.Outcomes[i], &p, names)) {
+				return
+			}
+		}
+	}, nil
+}
+
+// recordOf is the record of outcome o of request p.
+func recordOf(cfg *Config, o *Outcome, p *Planned, names []string) record.Record {
+	key := ""
+	if names != nil {
+		key = names[p.Key]
+	} else {
+		key = strconv.Itoa(p.Key)
+	}
+	rec := record.Record{Key: key, Node: int(o.Node), Cost: 1, Sent: p.Send,
+		Decided: o.Decided, Answered: o.Decided, Seen: record.SeenDecided | record.SeenTold}
+	switch cfg.Deployment {
+	case StoreClock, StoreWiped:
+		rec.Told = cfg.StoreClockAt(o.Decided)
+	case GetSet:
+		rec.Told = cfg.ClockAt(int(o.Node), o.Decided)
+	default:
+		rec.Told = p.Clock
+	}
+	switch {
+	case o.Panicked:
+		rec.Err = ErrPanicked
+	case o.Failed:
+		rec.Err = ErrAnswered
+	default:
+		rec.Answer = record.Answer{Decision: o.Decision(), Known: record.FieldsDecision}
+	}
+	return rec
 }

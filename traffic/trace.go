@@ -53,9 +53,11 @@ type Trace struct {
 }
 
 // Model is the trace as the simulator's traffic: Key as is, Send = At and
-// Node 0. The simulator accepts Send only up to algos.MaxTime/8 (about 12.6
-// years), so a trace at Unix-epoch times must be moved first, by whole
-// windows: see Rebase. It also keeps at most model.MaxKeys keys.
+// Node 0. An ideal run without closed-loop clients (capacity's) takes Send
+// up to algos.MaxTime, Unix-epoch times included; every other run of the
+// simulator only up to algos.MaxTime/8 (about 12.6 years), so a trace at
+// epoch times must be moved first, by whole windows: see Rebase. The
+// simulator keeps at most model.MaxKeys keys.
 func (t Trace) Model() []model.Request {
 	out := make([]model.Request, len(t.Requests))
 	for i, r := range t.Requests {
