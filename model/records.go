@@ -25,15 +25,12 @@ var (
 //   - Decided is Outcome.Decided, and Answered is Decided too: the model
 //     does not draw the way back of an open-loop request, and nothing a
 //     judge reads depends on it;
-//   - Told is the time the limiter was told or read: the sending node's
-//     clock when it sent (NodeClock, LocalSplit, LocalFull; Ideal's node
-//     has a true clock), the store's clock when it decided (StoreClock,
-//     StoreWiped), and the node's clock when the GET's reply reached it
-//     (GetSet);
+//   - Told is Outcome.Told, the time the limiter was told or read, as the
+//     run carried it (Outcome says which clock each deployment reads);
 //   - the answer states Remaining, Reset and Retry-After
 //     (record.FieldsDecision), and an error is ErrAnswered or ErrPanicked.
 //
-// It returns Plan's error for a Config that does not validate.
+// It returns the error of a Config that does not validate.
 func (r *Result) Records(cfg Config) ([]record.Record, error) {
 	all, err := r.AllRecords(cfg, nil)
 	if err != nil {
@@ -51,16 +48,11 @@ func (r *Result) Records(cfg Config) ([]record.Record, error) {
 // a run too large to hold as records (package capacity's traces) can be
 // measured from them. names, when not nil, names the keys (names[k] is the
 // Key of key k's records) instead of their numbers in decimal; it must
-// name every key of the run. An ideal run's records are made without
-// planning it again.
+// name every key of the run. Each record's Told is its Outcome's, as the
+// run carried it.
 func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.Record], error) {
 	if _, err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	var plan []Planned // nil for Ideal, whose plan is its requests
-	if cfg.Deployment != Ideal {
-		plan = make([]Planned, len(cfg.Requests))
-		cfg.plan(plan)
 	}
 	static := len(cfg.Requests)
 	if n := static + len(r.LoopRequests); n != len(r.Outcomes) {
@@ -71,41 +63,29 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 	}
 	return func(yield func(int, record.Record) bool) {
 		for i := range r.Outcomes {
-			var p Planned
-			switch {
-			case i >= static:
-				p = r.LoopRequests[i-static]
-			case plan == nil:
-				q := cfg.Requests[i]
-				p = Planned{Key: q.Key, Send: q.Send, Clock: q.Send}
-			default:
-				p = plan[i]
+			key, send := 0, int64(0)
+			if i < static {
+				key, send = cfg.Requests[i].Key, cfg.Requests[i].Send
+			} else {
+				key, send = r.LoopRequests[i-static].Key, r.LoopRequests[i-static].Send
 			}
-			if !yield(i, recordOf(&cfg, &r.Outcomes[i], &p, names)) {
+			if !yield(i, recordOf(&r.Outcomes[i], key, send, names)) {
 				return
 			}
 		}
 	}, nil
 }
 
-// recordOf is the record of outcome o of request p.
-func recordOf(cfg *Config, o *Outcome, p *Planned, names []string) record.Record {
-	key := ""
+// recordOf is the record of outcome o of the request for key sent at send.
+func recordOf(o *Outcome, key int, send int64, names []string) record.Record {
+	name := ""
 	if names != nil {
-		key = names[p.Key]
+		name = names[key]
 	} else {
-		key = strconv.Itoa(p.Key)
+		name = strconv.Itoa(key)
 	}
-	rec := record.Record{Key: key, Node: int(o.Node), Cost: 1, Sent: p.Send,
+	rec := record.Record{Key: name, Node: int(o.Node), Cost: 1, Sent: send, Told: o.Told,
 		Decided: o.Decided, Answered: o.Decided, Seen: record.SeenDecided | record.SeenTold}
-	switch cfg.Deployment {
-	case StoreClock, StoreWiped:
-		rec.Told = cfg.StoreClockAt(o.Decided)
-	case GetSet:
-		rec.Told = cfg.ClockAt(int(o.Node), o.Decided)
-	default:
-		rec.Told = p.Clock
-	}
 	switch {
 	case o.Panicked:
 		rec.Err = ErrPanicked

@@ -25,11 +25,18 @@ import (
 // KeyResult.Errors. Panicked is set too when that error was a panic
 // (limiter.Panic).
 //
+// Told is the time the limiter was told or read for it, carried from the
+// decision so that no judge rebuilds it: the sending node's clock when it
+// sent (NodeClock, LocalSplit, LocalFull; Ideal's node has a true clock),
+// the store's clock when it decided (StoreClock, StoreWiped), and the
+// node's clock when the GET's reply reached it (GetSet).
+//
 // Remaining, RetryAfter and Reset are the rest of the answer (0 for an
 // error), for the judge to hold against what no limiter may say and against
 // the admits before it.
 type Outcome struct {
 	Decided    int64
+	Told       int64
 	Remaining  int64
 	RetryAfter int64
 	Reset      int64
@@ -460,12 +467,12 @@ type slot struct {
 	decideAt int64
 }
 
-// record stores request i's outcome (for key, decided at true time at on
-// node) and counts it for its key; tally places the admits once the run
-// ends.
-func (r *runner) record(i, key int, at int64, node int, d *algos.Decision) {
+// record stores request i's outcome (for key, the limiter told told,
+// decided at true time at on node) and counts it for its key; tally places
+// the admits once the run ends.
+func (r *runner) record(i, key int, told, at int64, node int, d *algos.Decision) {
 	o := &r.out[i] // field by field: a composite literal is zeroed in place first
-	o.Decided, o.Remaining, o.RetryAfter, o.Reset = at, d.Remaining, d.RetryAfter, d.Reset
+	o.Decided, o.Told, o.Remaining, o.RetryAfter, o.Reset = at, told, d.Remaining, d.RetryAfter, d.Reset
 	o.Node, o.Admitted, o.Failed, o.Panicked = int32(node), d.Allowed, false, false
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
@@ -555,7 +562,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Dec
 		} else {
 			dec = d.store.Call(key, now)
 		}
-		d.r.record(i, key, decided, node, &dec)
+		d.r.record(i, key, now, decided, node, &dec)
 		copyDecision(out, &dec)
 		return nil
 	}
@@ -565,11 +572,11 @@ func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Dec
 	err := limiter.AllowInto(d.r.nodeTime, d.lim, key, now, &d.dec)
 	copyDecision(out, &d.dec)
 	if err != nil {
-		d.r.fail(i, key, decided, node, err)
+		d.r.fail(i, key, now, decided, node, err)
 		copyDecision(out, &algos.Decision{})
 		return err
 	}
-	d.r.record(i, key, decided, node, out)
+	d.r.record(i, key, now, decided, node, out)
 	return nil
 }
 
@@ -578,10 +585,11 @@ func copyDecision(dst, src *algos.Decision) {
 	dst.Allowed, dst.Remaining, dst.RetryAfter, dst.Reset, dst.Delay = src.Allowed, src.Remaining, src.RetryAfter, src.Reset, src.Delay
 }
 
-// fail records that the limiter answered request i (for key) with err.
-func (r *runner) fail(i, key int, at int64, node int, err error) {
+// fail records that the limiter answered request i (for key, told told)
+// with err.
+func (r *runner) fail(i, key int, told, at int64, node int, err error) {
 	var panicked *limiter.Panic
-	r.out[i] = Outcome{Decided: at, Node: int32(node), Failed: true, Panicked: errors.As(err, &panicked)}
+	r.out[i] = Outcome{Decided: at, Told: told, Node: int32(node), Failed: true, Panicked: errors.As(err, &panicked)}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
@@ -613,7 +621,7 @@ func (r *runner) runIdeal() error {
 				} else {
 					dec = d.store.Call(p.Key, p.Send)
 				}
-				r.record(r.next, p.Key, p.Send, 0, &dec)
+				r.record(r.next, p.Key, p.Send, p.Send, 0, &dec)
 				r.next++
 			}
 		}
@@ -677,7 +685,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				} else {
 					own.store.decideCopy(st, p.Clock, &dec)
 				}
-				r.record(r.next, p.Key, p.Send, p.Node, &dec)
+				r.record(r.next, p.Key, p.Clock, p.Send, p.Node, &dec)
 				r.next++
 			}
 		}
@@ -716,7 +724,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			} else {
 				own.store.decideCopy(st, p.Clock, &dec)
 			}
-			r.record(i, p.Key, p.Send, p.Node, &dec)
+			r.record(i, p.Key, p.Clock, p.Send, p.Node, &dec)
 		} else {
 			derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node, &dec)
 		}
@@ -837,19 +845,20 @@ func (r *runner) runStore() (err error) {
 					} else {
 						store.decideCopy(st, told, &dec)
 					}
-					r.record(j, key, t, node, &dec)
+					r.record(j, key, told, t, node, &dec)
 				case ord&evSet == 0: // GET, as the general path below
 					s := r.alloc(r.decideAt[j])
 					r.slotOf[j] = s
 					sl := &r.slots[s]
 					store.GetInto(key, &sl.st)
+					told := nodeAt(node, sl.decideAt)
 					if fields != nil { // the store's limit is limit: store.decideInto, written out
-						sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, nodeAt(node, sl.decideAt), &store.limit)
+						sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, told, &store.limit)
 						sl.d.Delay = 0
 					} else {
-						sl.d = r.algo.Decide(&sl.st, nodeAt(node, sl.decideAt), limit)
+						sl.d = r.algo.Decide(&sl.st, told, limit)
 					}
-					r.record(j, key, sl.decideAt, node, &sl.d)
+					r.record(j, key, told, sl.decideAt, node, &sl.d)
 				default: // SET
 					s := r.slotOf[j]
 					sl := &r.slots[s]
@@ -906,7 +915,7 @@ func (r *runner) runStore() (err error) {
 					} else {
 						store.decideCopy(st, told, &dec)
 					}
-					r.record(j, q.Key, ev.t, q.Node, &dec)
+					r.record(j, q.Key, told, ev.t, q.Node, &dec)
 				} else {
 					err = d.decide(j, storeNow, told, ev.t, q.Node, &dec)
 				}
@@ -921,13 +930,14 @@ func (r *runner) runStore() (err error) {
 				sl := &r.slots[ev.slot]
 				store.SetClock(storeNow)
 				store.GetInto(q.Key, &sl.st)
+				told := nodeAt(q.Node, sl.decideAt)
 				if fields != nil {
-					sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, nodeAt(q.Node, sl.decideAt), &store.limit)
+					sl.d.Allowed, sl.d.Remaining, sl.d.RetryAfter, sl.d.Reset = fields(&sl.st, told, &store.limit)
 					sl.d.Delay = 0
 				} else {
-					sl.d = r.algo.Decide(&sl.st, nodeAt(q.Node, sl.decideAt), limit)
+					sl.d = r.algo.Decide(&sl.st, told, limit)
 				}
-				r.record(j, q.Key, sl.decideAt, q.Node, &sl.d)
+				r.record(j, q.Key, told, sl.decideAt, q.Node, &sl.d)
 				if r.isLoop(j) {
 					h.push(event{t: sl.decideAt, ord: ev.ord | evReply, slot: r.holdReply(j, &sl.d, nil)})
 				}

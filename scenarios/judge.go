@@ -158,8 +158,7 @@ func judgeable(cfg model.Config) bool {
 
 // requestsOf lays out every request of a run (the fixed ones, then the
 // closed-loop ones in the order sent) with the instance that decided it and
-// the time that instance was told: the store's clock when it decided, or
-// the sending node's clock when it sent (model.Offset from the true time).
+// the time that instance was told, as the run carried it (model.Outcome.Told).
 // The slice is sc's, valid until sc is given back.
 func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged {
 	all := slices.Grow(sc.all[:0], len(res.Outcomes))[:len(res.Outcomes)]
@@ -167,28 +166,14 @@ func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
 	nodes := int32(cfg.Nodes)
 	fixed := len(cfg.Requests)
-	offsets := make([]int64, max(1, cfg.Nodes))
-	for n := range offsets {
-		offsets[n] = model.Offset(n, cfg.Nodes, cfg.Skew)
-	}
 	for i, o := range res.Outcomes {
 		var key int
-		var send int64
 		if i < fixed {
-			key, send = cfg.Requests[i].Key, cfg.Requests[i].Send
+			key = cfg.Requests[i].Key
 		} else {
-			p := &res.LoopRequests[i-fixed]
-			key, send = p.Key, p.Send
+			key = res.LoopRequests[i-fixed].Key
 		}
-		r := judged{key: int32(key), node: o.Node, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
-		switch cfg.Deployment {
-		case model.StoreClock:
-			r.told = o.Decided
-		case model.Ideal:
-			r.told = send
-		default: // node clock, local: the node's clock when it sent
-			r.told = send + offsets[o.Node]
-		}
+		r := judged{key: int32(key), node: o.Node, told: o.Told, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
 		r.instance = r.key
 		if local {
 			r.instance = r.key*nodes + r.node
@@ -305,18 +290,14 @@ func (sc *judgeScratch) sortByDecision(all []judged, g []int32) {
 // twice, in the order the run decided them, and a copy of every request
 // would cost as much as the reading.
 type runView struct {
-	cfg     *model.Config
-	res     *model.Result
-	offsets []int64 // each node's clock offset
-	local   bool
-	nodes   int32
+	cfg   *model.Config
+	res   *model.Result
+	local bool
+	nodes int32
 }
 
-func newRunView(cfg *model.Config, res *model.Result, offsets []int64) runView {
-	for n := range offsets {
-		offsets[n] = model.Offset(n, cfg.Nodes, cfg.Skew)
-	}
-	return runView{cfg: cfg, res: res, offsets: offsets, nodes: int32(cfg.Nodes),
+func newRunView(cfg *model.Config, res *model.Result) runView {
+	return runView{cfg: cfg, res: res, nodes: int32(cfg.Nodes),
 		local: cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull}
 }
 
@@ -332,23 +313,13 @@ func (v *runView) at(i int32) judged {
 // caller comparing two requests keeps in registers (a judged is too wide
 // for that, and is stored and copied again at every call).
 func (v *runView) toldAt(i int32) (told int64, instance, key int32) {
-	var send int64
 	if fixed := int32(len(v.cfg.Requests)); i < fixed {
-		key, send = int32(v.cfg.Requests[i].Key), v.cfg.Requests[i].Send
+		key = int32(v.cfg.Requests[i].Key)
 	} else {
-		p := &v.res.LoopRequests[i-fixed]
-		key, send = int32(p.Key), p.Send
+		key = int32(v.res.LoopRequests[i-fixed].Key)
 	}
 	o := &v.res.Outcomes[i]
-	switch v.cfg.Deployment {
-	case model.StoreClock:
-		told = o.Decided
-	case model.Ideal:
-		told = send
-	default: // node clock, local: the node's clock when it sent
-		told = send + v.offsets[o.Node]
-	}
-	instance = key
+	told, instance = o.Told, key
 	if v.local {
 		instance = key*v.nodes + o.Node
 	}
@@ -526,24 +497,21 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 	}
 	// v.at, written out and cut to what the checks read: the loop runs
 	// once per request of every judged run.
-	reqs, loopReqs, outcomes, offsets := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes, v.offsets
+	reqs, loopReqs, outcomes := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes
 	fixed := int32(len(reqs))
 	nodes, local := int(v.nodes), v.local
-	// In every judgeable deployment but the node clock, an instance is told
-	// its decision time (a local node, on its own clock: Decided is the
-	// send time there, and Ideal's node has a true clock), which the order
-	// check below holds to never running back: only the node clock's
-	// instances, told their senders' clocks, can end.
-	byDecided := cfg.Deployment != model.NodeClock
+	// In every judgeable deployment but two, an instance is told times in
+	// the order it decides (the store's clock, a local node's own, Ideal's
+	// true one), which the order check below holds to never running back:
+	// only the instances of the node clock and of GET, decide, SET, told
+	// their nodes' clocks, can end.
+	byDecided := cfg.Deployment != model.NodeClock && cfg.Deployment != model.GetSet
 	for pos, i := range v.res.Order {
 		var key int
-		var send int64
 		if i < fixed {
-			q := &reqs[i]
-			key, send = q.Key, q.Send
+			key = reqs[i].Key
 		} else {
-			q := &loopReqs[i-fixed]
-			key, send = q.Key, q.Send
+			key = loopReqs[i-fixed].Key
 		}
 		o := &outcomes[i]
 		if bad != nil && uint(key) < NumClients && bad.bad(o) {
@@ -558,16 +526,11 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			return false
 		}
 		st.lastDecided, st.lastIndex = o.Decided, i
-		told := o.Decided
-		switch {
-		case byDecided:
-			if local {
-				told += offsets[o.Node]
+		told := o.Told
+		if !byDecided {
+			if st.ended {
+				continue
 			}
-		case st.ended:
-			continue
-		default:
-			told = send + offsets[o.Node]
 			if told < st.before {
 				st.ended = true // past here the promise says nothing of what it owes
 				continue

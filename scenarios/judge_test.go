@@ -214,7 +214,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 					t.Fatal(err)
 				}
 				sc := new(judgeScratch)
-				v := newRunView(&cfg, &res, make([]int64, cfg.Nodes))
+				v := newRunView(&cfg, &res)
 				var got, want [NumClients]kinds
 				if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 					t.Fatalf("%s %s seed %d: the model's order was refused", a.Name, d, seed)
@@ -232,7 +232,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(2, algos.Second, 2),
 		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
-	v := newRunView(&cfg, &res, make([]int64, 1))
+	v := newRunView(&cfg, &res)
 	var got [NumClients]kinds
 	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
@@ -299,7 +299,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 				if err := model.RunInto(cfg, &sc.res); err != nil {
 					t.Fatal(err)
 				}
-				v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
+				v := newRunView(&cfg, &sc.res)
 				var got, want [NumClients]kinds
 				if !sc.retriesInOrder(&v, &got) {
 					t.Fatalf("%s %s seed %d: the one pass was refused", a.Name, d, seed)
@@ -324,7 +324,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	if err := model.RunInto(cfg, &sc.res); err != nil {
 		t.Fatal(err)
 	}
-	v := newRunView(&cfg, &sc.res, make([]int64, cfg.Nodes))
+	v := newRunView(&cfg, &sc.res)
 	var got [NumClients]kinds
 	if sc.retriesInOrder(&v, &got) {
 		t.Error("a closed-loop key with a fixed request was judged in one pass")

@@ -50,8 +50,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	}
 	var found [NumClients]kinds
 	if judge {
-		v := newRunView(&cfg, res, slices.Grow(sc.offsets[:0], max(1, cfg.Nodes))[:max(1, cfg.Nodes)])
-		sc.offsets = v.offsets
+		v := newRunView(&cfg, res)
 		// Each kind of breach is kept apart (kinds): answers no limiter
 		// may give, admits past the promise with the window that shows
 		// them, the rest of the contract, keys that share state, and a
@@ -146,7 +145,6 @@ type judgeScratch struct {
 	order      []int32   // request indices grouped by instance (byInstance)
 	groups     [][]int32 // each instance's part of order
 	starts     []int32
-	offsets    []int64                 // each node's clock offset (runView)
 	states     []instanceState         // honestyInOrder
 	mine       [NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
 	againRes   model.Result            // the run played again (answeredAlike)
