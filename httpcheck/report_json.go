@@ -5,12 +5,15 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/internal/encode"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Schema is the schema of a check's report as JSON (Report.WriteJSON), in
 // the conventions of overshoot's other reports: durations in integer µs
 // (names ending in _us) from the check's start, headers as the server sent
-// them ("" when absent). Within a version a field is only ever added.
+// them ("" when absent), and the live judge's verdict of the exchanges
+// (live), each breach's first record a line of record.Schema. Within a
+// version a field is only ever added.
 const Schema = "overshoot.httpcheck/v1"
 
 type reportJSON struct {
@@ -31,6 +34,27 @@ type reportJSON struct {
 	Broken    []string       `json:"broken"`
 	Breaches  []breachJSON   `json:"breaches"`
 	Exchanges []exchangeJSON `json:"exchanges"`
+	Live      liveJSON       `json:"live"`
+}
+
+// liveJSON is Report.Live: the promise judged, the most admits certainly
+// within one window against what it allows there, whether the exchanges
+// were judged and clean, and each breach with its first record, in the
+// record schema's one encoding (record.Line).
+type liveJSON struct {
+	Promise  string           `json:"promise"`
+	Most     int64            `json:"most"`
+	Allowed  int64            `json:"allowed"`
+	Clean    bool             `json:"clean"`
+	Unjudged string           `json:"unjudged,omitempty"`
+	Breaches []liveBreachJSON `json:"breaches"`
+}
+
+type liveBreachJSON struct {
+	Kind  string      `json:"kind"`
+	Count int64       `json:"count"`
+	Why   string      `json:"why"`
+	First record.Line `json:"first"`
 }
 
 // breachJSON names its exchange, and the one it was compared with (null
@@ -60,7 +84,8 @@ type exchangeJSON struct {
 // WriteJSON writes the report as one JSON document of schema Schema: what
 // was sent where, the burst's counts, the verdict (ok, the broken rules in
 // report order), every breach by rule with the exchanges that showed it,
-// and every exchange with its headers as sent.
+// every exchange with its headers as sent, and the live judge's verdict
+// with each breach's first record.
 func (r *Report) WriteJSON(w io.Writer) error {
 	doc := reportJSON{Schema: Schema, Method: r.Method, URL: r.URL, Nodes: r.Nodes, Header: r.Header, Key: r.Key,
 		Limit: r.Limit, WindowUS: r.Window.Microseconds(), Start: r.Start.UTC().Format(time.RFC3339Nano), Burst: r.Burst,
@@ -83,6 +108,11 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		doc.Exchanges = append(doc.Exchanges, exchangeJSON{N: e.N, Method: e.Method, URL: e.URL, Key: e.Key,
 			SentUS: e.Sent.Microseconds(), ReceivedUS: e.Received.Microseconds(), Status: e.Status, Limit: e.Limit,
 			Remaining: e.Remaining, Reset: e.Reset, RetryAfter: e.RetryAfter, Date: e.Date})
+	}
+	doc.Live = liveJSON{Promise: r.Live.Promise, Most: r.Live.Most, Allowed: r.Live.Allowed, Clean: r.Live.Clean(),
+		Unjudged: r.Live.Unjudged, Breaches: []liveBreachJSON{}}
+	for _, b := range r.Live.Breaches {
+		doc.Live.Breaches = append(doc.Live.Breaches, liveBreachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: record.LineOf(b.First)})
 	}
 	return encode.JSON(w, doc)
 }

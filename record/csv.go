@@ -11,9 +11,13 @@ import (
 
 // CSVColumns are the columns WriteCSV writes, in order: the record
 // schema's fields, an empty cell where the JSON has null (or leaves a
-// field out).
+// field out). The last two, reset_is_delay and retry_after_is_delay,
+// were added within the schema's v1: a file without them reads as it did
+// (no wait known to be a delay), and a ReadCSV older than them refuses
+// them by name, as it refuses any column it does not know (without them
+// it reads the file, as loosely).
 var CSVColumns = []string{"key", "node", "sent_us", "answered_us", "decided_us", "told_us", "cost", "status", "error",
-	"allowed", "limit", "remaining", "reset_us", "retry_after_us", "malformed"}
+	"allowed", "limit", "remaining", "reset_us", "retry_after_us", "malformed", "reset_is_delay", "retry_after_is_delay"}
 
 // WriteCSV writes records as CSV under a header of CSVColumns, one row per
 // record in the order given: the same record as WriteJSONL, for a
@@ -29,6 +33,12 @@ func WriteCSV(w io.Writer, records []Record) error {
 		}
 		return strconv.FormatInt(*p, 10)
 	}
+	flag := func(b bool) string {
+		if !b {
+			return "" // as the JSON leaves it out
+		}
+		return "true"
+	}
 	for _, r := range records {
 		j := LineOf(r)
 		allowed := ""
@@ -40,7 +50,8 @@ func WriteCSV(w io.Writer, records []Record) error {
 			status = strconv.Itoa(j.Status)
 		}
 		if err := cw.Write([]string{j.Key, strconv.Itoa(j.Node), num(&j.SentUS), num(&j.AnsweredUS), num(j.DecidedUS), num(j.ToldUS),
-			num(j.Cost), status, j.Error, allowed, num(j.Limit), num(j.Remaining), num(j.ResetUS), num(j.RetryUS), j.Malformed}); err != nil {
+			num(j.Cost), status, j.Error, allowed, num(j.Limit), num(j.Remaining), num(j.ResetUS), num(j.RetryUS), j.Malformed,
+			flag(j.ResetIsDelay), flag(j.RetryIsDelay)}); err != nil {
 			return err
 		}
 	}
@@ -52,7 +63,8 @@ func WriteCSV(w io.Writer, records []Record) error {
 // in any order, by CSVColumns' names; a column it does not know is an
 // error (a misspelt "remainig" must not pass as unstated). key, sent_us,
 // answered_us and one of allowed or error are needed; an empty cell is
-// not stated (a count) or not seen (a time), and allowed reads true or
+// not stated (a count), not seen (a time) or not known (a wait's delay),
+// and allowed, reset_is_delay and retry_after_is_delay read true or
 // false. The rules are ReadJSONL's; the first row that breaks one is a
 // *ParseError naming its line, and nothing is returned with it.
 func ReadCSV(r io.Reader) ([]Record, error) {
@@ -145,12 +157,25 @@ func parseRow(row []string, col map[string]int) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	if v, ok := cell("allowed"); ok {
+	boolean := func(name string) (*bool, error) {
+		v, ok := cell(name)
+		if !ok {
+			return nil, nil
+		}
 		b, perr := strconv.ParseBool(v)
 		if perr != nil {
-			return Record{}, fmt.Errorf("allowed %q is neither true nor false", v)
+			return nil, fmt.Errorf("%s %q is neither true nor false", name, v)
 		}
-		j.Allowed = &b
+		return &b, nil
+	}
+	if j.Allowed, err = boolean("allowed"); err != nil {
+		return Record{}, err
+	}
+	if j.ResetIsDelay, err = boolean("reset_is_delay"); err != nil {
+		return Record{}, err
+	}
+	if j.RetryIsDelay, err = boolean("retry_after_is_delay"); err != nil {
+		return Record{}, err
 	}
 	j.Error, _ = cell("error")
 	j.Malformed, _ = cell("malformed")

@@ -15,7 +15,11 @@ import (
 // the schema ({"schema":"overshoot.record/v1"}), then one object per
 // record, in µs, with a count the answer did not state and a time the
 // producer could not see as null. Within a version a field is only ever
-// added; a reader ignores fields it does not know.
+// added; a reader ignores fields it does not know. So reset_is_delay and
+// retry_after_is_delay, added within v1, change no reading: a file
+// without them (an older one, or a tool's that does not know) reads with
+// no wait marked a delay, the looser reading every judge allows for, and
+// a reader that does not know them judges a newer file so.
 const Schema = "overshoot.record/v1"
 
 // Line is one Record as a line of the file, and as every other report
@@ -36,10 +40,18 @@ type Line struct {
 	DecidedUS  *int64 `json:"decided_us"`
 	ToldUS     *int64 `json:"told_us"`
 	Cost       *int64 `json:"cost"`
+	// ResetIsDelay and RetryIsDelay are Answer.Delta: true when the wait
+	// was stated as a delay from the answer (delay-seconds, milliseconds)
+	// rather than as an instant (an epoch, an HTTP-date), which a judge
+	// reads more tightly; left out when it was not, or is not known to
+	// have been, and for a wait not stated.
+	ResetIsDelay bool `json:"reset_is_delay,omitempty"`
+	RetryIsDelay bool `json:"retry_after_is_delay,omitempty"`
 }
 
 // LineOf is r as the record schema writes it: the counts r did not
-// state, and the times its producer did not see, null.
+// state, and the times its producer did not see, null; a wait marked a
+// delay (Answer.Delta) only when r states it.
 func LineOf(r Record) Line {
 	j := Line{Key: r.Key, Node: r.Node, SentUS: r.Sent, AnsweredUS: r.Answered, Status: r.Status}
 	if r.Seen.Has(SeenDecided) {
@@ -63,10 +75,10 @@ func LineOf(r Record) Line {
 		j.Remaining = &r.Remaining
 	}
 	if r.Known.Has(FieldReset) {
-		j.ResetUS = &r.Reset
+		j.ResetUS, j.ResetIsDelay = &r.Reset, r.Delta.Has(FieldReset)
 	}
 	if r.Known.Has(FieldRetryAfter) {
-		j.RetryUS = &r.RetryAfter
+		j.RetryUS, j.RetryIsDelay = &r.RetryAfter, r.Delta.Has(FieldRetryAfter)
 	}
 	return j
 }
@@ -110,7 +122,10 @@ const maxLine = 1 << 20
 // lines are skipped). A record needs key, node, sent_us and answered_us,
 // with answered_us ≥ sent_us, and either error or allowed; a count left
 // out or null is not stated, a time left out or null was not seen, and a
-// decided_us outside [sent_us, answered_us] is an error. The first line
+// decided_us outside [sent_us, answered_us] is an error. reset_is_delay
+// and retry_after_is_delay (Answer.Delta) may be true only beside the
+// wait they mark; left out, null or false, the wait is not known to be a
+// delay (the looser reading). The first line
 // that breaks a rule is a *ParseError naming it; nothing is returned with
 // it.
 func ReadJSONL(r io.Reader) ([]Record, error) {
@@ -157,21 +172,23 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 
 // lineJSON is Line as read: every field may be missing.
 type lineJSON struct {
-	Key        *string `json:"key"`
-	Node       *int    `json:"node"`
-	SentUS     *int64  `json:"sent_us"`
-	AnsweredUS *int64  `json:"answered_us"`
-	Status     int     `json:"status"`
-	Error      string  `json:"error"`
-	Allowed    *bool   `json:"allowed"`
-	Limit      *int64  `json:"limit"`
-	Remaining  *int64  `json:"remaining"`
-	ResetUS    *int64  `json:"reset_us"`
-	RetryUS    *int64  `json:"retry_after_us"`
-	Malformed  string  `json:"malformed"`
-	DecidedUS  *int64  `json:"decided_us"`
-	ToldUS     *int64  `json:"told_us"`
-	Cost       *int64  `json:"cost"`
+	Key          *string `json:"key"`
+	Node         *int    `json:"node"`
+	SentUS       *int64  `json:"sent_us"`
+	AnsweredUS   *int64  `json:"answered_us"`
+	Status       int     `json:"status"`
+	Error        string  `json:"error"`
+	Allowed      *bool   `json:"allowed"`
+	Limit        *int64  `json:"limit"`
+	Remaining    *int64  `json:"remaining"`
+	ResetUS      *int64  `json:"reset_us"`
+	RetryUS      *int64  `json:"retry_after_us"`
+	Malformed    string  `json:"malformed"`
+	DecidedUS    *int64  `json:"decided_us"`
+	ToldUS       *int64  `json:"told_us"`
+	Cost         *int64  `json:"cost"`
+	ResetIsDelay *bool   `json:"reset_is_delay"`
+	RetryIsDelay *bool   `json:"retry_after_is_delay"`
 }
 
 func parseLine(text []byte) (Record, error) {
@@ -226,6 +243,21 @@ func (j *lineJSON) record() (Record, error) {
 		if f.v != nil {
 			*f.to, r.Known = *f.v, r.Known|f.field
 		}
+	}
+	for _, f := range []struct {
+		delay      *bool
+		name, wait string
+		field      Fields
+	}{{j.ResetIsDelay, "reset_is_delay", "reset_us", FieldReset}, {j.RetryIsDelay, "retry_after_is_delay", "retry_after_us", FieldRetryAfter}} {
+		if f.delay == nil || !*f.delay {
+			continue
+		}
+		if !r.Known.Has(f.field) {
+			// A delay claims how a stated wait was rounded: with no wait
+			// it is a producer's mistake, not a reading to guess.
+			return Record{}, fmt.Errorf("%s is true but %s is not stated", f.name, f.wait)
+		}
+		r.Delta |= f.field
 	}
 	return r, nil
 }

@@ -17,7 +17,8 @@ import (
 // record in order; an error record has its error and no answer.
 func TestRecordsAreJSONLines(t *testing.T) {
 	recs := []record.Record{
-		{Key: "a", Node: 1, Sent: 10, Answered: 25, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 500}, Known: record.FieldRetryAfter | record.FieldRemaining}},
+		{Key: "a", Node: 1, Sent: 10, Answered: 25, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 500}, Known: record.FieldRetryAfter | record.FieldRemaining,
+			Delta: record.FieldRetryAfter | record.FieldReset}},
 		{Key: "b", Sent: 30, Answered: 90, Err: errors.New("timeout")},
 	}
 	var b bytes.Buffer
@@ -41,6 +42,11 @@ func TestRecordsAreJSONLines(t *testing.T) {
 		a["remaining"] != 0.0 || a["reset_us"] != nil || a["limit"] != nil || a["status"] != 429.0 {
 		t.Errorf("record %v", a)
 	}
+	// Its Retry-After was stated as a delay; its Reset, not stated, is
+	// marked nothing, whatever Delta says of it.
+	if _, said := a["reset_is_delay"]; a["retry_after_is_delay"] != true || said {
+		t.Errorf("record %v: want retry_after_is_delay true and no reset_is_delay", a)
+	}
 	if e["error"] != "timeout" || e["allowed"] != nil || e["sent_us"] != 30.0 {
 		t.Errorf("error record %v", e)
 	}
@@ -48,12 +54,14 @@ func TestRecordsAreJSONLines(t *testing.T) {
 
 // What WriteJSONL writes, ReadJSONL reads back as it was: the answer's
 // stated fields and only those, the times the producer saw and only
-// those, the cost, the status and the error's text.
+// those, the cost, the status, which waits were stated as delays and the
+// error's text.
 func TestRecordsReadBackAsWritten(t *testing.T) {
 	recs := []record.Record{
 		{Key: "user:7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Seen: record.SeenDecided | record.SeenTold,
-			Answer: record.Answer{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 900}, Limit: 10, Known: record.FieldLimit | record.FieldRemaining | record.FieldReset}},
+			Answer: record.Answer{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 900}, Limit: 10, Known: record.FieldLimit | record.FieldRemaining | record.FieldReset, Delta: record.FieldReset}},
 		{Key: "ключ", Sent: 200, Answered: 200, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 1_000_000}, Known: record.FieldRetryAfter, Malformed: `X-RateLimit-Reset: "soon" is not a number`}},
+		{Key: "both", Sent: 250, Answered: 260, Status: 429, Answer: record.Answer{Decision: algos.Decision{Reset: 2_000_000, RetryAfter: 1_000_000}, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}},
 		{Key: "b", Node: 1, Sent: 300, Answered: 9_000, Err: errors.New("context deadline exceeded")},
 	}
 	var b bytes.Buffer
@@ -111,6 +119,9 @@ func TestMalformedRecordFilesAreRefusedByLine(t *testing.T) {
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":false,"error":"x"}`, "line 2: both allowed and error"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"decided_us":3}`, "line 2: decided_us 3 is outside [sent_us 1, answered_us 2]"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"cost":0}`, "line 2: cost 0"},
+		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_is_delay":true}`, "line 2: reset_is_delay is true but reset_us is not stated"},
+		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_us":5,"retry_after_is_delay":true}`, "line 2: retry_after_is_delay is true but retry_after_us is not stated"},
+		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_us":5,"reset_is_delay":"yes"}`, "line 2: json: cannot unmarshal string"},
 		{head + "\n" + ok + strings.Repeat(" ", 1<<20+1), "line 4: a line longer than"},
 	} {
 		recs, err := record.ReadJSONL(strings.NewReader(c.file))
@@ -137,5 +148,32 @@ func TestRecordStringSaysWhatWasSeen(t *testing.T) {
 	r.Decided, r.Seen = 2_000, record.SeenDecided
 	if got := r.String(); !strings.Contains(got, "decided +0.002000s") {
 		t.Errorf("%s: no decision time", got)
+	}
+}
+
+// A file that does not say a wait was a delay (an older one, a tool's that
+// does not know the field, or one that says null or false) reads with no
+// wait marked a delay: the looser reading, which every judge allows for.
+// Only true marks one.
+func TestAWaitIsADelayOnlyWhereTheFileSaysSo(t *testing.T) {
+	const head = `{"schema":"overshoot.record/v1"}` + "\n"
+	const answer = `"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":false,"reset_us":2000000,"retry_after_us":1000000`
+	for _, c := range []struct {
+		name, line string
+		want       record.Fields
+	}{
+		{"an older line", answer, 0},
+		{"null", answer + `,"reset_is_delay":null,"retry_after_is_delay":null`, 0},
+		{"false", answer + `,"reset_is_delay":false,"retry_after_is_delay":false`, 0},
+		{"the Reset a delay", answer + `,"reset_is_delay":true`, record.FieldReset},
+		{"both delays", answer + `,"reset_is_delay":true,"retry_after_is_delay":true`, record.FieldReset | record.FieldRetryAfter},
+	} {
+		recs, err := record.ReadJSONL(strings.NewReader(head + "{" + c.line + "}\n"))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%s: %d records, %v", c.name, len(recs), err)
+		}
+		if recs[0].Delta != c.want || recs[0].Known != record.FieldReset|record.FieldRetryAfter {
+			t.Errorf("%s: Delta %b, Known %b; want Delta %b", c.name, recs[0].Delta, recs[0].Known, c.want)
+		}
 	}
 }

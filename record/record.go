@@ -64,7 +64,9 @@ type Answer struct {
 	// in process), which an honest limiter rounds up once, rather than as
 	// an instant (an epoch, an HTTP-date) a parser turned into the wait
 	// until it, which may read late or early (see live's TrueWait). The
-	// zero Delta claims neither, and a judge then allows for both.
+	// zero Delta claims neither, and a judge then allows for both. The
+	// record's file carries it (reset_is_delay, retry_after_is_delay) for
+	// the waits Known has.
 	Delta Fields
 	// Malformed is the first header that was present but unreadable, in
 	// words ("" when every header read): its field is left unknown.

@@ -3,7 +3,10 @@
 // live.Judge, the judge of every live run: a recording of your own
 // service, made by any tool that writes those columns, is judged by the
 // rules overshoot's own runs are (over-admission only when certain,
-// answers no limiter may give, Remaining, retries at their Retry-After).
+// answers no limiter may give, Remaining, retries at their Retry-After,
+// Resets). A wait the file marks as stated as a delay (reset_is_delay,
+// retry_after_is_delay) is judged as tightly as the live run judged it;
+// one not marked, as possibly an instant, more loosely.
 //
 //	go run ./cmd/judge -rate 10 -window 1s -burst 10 -promise bucket records.jsonl
 //

@@ -113,3 +113,43 @@ func TestJudgeRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The judge reads how a file says each wait was stated: a Reset of 2 s
+// for a bucket of 10 that refills in 1 s, stated as a delay in whole
+// seconds (reset_is_delay), was longer than 1 s whatever its rounding, and
+// is caught, from JSON lines and from CSV alike. The same file without
+// the column (an older one) may hold an epoch read late by up to 2 s, and
+// is clean: looser, never wrong.
+func TestJudgeReadsHowEachWaitWasStated(t *testing.T) {
+	files := map[string]func(said bool) string{
+		"jsonl": func(said bool) string {
+			mark := ""
+			if said {
+				mark = `,"reset_is_delay":true`
+			}
+			return `{"schema":"overshoot.record/v1"}` + "\n" + `{"key":"a","node":0,"sent_us":0,"answered_us":1000,"allowed":true,"remaining":9,"reset_us":2000000` + mark + "}\n"
+		},
+		"csv": func(said bool) string {
+			if said {
+				return "key,sent_us,answered_us,allowed,remaining,reset_us,reset_is_delay\na,0,1000,true,9,2000000,true\n"
+			}
+			return "key,sent_us,answered_us,allowed,remaining,reset_us\na,0,1000,true,9,2000000\n"
+		},
+	}
+	for _, format := range []string{"jsonl", "csv"} {
+		for _, said := range []bool{true, false} {
+			text := files[format](said)
+			path := filepath.Join(t.TempDir(), "run."+format)
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			err := run([]string{"-rate", "10", "-burst", "10", "-window", "1s", path}, nil, &out)
+			caught := errors.Is(err, errNotClean) && strings.Contains(out.String(), "caught: reset past idle 1") &&
+				strings.Contains(out.String(), "more than 1.000s whatever its rounding")
+			if said && !caught || !said && (err != nil || !strings.Contains(out.String(), "clean")) {
+				t.Errorf("%s, the delay said %v:\n%s\njudged: %v\n%s", format, said, text, err, out.String())
+			}
+		}
+	}
+}
