@@ -256,7 +256,7 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"no deployment", func(c *model.Config) { c.Deployment = 0 }, nil, "unknown deployment"},
 		{"no nodes", func(c *model.Config) { c.Nodes = 0 }, nil, "nodes"},
 		{"no wipe", func(c *model.Config) { c.Deployment, c.WipeAt = model.StoreWiped, 0 }, nil, "WipeAt"},
-		{"requests given", func(c *model.Config) { c.Requests = []model.Request{{Send: 1}} }, nil, "makes its own"},
+		{"requests given", func(c *model.Config) { c.Requests = []model.Request{{Sent: 1}} }, nil, "makes its own"},
 		{"no limiter", func(c *model.Config) { c.Limiter = limiter.Spec{} }, nil, "Name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -146,13 +146,13 @@ func (s *searcher) mutate(t *rapid.T, base []model.Request) []model.Request {
 		switch e.kind {
 		case insertEdit:
 			r := reqs[i]
-			r.Send, r.Node = min(r.Send+e.step.gap, s.b.Duration), e.step.node
+			r.Sent, r.Node = min(r.Sent+e.step.gap, s.b.Duration), e.step.node
 			reqs = slices.Insert(reqs, i+1, r)
 		case moveEdit:
 			if e.back {
-				reqs[i].Send = max(0, reqs[i].Send-e.step.gap)
+				reqs[i].Sent = max(0, reqs[i].Sent-e.step.gap)
 			} else {
-				reqs[i].Send = min(s.b.Duration, reqs[i].Send+e.step.gap)
+				reqs[i].Sent = min(s.b.Duration, reqs[i].Sent+e.step.gap)
 			}
 		case nodeEdit:
 			reqs[i].Node = e.step.node
@@ -160,7 +160,7 @@ func (s *searcher) mutate(t *rapid.T, base []model.Request) []model.Request {
 			reqs = slices.Delete(reqs, i, i+1)
 		}
 	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return s.within(reqs)
 }
 
@@ -174,7 +174,7 @@ func (s *searcher) within(reqs []model.Request) []model.Request {
 		if len(out) == s.b.MaxRequests {
 			break
 		}
-		if n := len(out); n >= s.perWindow && r.Send-out[n-s.perWindow].Send < w {
+		if n := len(out); n >= s.perWindow && r.Sent-out[n-s.perWindow].Sent < w {
 			continue
 		}
 		out = append(out, r)
@@ -194,7 +194,7 @@ func (s *searcher) place(start int64, steps []step) []model.Request {
 	for i, st := range steps {
 		at += st.gap // both at most d, which is far from overflowing
 		if i >= s.perWindow {
-			first := reqs[i-s.perWindow].Send
+			first := reqs[i-s.perWindow].Sent
 			if w > d-first {
 				break // it would wait past the duration
 			}
@@ -206,7 +206,7 @@ func (s *searcher) place(start int64, steps []step) []model.Request {
 			}
 			at = d // an attack has at least one request
 		}
-		reqs = append(reqs, model.Request{Send: at, Node: st.node})
+		reqs = append(reqs, model.Request{Sent: at, Node: st.node})
 	}
 	return reqs
 }
@@ -221,11 +221,11 @@ func (s *searcher) valid(reqs []model.Request) bool {
 	w := s.cfg.Limit.Window
 	for i, r := range reqs {
 		switch {
-		case r.Key != 0 || r.Send < 0 || r.Send > s.b.Duration || r.Node < 0 || r.Node >= max(1, s.cfg.Nodes):
+		case r.Key != 0 || r.Sent < 0 || r.Sent > s.b.Duration || r.Node < 0 || r.Node >= max(1, s.cfg.Nodes):
 			return false
-		case i > 0 && r.Send < reqs[i-1].Send:
+		case i > 0 && r.Sent < reqs[i-1].Sent:
 			return false
-		case i >= s.perWindow && r.Send-reqs[i-s.perWindow].Send < w:
+		case i >= s.perWindow && r.Sent-reqs[i-s.perWindow].Sent < w:
 			return false
 		}
 	}

@@ -50,9 +50,9 @@ const (
 type Step struct {
 	// Node is the node that handled it (0 for Ideal).
 	Node int
-	// Send is the true time it was sent, Clock what its node's clock read
-	// then (Send for Ideal), both in µs.
-	Send, Clock int64
+	// Sent is the true time it was sent, Clock what its node's clock read
+	// then (Sent for Ideal), both in µs.
+	Sent, Clock int64
 	// Decided is the true time it was decided, where the promise is checked
 	// (model.Outcome.Decided).
 	Decided int64
@@ -63,7 +63,7 @@ type Step struct {
 
 // Attack is one attack and what the deployment did with it.
 type Attack struct {
-	// Requests are the attack, sorted by Send, all on key 0; Node is the
+	// Requests are the attack, sorted by Sent, all on key 0; Node is the
 	// node the attacker chose when the Config is Pinned.
 	Requests []model.Request
 	// Steps is parallel to Requests.
@@ -361,7 +361,7 @@ func (s *searcher) attack(reqs []model.Request) (Attack, error) {
 	}
 	a := Attack{Requests: slices.Clone(reqs), Steps: make([]Step, len(reqs)), Excess: sc.excess, Peak: sc.peak}
 	for i, o := range res.Outcomes[:len(reqs)] {
-		a.Steps[i] = Step{Node: int(o.Node), Send: plan[i].Send, Clock: plan[i].Clock,
+		a.Steps[i] = Step{Node: int(o.Node), Sent: plan[i].Sent, Clock: plan[i].Clock,
 			Decided: o.Decided, Admitted: o.Admitted, Failed: o.Failed}
 		if o.Admitted {
 			a.Admitted++

@@ -56,13 +56,13 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 			}
 		}
 
-		for _, at := range rounder(cur[0].Send) {
-			if at > cur[0].Send {
+		for _, at := range rounder(cur[0].Sent) {
+			if at > cur[0].Sent {
 				continue // a shift only moves earlier
 			}
 			cand := slices.Clone(cur)
 			for i := range cand {
-				cand[i].Send += at - cur[0].Send
+				cand[i].Sent += at - cur[0].Sent
 			}
 			ok, err := accept(cand)
 			if err != nil {
@@ -75,13 +75,13 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 
 		for from := 0; from < len(cur); {
 			to := from + 1
-			for to < len(cur) && cur[to].Send == cur[from].Send {
+			for to < len(cur) && cur[to].Sent == cur[from].Sent {
 				to++
 			}
-			for _, at := range rounder(cur[from].Send) {
+			for _, at := range rounder(cur[from].Sent) {
 				cand := slices.Clone(cur)
 				for i := from; i < to; i++ {
-					cand[i].Send = at
+					cand[i].Sent = at
 				}
 				ok, err := accept(cand)
 				if err != nil {

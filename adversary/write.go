@@ -90,7 +90,7 @@ func writeAttack(b *bufio.Writer, r Report, a Attack) {
 			decision = "admitted"
 		}
 		fmt.Fprintf(b, "  %4d  %4d  %11s  %11s  %11s  %s\n", i+1, st.Node,
-			algos.FormatTime(st.Send), algos.FormatTime(st.Clock), algos.FormatTime(st.Decided), decision)
+			algos.FormatTime(st.Sent), algos.FormatTime(st.Clock), algos.FormatTime(st.Decided), decision)
 	}
 }
 

@@ -27,7 +27,7 @@ type Row struct {
 type Disagreement struct {
 	Index        int   // its index in Config.Requests
 	Key          int   // its key
-	Send         int64 // the true time it was sent, µs
+	Sent         int64 // the true time it was sent, µs
 	MineDecided  int64 // the true time mine decided it, µs
 	RefDecided   int64 // the true time ref decided it, µs
 	MineAdmitted bool  // true: mine admitted and ref denied; false: the reverse
@@ -200,7 +200,7 @@ func (rep *Report) compareRequests(reqs []model.Request, a, b *model.Result) {
 			rep.RefOnly++
 		}
 		if rep.First == nil {
-			rep.First = &Disagreement{Index: i, Key: reqs[i].Key, Send: reqs[i].Send,
+			rep.First = &Disagreement{Index: i, Key: reqs[i].Key, Sent: reqs[i].Sent,
 				MineDecided: x.Decided, RefDecided: y.Decided, MineAdmitted: x.Admitted}
 		}
 	}

@@ -307,7 +307,7 @@ func TestErrorsCountApart(t *testing.T) {
 
 // Bad input is an error naming what is wrong, never a panic.
 func TestBadInput(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 10}}
+	reqs := []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 10}}
 	good := model.Config{Limit: perSecond, Deployment: model.Ideal, Nodes: 1, Requests: reqs}
 	storeClockOnly := limiter.Spec{Name: "store-clock-limiter", Clock: limiter.StoreClock, Promise: algos.BucketPromise, New: slidingLog.New}
 	with := func(f func(*model.Config)) model.Config { c := good; f(&c); return c }
@@ -324,7 +324,7 @@ func TestBadInput(t *testing.T) {
 		{"does not apply", storeClockOnly, slidingLog, with(func(c *model.Config) { c.Deployment = model.NodeClock; c.Nodes = 4 }), "differential: mine: model: node-clock does not apply to store-clock-limiter"},
 		{"does not apply to ref", slidingLog, storeClockOnly, with(func(c *model.Config) { c.Deployment = model.LocalSplit; c.Nodes = 4 }), "differential: ref: model: local-split does not apply"},
 		{"no requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = nil }), "differential: the Config has no requests"},
-		{"unsorted requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = []model.Request{{Send: 5}, {Send: 1}} }), "differential: running mine (sliding-counter): model: requests are not sorted"},
+		{"unsorted requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = []model.Request{{Sent: 5}, {Sent: 1}} }), "differential: running mine (sliding-counter): model: requests are not sorted"},
 		{"no nodes", slidingCounter, slidingLog, with(func(c *model.Config) { c.Nodes = 0 }), "differential: running mine (sliding-counter): model: 0 nodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

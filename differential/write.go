@@ -76,7 +76,7 @@ func (rep Report) Write(w io.Writer) error {
 			yes, no = ref, mine
 		}
 		fmt.Fprintf(&b, "; the first, request %d (key %d, sent at %s), admitted by %s, denied by %s",
-			f.Index, f.Key, algos.FormatTime(f.Send), yes, no)
+			f.Index, f.Key, algos.FormatTime(f.Sent), yes, no)
 	}
 	b.WriteString("\n")
 	if errs {

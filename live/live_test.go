@@ -135,7 +135,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	}
 	plan := make([]record.Record, len(reqs))
 	for i, r := range reqs {
-		plan[i] = record.Record{Key: scenarios.Client(r.Key).String(), Node: i % 3, Sent: r.Send}
+		plan[i] = record.Record{Key: scenarios.Client(r.Key).String(), Node: i % 3, Sent: r.Sent}
 	}
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {

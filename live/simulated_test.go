@@ -99,7 +99,7 @@ func burstyRequests(seed uint64, keys int, span int64) []model.Request {
 		n := 2 + int(s.Below(29))
 		key := int(s.Below(uint64(keys)))
 		for range n {
-			out = append(out, model.Request{Key: key, Send: at})
+			out = append(out, model.Request{Key: key, Sent: at})
 		}
 	}
 	return out
@@ -203,11 +203,11 @@ func idleRequests(seed uint64, keys int, span int64, l algos.Limit) []model.Requ
 	for key := range keys {
 		for at := int64(s.Below(uint64(l.Window))); at < span; at += 1 + int64(s.Below(uint64(l.Window*3/2))) {
 			for range 1 + int(s.Below(25)) {
-				out = append(out, model.Request{Key: key, Send: at})
+				out = append(out, model.Request{Key: key, Sent: at})
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	slices.SortStableFunc(out, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return out
 }
 

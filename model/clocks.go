@@ -180,7 +180,7 @@ func (c *Config) ClockSpread() int64 {
 	}
 	if n := len(c.Requests); n > 0 {
 		for _, ppm := range c.Clocks.DriftPPM {
-			spread += max(ppm, -ppm) * (c.Requests[n-1].Send/1_000_000 + 1)
+			spread += max(ppm, -ppm) * (c.Requests[n-1].Sent/1_000_000 + 1)
 		}
 	}
 	return spread

@@ -92,7 +92,7 @@ func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
 // balancer chooses otherwise, and Node is ignored).
 type Request struct {
 	Key  int
-	Send int64
+	Sent int64
 	Node int
 }
 
@@ -153,7 +153,7 @@ type Config struct {
 	Pinned bool
 	// Seed selects the random streams (balancer, legs, restarts).
 	Seed uint64
-	// Requests are the traffic, sorted by Send, with 0 ≤ Send ≤
+	// Requests are the traffic, sorted by Sent, with 0 ≤ Sent ≤
 	// algos.MaxTime/8 (algos.MaxTime for Ideal without Loop) and
 	// 0 ≤ Key < MaxKeys.
 	Requests []Request
@@ -215,7 +215,7 @@ func (c *Config) requestCheck() requestCheck {
 	return requestCheck{latest: c.latestSend()}
 }
 
-// latestSend is the latest Send c accepts: algos.MaxTime for an ideal run
+// latestSend is the latest Sent c accepts: algos.MaxTime for an ideal run
 // without closed-loop clients, which adds no skew, leg or wait to a send
 // time (so that package capacity plays a recorded trace at its Unix-epoch
 // times), and an eighth of it otherwise, to leave room for those.
@@ -329,17 +329,17 @@ func (c *Config) validateRequests() (int, error) {
 		switch {
 		case a.Key < 0 || a.Key >= MaxKeys:
 			return 0, fmt.Errorf("model: request %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
-		case a.Send < 0:
-			return 0, fmt.Errorf("model: request %d is at negative time %d µs", i, a.Send)
-		case a.Send > maxSpan:
-			return 0, fmt.Errorf("model: request %d at %d µs is too late", i, a.Send)
+		case a.Sent < 0:
+			return 0, fmt.Errorf("model: request %d is at negative time %d µs", i, a.Sent)
+		case a.Sent > maxSpan:
+			return 0, fmt.Errorf("model: request %d at %d µs is too late", i, a.Sent)
 		case c.Pinned && c.Deployment != Ideal && (a.Node < 0 || a.Node >= c.Nodes):
 			return 0, fmt.Errorf("model: request %d is pinned to node %d, outside [0, %d)", i, a.Node, c.Nodes)
-		case a.Send < prev:
+		case a.Sent < prev:
 			return 0, fmt.Errorf("model: requests are not sorted: request %d at %s comes after one at %s",
-				i, algos.FormatTime(a.Send), algos.FormatTime(prev))
+				i, algos.FormatTime(a.Sent), algos.FormatTime(prev))
 		}
-		prev = a.Send
+		prev = a.Sent
 		keys = max(keys, a.Key+1)
 	}
 	return keys, nil

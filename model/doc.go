@@ -11,8 +11,8 @@
 // offset (Skew), its drift and its steps (Config.Clocks), and the store's
 // clock is true time itself (Redis TIME) unless Clocks steps it too.
 //
-//   - Requests. Config.Requests lists them: a key index and Send, the true
-//     time a node sends the request. The list is sorted by Send and is the
+//   - Requests. Config.Requests lists them: a key index and Sent, the true
+//     time a node sends the request. The list is sorted by Sent and is the
 //     only traffic; the model never invents requests. The same list can be
 //     handed to every deployment, so that deployments differ only in how
 //     they decide.
@@ -49,7 +49,7 @@
 //
 // # The names a request carries
 //
-// Request{Key, Send} → Planned{Key, Node, Send, Clock} (Plan) → the time
+// Request{Key, Sent} → Planned{Key, Node, Sent, Clock} (Plan) → the time
 // the algorithm is told: Clock for NodeClock, the store's true time when the
 // script runs for StoreClock → Outcome{Decided, Node, Admitted, and the rest
 // of the answer: Remaining, RetryAfter, Reset} (Run). A limiter that is not

@@ -25,8 +25,8 @@ func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 	var early, late []model.Request
 	for i := range 300 {
 		send := int64(i) * 37_000
-		early = append(early, model.Request{Key: i % 3, Send: send})
-		late = append(late, model.Request{Key: i % 3, Send: epoch + send})
+		early = append(early, model.Request{Key: i % 3, Sent: send})
+		late = append(late, model.Request{Key: i % 3, Sent: epoch + send})
 	}
 	for _, a := range algos.All() {
 		spec := limiter.FromAlgorithm(a)
@@ -54,7 +54,7 @@ func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 	// Past algos.MaxTime is too late for an ideal run too, and so are
 	// epoch times with a closed-loop client, whose waits add to them.
 	past := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.Ideal, Nodes: 1,
-		Requests: []model.Request{{Send: algos.MaxTime + 1}}}
+		Requests: []model.Request{{Sent: algos.MaxTime + 1}}}
 	looped := past
 	looped.Requests = late
 	looped.Loop = []model.LoopClient{{Key: 9, New: func() model.Client { return once{} }}}
@@ -74,7 +74,7 @@ func TestAllRecordsAreTheRecordsOneAtATime(t *testing.T) {
 	l := algos.MustLimit(5, algos.Second, 5)
 	var reqs []model.Request
 	for i := range 400 {
-		reqs = append(reqs, model.Request{Key: i % 4, Send: int64(i) * 9_000})
+		reqs = append(reqs, model.Request{Key: i % 4, Sent: int64(i) * 9_000})
 	}
 	names := []string{"alice", "bob", "carol", "dave"}
 	for _, d := range []model.Deployment{model.Ideal, model.NodeClock, model.GetSet} {

@@ -30,7 +30,7 @@ type Client interface {
 // time), the decision, and the limiter's error instead of a decision when
 // it failed.
 type Reply struct {
-	Send, At int64
+	Sent, At int64
 	Decision algos.Decision
 	Err      error
 }
@@ -140,13 +140,13 @@ func (r *runner) nextLoopSend() int64 {
 func (r *runner) peekSend() (int64, bool) {
 	if r.loop == nil { // the common case, kept short
 		if r.next < r.static {
-			return r.plan[r.next].Send, true
+			return r.plan[r.next].Sent, true
 		}
 		return 0, false
 	}
 	t, ok := int64(math.MaxInt64), false
 	if r.next < r.static {
-		t, ok = r.plan[r.next].Send, true
+		t, ok = r.plan[r.next].Sent, true
 	}
 	if len(r.loop.sends) > 0 && r.loop.sends[0].t < t {
 		t, ok = r.loop.sends[0].t, true
@@ -157,7 +157,7 @@ func (r *runner) peekSend() (int64, bool) {
 // takeSend sends the next request (a static one first at equal times) and
 // returns its index in r.plan, planning a closed-loop request on the way.
 func (r *runner) takeSend() int {
-	if r.next < r.static && (r.loop == nil || len(r.loop.sends) == 0 || r.plan[r.next].Send <= r.loop.sends[0].t) {
+	if r.next < r.static && (r.loop == nil || len(r.loop.sends) == 0 || r.plan[r.next].Sent <= r.loop.sends[0].t) {
 		r.next++
 		return r.next - 1
 	}
@@ -173,7 +173,7 @@ func (r *runner) takeSend() int {
 	if r.cfg.Deployment != Ideal {
 		clock = l.clocks.node(node, ps.t)
 	}
-	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Send: ps.t, Clock: clock})
+	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Sent: ps.t, Clock: clock})
 	r.out = append(r.out, Outcome{})
 	return len(r.plan) - 1
 }
@@ -190,7 +190,7 @@ func (r *runner) answer(i int, at int64, d *algos.Decision, err error) error {
 	// One Reply for the whole run: a new one per answer would be the run's
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
-	rep.Send, rep.At, rep.Err = r.plan[i].Send, at, err // field by field, as holdReply
+	rep.Sent, rep.At, rep.Err = r.plan[i].Sent, at, err // field by field, as holdReply
 	copyDecision(&rep.Decision, d)
 	return r.schedule(r.owner[i-r.static], rep, at)
 }

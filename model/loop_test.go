@@ -49,7 +49,7 @@ func TestLoopClientRetriesAtRetryAfter(t *testing.T) {
 	}
 	for i := 1; i < len(c.replies); i++ {
 		if !c.replies[i-1].Decision.Allowed && !c.replies[i].Decision.Allowed {
-			t.Errorf("the retry at %s, at the Retry-After it was given, was denied", algos.FormatTime(c.replies[i].Send))
+			t.Errorf("the retry at %s, at the Retry-After it was given, was denied", algos.FormatTime(c.replies[i].Sent))
 		}
 	}
 	if res.Keys[0].Violation != nil {
@@ -63,7 +63,7 @@ func TestLoopClientRetriesAtRetryAfter(t *testing.T) {
 // exactly as without it (its balancer and legs are streams of their own).
 func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	static := []model.Request{{Key: 1, Send: 0}, {Key: 1, Send: 5_000}, {Key: 2, Send: 7_000}, {Key: 1, Send: 300_000}}
+	static := []model.Request{{Key: 1, Sent: 0}, {Key: 1, Sent: 5_000}, {Key: 2, Sent: 7_000}, {Key: 1, Sent: 300_000}}
 	base := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.StoreClock, Nodes: 4,
 		RTT: 2_000, Jitter: model.DefaultJitter, Seed: 3, Requests: static}
 	alone, err := model.Run(base)
@@ -87,12 +87,12 @@ func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 	for i, o := range loop {
 		rep, req := c.replies[i], both.LoopRequests[i]
 		switch {
-		case o.Decided < req.Send+750 || o.Decided > req.Send+1250:
-			t.Errorf("request %d sent at %d was decided at %d, not one leg (1 ms ±25%%) later", i, req.Send, o.Decided)
+		case o.Decided < req.Sent+750 || o.Decided > req.Sent+1250:
+			t.Errorf("request %d sent at %d was decided at %d, not one leg (1 ms ±25%%) later", i, req.Sent, o.Decided)
 		case rep.At < o.Decided+750 || rep.At > o.Decided+1250:
 			t.Errorf("request %d decided at %d was answered at %d, not one leg later", i, o.Decided, rep.At)
-		case i > 0 && req.Send < c.replies[i-1].At:
-			t.Errorf("request %d was sent at %d, before the answer to the one before arrived (%d)", i, req.Send, c.replies[i-1].At)
+		case i > 0 && req.Sent < c.replies[i-1].At:
+			t.Errorf("request %d was sent at %d, before the answer to the one before arrived (%d)", i, req.Sent, c.replies[i-1].At)
 		}
 	}
 }

@@ -29,24 +29,24 @@ func traffic(seed uint64, duration int64) []model.Request {
 	var out []model.Request
 	poisson := func(key int, from, to int64) {
 		for t := from + int64(r.ExpFloat64()*2000); t < to; t += int64(r.ExpFloat64() * 2000) {
-			out = append(out, model.Request{Key: key, Send: t})
+			out = append(out, model.Request{Key: key, Sent: t})
 		}
 	}
 	poisson(0, 0, duration)
 	for edge := algos.Second; edge+10_000 <= duration; edge += 2 * algos.Second {
 		for j := range int64(200) {
-			out = append(out, model.Request{Key: 1, Send: edge - 10_000 + j*100 + r.Int64N(100)})
+			out = append(out, model.Request{Key: 1, Sent: edge - 10_000 + j*100 + r.Int64N(100)})
 		}
 	}
 	for start := int64(0); start < duration; start += 5 * algos.Second {
 		poisson(2, start, min(duration, start+2*algos.Second))
 	}
 	for t := r.Int64N(11_111); t < duration; t += 11_111 {
-		out = append(out, model.Request{Key: 3, Send: t})
+		out = append(out, model.Request{Key: 3, Sent: t})
 	}
 	slices.SortStableFunc(out, func(a, b model.Request) int {
-		if a.Send != b.Send {
-			return int(a.Send - b.Send)
+		if a.Sent != b.Sent {
+			return int(a.Sent - b.Sent)
 		}
 		return a.Key - b.Key
 	})
@@ -176,8 +176,8 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 		}
 		for i, p := range plan {
 			a := reqs[i]
-			if p.Key != a.Key || p.Send != a.Send {
-				t.Fatalf("%s: request %d planned as key %d at %d, arrived as key %d at %d", d, i, p.Key, p.Send, a.Key, a.Send)
+			if p.Key != a.Key || p.Sent != a.Sent {
+				t.Fatalf("%s: request %d planned as key %d at %d, arrived as key %d at %d", d, i, p.Key, p.Sent, a.Key, a.Sent)
 			}
 			wantNode := base[i].Node
 			if d == model.Ideal {
@@ -190,8 +190,8 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 			if d == model.Ideal {
 				off = 0
 			}
-			if p.Clock != p.Send+off {
-				t.Fatalf("%s: request %d's clock reads %d, want %d", d, i, p.Clock, p.Send+off)
+			if p.Clock != p.Sent+off {
+				t.Fatalf("%s: request %d's clock reads %d, want %d", d, i, p.Clock, p.Sent+off)
 			}
 		}
 		for k, kr := range res.Keys {
@@ -461,7 +461,7 @@ func TestOffsets(t *testing.T) {
 }
 
 func TestBadConfigs(t *testing.T) {
-	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{Key: 0, Send: 10}, {Key: 1, Send: 20}})
+	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{Key: 0, Sent: 10}, {Key: 1, Sent: 20}})
 	if _, err := model.Run(good); err != nil {
 		t.Fatalf("the good config fails: %v", err)
 	}
@@ -495,13 +495,13 @@ func TestBadConfigs(t *testing.T) {
 		{"split too thin", "local-split", func(c *model.Config) {
 			c.Deployment, c.Limit = model.LocalSplit, algos.MustLimit(3, algos.Second, 3)
 		}},
-		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: 20}, {Key: 0, Send: 10}} }},
-		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: -1}} }},
-		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{Key: -1, Send: 1}} }},
-		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{Key: model.MaxKeys, Send: 1}} }},
-		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Send: algos.MaxTime}} }},
+		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: 20}, {Key: 0, Sent: 10}} }},
+		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: -1}} }},
+		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{Key: -1, Sent: 1}} }},
+		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{Key: model.MaxKeys, Sent: 1}} }},
+		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: algos.MaxTime}} }},
 		{"pinned off the nodes", "pinned to node 4", func(c *model.Config) {
-			c.Pinned, c.Requests = true, []model.Request{{Key: 0, Send: 1, Node: 4}}
+			c.Pinned, c.Requests = true, []model.Request{{Key: 0, Sent: 1, Node: 4}}
 		}},
 	}
 	for _, tc := range cases {
@@ -593,7 +593,7 @@ func FuzzRun(f *testing.F) {
 		at := int64(0)
 		for i := 0; i+1 < len(raw); i += 2 {
 			at += int64(raw[i]) * 997
-			reqs = append(reqs, model.Request{Key: int(raw[i+1] % 5), Send: at})
+			reqs = append(reqs, model.Request{Key: int(raw[i+1] % 5), Sent: at})
 		}
 		for _, a := range algos.All() {
 			cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
@@ -669,7 +669,7 @@ func TestStoreKeyExpiresOnItsClock(t *testing.T) {
 // terms: made fresh by its Spec, its errors counted apart from its
 // decisions, and refused, with the reason, by a deployment it cannot fit.
 func TestRunTakesAnyLimiter(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Send: 10}, {Key: 0, Send: 20}, {Key: 1, Send: 30}, {Key: 0, Send: 40}}
+	reqs := []model.Request{{Key: 0, Sent: 10}, {Key: 0, Sent: 20}, {Key: 1, Sent: 30}, {Key: 0, Sent: 40}}
 	calls := 0
 	var closed int
 	spec := limiter.Spec{
@@ -755,7 +755,7 @@ func TestRunsReuseNothingVisible(t *testing.T) {
 		mustRun(t, cfg)
 		for i := range changed {
 			changed[i].Key = (changed[i].Key + 1) % 4
-			changed[i].Send += int64(i / 7) // still sorted
+			changed[i].Sent += int64(i / 7) // still sorted
 		}
 		got := digest(mustRun(t, cfg))
 		if want := fresh(cfg); got != want {
@@ -770,7 +770,7 @@ func TestRunsReuseNothingVisible(t *testing.T) {
 // slice changed in place to go out of order is refused after a run that
 // accepted it; a valid run after a refused one is unchanged.
 func TestCheckedRequestsAreCheckedAgainWhenTheCheckChanges(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Send: 0, Node: 1}, {Key: 1, Send: 10, Node: 3}, {Key: 0, Send: 20, Node: 0}}
+	reqs := []model.Request{{Key: 0, Sent: 0, Node: 1}, {Key: 1, Sent: 10, Node: 3}, {Key: 0, Sent: 20, Node: 0}}
 	cfg := tableConfig(algos.TokenBucket, model.StoreClock, 1, reqs)
 	cfg.Pinned = true
 	want := digest(mustRun(t, cfg))
@@ -785,7 +785,7 @@ func TestCheckedRequestsAreCheckedAgainWhenTheCheckChanges(t *testing.T) {
 	changed := slices.Clone(reqs)
 	cfg.Requests = changed
 	mustRun(t, cfg)
-	changed[2].Send = 5 // now before request 1
+	changed[2].Sent = 5 // now before request 1
 	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "not sorted") {
 		t.Errorf("requests changed in place out of order: %v", err)
 	}

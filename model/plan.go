@@ -41,13 +41,13 @@ func (l leg) draw(s *Stream) int64 {
 // clock read when it sent. A live
 // replay that plays Plan's output plays exactly the traffic Run simulates.
 //
-// Clock - Send is the node's offset; a node that reads its clock later (the
+// Clock - Sent is the node's offset; a node that reads its clock later (the
 // GET/SET node deciding when its reply arrives at true time d) reads
-// d + (Clock - Send).
+// d + (Clock - Sent).
 type Planned struct {
 	Key   int
 	Node  int
-	Send  int64
+	Sent  int64
 	Clock int64
 }
 
@@ -69,7 +69,7 @@ func Plan(cfg Config) ([]Planned, error) {
 func (c *Config) plan(dst []Planned) {
 	if c.Deployment == Ideal || (c.Nodes == 1 && c.Clocks.IsZero()) {
 		for i, a := range c.Requests {
-			dst[i] = Planned{Key: a.Key, Send: a.Send, Clock: a.Send}
+			dst[i] = Planned{Key: a.Key, Sent: a.Sent, Clock: a.Sent}
 		}
 		return
 	}
@@ -85,10 +85,10 @@ func (c *Config) plan(dst []Planned) {
 		case c.Nodes > 1:
 			node = int(bal.Below(n))
 		}
-		clock := a.Send + clocks.offsets[node]
+		clock := a.Sent + clocks.offsets[node]
 		if faults {
-			clock = clocks.node(node, a.Send)
+			clock = clocks.node(node, a.Sent)
 		}
-		dst[i] = Planned{Key: a.Key, Node: node, Send: a.Send, Clock: clock}
+		dst[i] = Planned{Key: a.Key, Node: node, Sent: a.Sent, Clock: clock}
 	}
 }

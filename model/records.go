@@ -65,9 +65,9 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 		for i := range r.Outcomes {
 			key, send := 0, int64(0)
 			if i < static {
-				key, send = cfg.Requests[i].Key, cfg.Requests[i].Send
+				key, send = cfg.Requests[i].Key, cfg.Requests[i].Sent
 			} else {
-				key, send = r.LoopRequests[i-static].Key, r.LoopRequests[i-static].Send
+				key, send = r.LoopRequests[i-static].Key, r.LoopRequests[i-static].Sent
 			}
 			if !yield(i, recordOf(&r.Outcomes[i], key, send, names)) {
 				return

@@ -30,7 +30,7 @@ func TestRecordsCarryTheTimeTheLimiterWasTold(t *testing.T) {
 	l := algos.MustLimit(100, algos.Second, 100)
 	reqs := make([]model.Request, 0, 1200)
 	for i := range 1200 {
-		reqs = append(reqs, model.Request{Key: i % 2, Send: int64(i) * 501})
+		reqs = append(reqs, model.Request{Key: i % 2, Sent: int64(i) * 501})
 	}
 	clocks := model.Clocks{DriftPPM: []int64{300, -200, 0}, Steps: []model.Step{{Clock: 1, At: 200_000, By: -250_000}, {Clock: model.StoreClockStep, At: 300_000, By: 40_000}}}
 	admitted, denied := 0, 0

@@ -595,7 +595,7 @@ func (r *runner) fail(i, key int, told, at int64, node int, err error) {
 	k.Requests++
 	k.Errors++
 	if r.res.FirstError == nil {
-		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, key, algos.FormatTime(r.plan[i].Send), err)
+		r.res.FirstError = fmt.Errorf("request %d (key %d, sent at %s): %w", i, key, algos.FormatTime(r.plan[i].Sent), err)
 	}
 }
 
@@ -611,17 +611,17 @@ func (r *runner) runIdeal() error {
 			until := r.nextLoopSend()
 			for r.next < r.static {
 				p := &r.plan[r.next]
-				if p.Send > until {
+				if p.Sent > until {
 					break
 				}
-				d.store.SetClock(p.Send)
+				d.store.SetClock(p.Sent)
 				var dec algos.Decision
 				if st := d.store.fast(p.Key); st != nil {
-					d.store.decideInto(st, p.Send, &dec)
+					d.store.decideInto(st, p.Sent, &dec)
 				} else {
-					dec = d.store.Call(p.Key, p.Send)
+					dec = d.store.Call(p.Key, p.Sent)
 				}
-				r.record(r.next, p.Key, p.Send, p.Send, 0, &dec)
+				r.record(r.next, p.Key, p.Sent, p.Sent, 0, &dec)
 				r.next++
 			}
 		}
@@ -629,7 +629,7 @@ func (r *runner) runIdeal() error {
 			break
 		}
 		i := r.takeSend()
-		send := r.plan[i].Send
+		send := r.plan[i].Sent
 		var dec algos.Decision
 		err := d.decide(i, send, send, send, 0, &dec)
 		if err := r.answer(i, send, &dec, err); err != nil {
@@ -673,10 +673,10 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			for r.next < r.static {
 				p := &r.plan[r.next]
 				own := nodes[p.Node]
-				if p.Send > until || own == nil || (next != nil && next[p.Node] <= p.Send) {
+				if p.Sent > until || own == nil || (next != nil && next[p.Node] <= p.Sent) {
 					break
 				}
-				own.store.SetClock(p.Send)
+				own.store.SetClock(p.Sent)
 				var dec algos.Decision
 				if st := own.store.fast(p.Key); st == nil {
 					dec = own.store.Call(p.Key, p.Clock)
@@ -685,7 +685,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				} else {
 					own.store.decideCopy(st, p.Clock, &dec)
 				}
-				r.record(r.next, p.Key, p.Clock, p.Send, p.Node, &dec)
+				r.record(r.next, p.Key, p.Clock, p.Sent, p.Node, &dec)
 				r.next++
 			}
 		}
@@ -703,7 +703,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		}
 		if next != nil {
 			restarted := false
-			for next[p.Node] <= p.Send {
+			for next[p.Node] <= p.Sent {
 				restarted = true
 				next[p.Node] += 1 + int64(restarts[p.Node].Below(uint64(2*c.RestartEvery)))
 			}
@@ -716,7 +716,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		var dec algos.Decision
 		var derr error        // the limiter's answer, handed to the client
 		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
-			own.store.SetClock(p.Send)
+			own.store.SetClock(p.Sent)
 			if st := own.store.fast(p.Key); st == nil {
 				dec = own.store.Call(p.Key, p.Clock)
 			} else if f := own.store.fields; f != nil { // decideInto, written out
@@ -724,11 +724,11 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			} else {
 				own.store.decideCopy(st, p.Clock, &dec)
 			}
-			r.record(i, p.Key, p.Clock, p.Send, p.Node, &dec)
+			r.record(i, p.Key, p.Clock, p.Sent, p.Node, &dec)
 		} else {
-			derr = own.decide(i, p.Send, p.Clock, p.Send, p.Node, &dec)
+			derr = own.decide(i, p.Sent, p.Clock, p.Sent, p.Node, &dec)
 		}
-		if err := r.answer(i, p.Send, &dec, derr); err != nil {
+		if err := r.answer(i, p.Sent, &dec, derr); err != nil {
 			return err
 		}
 	}
@@ -961,7 +961,7 @@ func (r *runner) runStore() (err error) {
 		if r.isLoop(i) { // streams of their own, so that no static request's legs move
 			o, b = &r.loop.outs, &r.loop.rest
 		}
-		at := p.Send + out.draw(o)
+		at := p.Sent + out.draw(o)
 		ord := uint64(i) << 2
 		if getSet {
 			decideAt := at + back.draw(b)
@@ -1003,11 +1003,11 @@ func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet boo
 		return nil, false
 	}
 	// The latest any operation can reach the store.
-	last := r.plan[n-1].Send + out.base + int64(out.span)
+	last := r.plan[n-1].Sent + out.base + int64(out.span)
 	if getSet {
 		last += back.base + int64(back.span) + set.base + int64(set.span)
 	}
-	if last > maxPacked || r.plan[0].Send < 0 {
+	if last > maxPacked || r.plan[0].Sent < 0 {
 		return nil, false
 	}
 	m := n
@@ -1029,7 +1029,7 @@ func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet boo
 		r.memo.staticOK, r.memo.static, r.memo.staticPlan = r.memo.requests != nil, shape, r.memo.planGen
 	}()
 	for i := range n {
-		at := r.plan[i].Send + out.draw(outs)
+		at := r.plan[i].Sent + out.draw(outs)
 		ord := int64(i) << 2
 		if !getSet {
 			ev[i] = packedEvent(at<<ordBits | ord)

@@ -30,7 +30,7 @@ func AgreesWith(mine, ref limiter.Spec, b differential.Bound, opts ...Option) fu
 		shift := times[0] / l.Window * l.Window
 		reqs := make([]model.Request, len(times))
 		for i, at := range times {
-			reqs[i] = model.Request{Key: 0, Send: at - shift}
+			reqs[i] = model.Request{Key: 0, Sent: at - shift}
 		}
 		rep, err := differential.Run(mine, ref, model.Config{Limit: l, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
 		if err != nil {

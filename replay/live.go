@@ -118,10 +118,10 @@ func (lv Live) check() error {
 // Call is one request as a live run made it. Every time is in µs on the
 // run's timeline: the store's TIME minus the recording's Origin.
 type Call struct {
-	model.Planned
-	Sent     int64 // when the node called the limiter (Send is when it was planned to)
-	Returned int64 // when the limiter returned
-	Told     int64 // the time the limiter was told: the node's clock at Sent
+	Plan     model.Planned // the request as planned
+	Sent     int64         // when the node called the limiter (Plan.Sent is when it was planned to)
+	Returned int64         // when the limiter returned
+	Told     int64         // the time the limiter was told: the node's clock at Sent
 	Decision algos.Decision
 	Err      error // the limiter's error; Decision is then meaningless
 	// Commands is how many commands the call sent to the store.
@@ -173,7 +173,7 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}
-	span := lv.Requests[len(lv.Requests)-1].Send
+	span := lv.Requests[len(lv.Requests)-1].Sent
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
@@ -263,7 +263,7 @@ func (rec *LiveRecording) order(lines []monitored, nodeAddrs []string, counters 
 		}
 		sent := 0
 		for _, call := range rec.Calls {
-			if call.Node == node {
+			if call.Plan.Node == node {
 				sent += call.Commands
 			}
 		}
@@ -278,9 +278,9 @@ func (rec *LiveRecording) order(lines []monitored, nodeAddrs []string, counters 
 		if c.Commands == 0 {
 			continue
 		}
-		node := byAddr[nodeAddrs[c.Node]]
-		next[c.Node] += c.Commands
-		last := node[next[c.Node]-1]
+		node := byAddr[nodeAddrs[c.Plan.Node]]
+		next[c.Plan.Node] += c.Commands
+		last := node[next[c.Plan.Node]-1]
 		c.Seq, c.Ran = last.seq, cmp.Or(last.clock, last.at)-rec.Origin
 	}
 	return "MONITOR"
@@ -354,11 +354,11 @@ func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sen
 		if p.Node != node {
 			continue
 		}
-		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Send); err != nil {
+		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Sent); err != nil {
 			return err
 		}
 		before := sent.commands.Load()
-		c := Call{Planned: p, Sent: now()}
+		c := Call{Plan: p, Sent: now()}
 		c.Told = cfg.ClockAt(node, c.Sent)
 		c.Decision, c.Err = limiter.Allow(ctx, lim, p.Key, c.Told)
 		c.Returned = now()
@@ -374,7 +374,7 @@ func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sen
 // Live is what the live fleet decided: admits placed at Reached.
 func (rec *LiveRecording) Live() Tally {
 	t := summarize(rec.Case.Limit, len(rec.Calls),
-		func(i int) int { return rec.Calls[i].Key },
+		func(i int) int { return rec.Calls[i].Plan.Key },
 		func(i int) (int64, bool) {
 			c := rec.Calls[i]
 			return c.Reached(), c.Err == nil && c.Decision.Allowed
@@ -438,7 +438,7 @@ func (rec *LiveRecording) Replay() (Tally, int, error) {
 		if lv.Subject.Spec.Clock == limiter.StoreClock {
 			at = c.Reached()
 		}
-		d, err := limiter.Allow(context.Background(), twin, c.Key, at)
+		d, err := limiter.Allow(context.Background(), twin, c.Plan.Key, at)
 		if err != nil {
 			return Tally{}, 0, fmt.Errorf("replay: %s: the twin, on request %d: %w", lv.Name, i, err)
 		}
@@ -448,7 +448,7 @@ func (rec *LiveRecording) Replay() (Tally, int, error) {
 		}
 	}
 	t := summarize(lv.Limit, len(rec.Calls),
-		func(i int) int { return rec.Calls[i].Key },
+		func(i int) int { return rec.Calls[i].Plan.Key },
 		func(i int) (int64, bool) { return rec.Calls[i].Reached(), allowed[i] })
 	return t, differ, nil
 }
@@ -459,7 +459,7 @@ func (rec *LiveRecording) Replay() (Tally, int, error) {
 func (rec *LiveRecording) MeanOut() int64 {
 	var out int64
 	for _, c := range rec.Calls {
-		out += c.Reached() - c.Send
+		out += c.Reached() - c.Plan.Sent
 	}
 	return max(1, out/int64(len(rec.Calls)))
 }
@@ -485,9 +485,9 @@ func (rec *LiveRecording) SimulateAsSent() (Tally, error) {
 	cfg := rec.Case.config()
 	sent := make([]model.Request, len(rec.Calls))
 	for i, c := range rec.Calls {
-		sent[i] = model.Request{Key: c.Key, Send: c.Sent, Node: c.Node}
+		sent[i] = model.Request{Key: c.Plan.Key, Sent: c.Sent, Node: c.Plan.Node}
 	}
-	slices.SortStableFunc(sent, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	slices.SortStableFunc(sent, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	cfg.Requests, cfg.Pinned = sent, true
 	cfg.Legs = model.Legs{Out: rec.MeanSentOut()}
 	return run(cfg)

@@ -35,8 +35,8 @@ func TestParseMonitorLine(t *testing.T) {
 // and the replay falls back to the estimate.
 func TestOrderFallsBackToTheEstimate(t *testing.T) {
 	rec := &LiveRecording{Origin: 1000, Calls: []Call{
-		{Planned: model.Planned{Node: 0}, Commands: 1},
-		{Planned: model.Planned{Node: 1}, Commands: 2},
+		{Plan: model.Planned{Node: 0}, Commands: 1},
+		{Plan: model.Planned{Node: 1}, Commands: 2},
 	}}
 	lines := []monitored{{at: 1005, seq: 1, addr: "a"}, {at: 1006, seq: 2, addr: "b"}, {at: 1007, seq: 3, addr: "b", clock: 1010}}
 	counters := []*commandCounter{{}, {}}

@@ -19,7 +19,7 @@ import (
 func (rec *Recording) Records() []record.Record {
 	out := make([]record.Record, len(rec.Played))
 	for i, p := range rec.Played {
-		out[i] = seenRecord(p.Key, p.Node, p.Sent, p.Decided, p.Decided, p.Told)
+		out[i] = seenRecord(p.Plan.Key, p.Plan.Node, p.Sent, p.Decided, p.Decided, p.Told)
 		out[i].Allowed = p.Admitted
 	}
 	return out
@@ -39,9 +39,9 @@ func (rec *Recording) Records() []record.Record {
 func (rec *LiveRecording) Records() []record.Record {
 	out := make([]record.Record, len(rec.Calls))
 	for i, c := range rec.Calls {
-		r := record.Record{Key: strconv.Itoa(c.Key), Node: c.Node, Cost: 1, Sent: c.Sent, Answered: c.Returned, Told: c.Told, Seen: record.SeenTold}
+		r := record.Record{Key: strconv.Itoa(c.Plan.Key), Node: c.Plan.Node, Cost: 1, Sent: c.Sent, Answered: c.Returned, Told: c.Told, Seen: record.SeenTold}
 		if c.Seq > 0 {
-			r = seenRecord(c.Key, c.Node, c.Sent, c.Ran, c.Returned, c.Told)
+			r = seenRecord(c.Plan.Key, c.Plan.Node, c.Sent, c.Ran, c.Returned, c.Told)
 		}
 		if c.Err != nil {
 			r.Err = c.Err

@@ -17,11 +17,11 @@ import (
 func TestLiveRecordingsAreRecords(t *testing.T) {
 	boom := errors.New("store down")
 	rec := &replay.LiveRecording{Order: "MONITOR", Calls: []replay.Call{
-		{Planned: model.Planned{Key: 3, Node: 1}, Sent: 100, Returned: 900, Told: 60_100, Seq: 1, Ran: 400,
+		{Plan: model.Planned{Key: 3, Node: 1}, Sent: 100, Returned: 900, Told: 60_100, Seq: 1, Ran: 400,
 			Decision: algos.Decision{Allowed: true, Remaining: 7, Reset: 80_000}},
-		{Planned: model.Planned{Key: 3, Node: 0}, Sent: 1_000, Returned: 1_500, Told: 1_000, Seq: 2, Ran: 997,
+		{Plan: model.Planned{Key: 3, Node: 0}, Sent: 1_000, Returned: 1_500, Told: 1_000, Seq: 2, Ran: 997,
 			Decision: algos.Decision{RetryAfter: 9_000, Reset: 9_000}},
-		{Planned: model.Planned{Key: 4, Node: 2}, Sent: 2_000, Returned: 2_600, Told: 2_000, Err: boom},
+		{Plan: model.Planned{Key: 4, Node: 2}, Sent: 2_000, Returned: 2_600, Told: 2_000, Err: boom},
 	}}
 	got := rec.Records()
 	want := []record.Record{
@@ -45,8 +45,8 @@ func TestLiveRecordingsAreRecords(t *testing.T) {
 // node) decided, told what the algorithm was told, with the verdict only.
 func TestPlayedCasesAreRecords(t *testing.T) {
 	rec := &replay.Recording{Played: []replay.Played{
-		{Planned: model.Planned{Key: 0, Node: 1}, Sent: 50, Told: 1_000_050, Ran: 80, Decided: 80, Admitted: true},
-		{Planned: model.Planned{Key: 1, Node: 0}, Sent: 60, Told: 60, Ran: 59, Decided: 59},
+		{Plan: model.Planned{Key: 0, Node: 1}, Sent: 50, Told: 1_000_050, Ran: 80, Decided: 80, Admitted: true},
+		{Plan: model.Planned{Key: 1, Node: 0}, Sent: 60, Told: 60, Ran: 59, Decided: 59},
 	}}
 	got := rec.Records()
 	if len(got) != 2 ||

@@ -46,13 +46,13 @@ func (c Case) config() model.Config {
 // Played is one request as it was played. Every time is in µs on the
 // model's timeline: Redis's clock minus the recording's Origin.
 type Played struct {
-	model.Planned
-	Sent     int64 // when the node really sent it (Send is when it was planned to)
-	Told     int64 // the time the algorithm was told
-	Ran      int64 // Redis TIME when the script (GetSet: the GET) ran
-	Seq      int64 // the script's (GetSet: the GET's) place in Redis's order
-	Decided  int64 // the true time of the decision: Ran, or for GetSet when the node decided
-	Admitted bool  // what Redis (GetSet: the node) decided
+	Plan     model.Planned // the request as planned
+	Sent     int64         // when the node really sent it (Plan.Sent is when it was planned to)
+	Told     int64         // the time the algorithm was told
+	Ran      int64         // Redis TIME when the script (GetSet: the GET) ran
+	Seq      int64         // the script's (GetSet: the GET's) place in Redis's order
+	Decided  int64         // the true time of the decision: Ran, or for GetSet when the node decided
+	Admitted bool          // what Redis (GetSet: the node) decided
 	// GetSet only: when the SET ran and its place in Redis's order.
 	SetRan, SetSeq int64
 }
@@ -91,7 +91,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	span := c.Requests[len(c.Requests)-1].Send
+	span := c.Requests[len(c.Requests)-1].Sent
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
 	defer cancel()
 
@@ -148,10 +148,10 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 		if p.Node != node {
 			continue
 		}
-		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Send); err != nil {
+		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Sent); err != nil {
 			return err
 		}
-		r := Played{Planned: p, Sent: redisNow() - rec.Origin}
+		r := Played{Plan: p, Sent: redisNow() - rec.Origin}
 		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
 		switch cs.Deployment {
 		case model.NodeClock, model.StoreClock:
@@ -235,7 +235,7 @@ func summarize(l algos.Limit, n int, key func(i int) int, admitted func(i int) (
 // Redis is what Redis (GetSet: the nodes) decided.
 func (rec *Recording) Redis() Tally {
 	return summarize(rec.Case.Limit, len(rec.Played),
-		func(i int) int { return rec.Played[i].Key },
+		func(i int) int { return rec.Played[i].Plan.Key },
 		func(i int) (int64, bool) { return rec.Played[i].Decided, rec.Played[i].Admitted })
 }
 
@@ -272,14 +272,14 @@ func (rec *Recording) Replay() (Tally, int, error) {
 		r := rec.Played[o.i]
 		switch {
 		case cs.Deployment != model.GetSet:
-			allowed[o.i] = store.Call(r.Key, r.Told).Allowed
+			allowed[o.i] = store.Call(r.Plan.Key, r.Told).Allowed
 		case !o.set:
-			st := store.Get(r.Key)
+			st := store.Get(r.Plan.Key)
 			d := cs.Algorithm.Decide(&st, r.Told, cs.Limit)
 			allowed[o.i] = d.Allowed
 			copies[o.i] = copied{st, d}
 		default:
-			store.Set(r.Key, copies[o.i].st, copies[o.i].d)
+			store.Set(r.Plan.Key, copies[o.i].st, copies[o.i].d)
 			delete(copies, o.i)
 		}
 	}
@@ -290,7 +290,7 @@ func (rec *Recording) Replay() (Tally, int, error) {
 		}
 	}
 	s := summarize(cs.Limit, len(rec.Played),
-		func(i int) int { return rec.Played[i].Key },
+		func(i int) int { return rec.Played[i].Plan.Key },
 		func(i int) (int64, bool) { return rec.Played[i].Decided, allowed[i] })
 	return s, differ, nil
 }
@@ -302,7 +302,7 @@ func (rec *Recording) Replay() (Tally, int, error) {
 func (rec *Recording) MeanDelays() model.Legs {
 	var out, back, set int64
 	for _, r := range rec.Played {
-		out += r.Ran - r.Send
+		out += r.Ran - r.Plan.Sent
 		back += r.Decided - r.Ran
 		set += r.SetRan - r.Decided
 	}

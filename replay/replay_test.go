@@ -24,8 +24,8 @@ func getSetRecording(getA, setA, getB, setB int64, admittedB bool) *replay.Recor
 	return &replay.Recording{
 		Case: replay.Case{Algorithm: algos.TokenBucket, Limit: oneAtATime, Deployment: model.GetSet, Nodes: 2},
 		Played: []replay.Played{
-			{Planned: model.Planned{Key: 0, Node: 0}, Told: 0, Seq: getA, SetSeq: setA, Decided: 0, Admitted: true},
-			{Planned: model.Planned{Key: 0, Node: 1}, Told: 10, Seq: getB, SetSeq: setB, Decided: 10, Admitted: admittedB},
+			{Plan: model.Planned{Key: 0, Node: 0}, Told: 0, Seq: getA, SetSeq: setA, Decided: 0, Admitted: true},
+			{Plan: model.Planned{Key: 0, Node: 1}, Told: 10, Seq: getB, SetSeq: setB, Decided: 10, Admitted: admittedB},
 		},
 	}
 }
@@ -76,8 +76,8 @@ func TestReplayTellsTheAlgorithmWhatRedisWasTold(t *testing.T) {
 	rec := &replay.Recording{
 		Case: replay.Case{Algorithm: algos.TokenBucket, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 2, Skew: algos.Second},
 		Played: []replay.Played{
-			{Planned: model.Planned{Key: 0, Node: 0}, Told: 0, Seq: 1, Decided: 0, Admitted: true},
-			{Planned: model.Planned{Key: 0, Node: 1}, Told: algos.Second, Seq: 2, Decided: 10, Admitted: true},
+			{Plan: model.Planned{Key: 0, Node: 0}, Told: 0, Seq: 1, Decided: 0, Admitted: true},
+			{Plan: model.Planned{Key: 0, Node: 1}, Told: algos.Second, Seq: 2, Decided: 10, Admitted: true},
 		},
 	}
 	got, differ, err := rec.Replay()
@@ -91,7 +91,7 @@ func TestReplayTellsTheAlgorithmWhatRedisWasTold(t *testing.T) {
 
 func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
 	t.Parallel() // errors only, on no clock
-	requests := []model.Request{{Key: 0, Send: 0}}
+	requests := []model.Request{{Key: 0, Sent: 0}}
 	base := replay.Case{Name: "bad", Algorithm: algos.TokenBucket, Limit: oneAtATime, Nodes: 1, Requests: requests}
 	for _, tc := range []struct {
 		name string

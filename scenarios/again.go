@@ -88,8 +88,8 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 			// The two lists, as answersOf would make them, up to and with
 			// their first difference.
 			n = d.n
-			a = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Send, &res.Outcomes[d.index]))
-			b = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Send, &sc.againRes.Outcomes[d.index]))
+			a = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &res.Outcomes[d.index]))
+			b = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &sc.againRes.Outcomes[d.index]))
 		}
 		f := &finding{breach: p.breach, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
 		for _, side := range []struct {
@@ -122,10 +122,10 @@ func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[
 		}
 	}
 	for i, q := range cfg.Requests {
-		add(q.Key, q.Send, &res.Outcomes[i])
+		add(q.Key, q.Sent, &res.Outcomes[i])
 	}
 	for j, q := range res.LoopRequests {
-		add(q.Key, q.Send, &res.Outcomes[len(cfg.Requests)+j])
+		add(q.Key, q.Sent, &res.Outcomes[len(cfg.Requests)+j])
 	}
 }
 
@@ -199,7 +199,7 @@ type untilDifferent struct {
 // client's Next otherwise.
 func (u *untilDifferent) Next(last *model.Reply) (int64, bool) {
 	if last != nil {
-		got := answer{send: last.Send, d: last.Decision, failed: last.Err != nil}
+		got := answer{send: last.Sent, d: last.Decision, failed: last.Err != nil}
 		if got.failed {
 			got.d = algos.Decision{}
 		}

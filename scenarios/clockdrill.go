@@ -167,16 +167,16 @@ func (d ClockDrill) drillTraffic(duration, active int64) []model.Request {
 	mean := float64(d.Limit.Window) / float64(5*d.Limit.Rate)
 	for t := expGap(p, mean); t < duration; t += expGap(p, mean) {
 		if on(t) {
-			reqs = append(reqs, model.Request{Key: drillFlood, Send: t})
+			reqs = append(reqs, model.Request{Key: drillFlood, Sent: t})
 		}
 	}
 	gap := 2 * d.Limit.Window / d.Limit.Rate
 	for t := gap / 2; t < duration; t += gap {
 		if on(t) {
-			reqs = append(reqs, model.Request{Key: drillHonest, Send: t})
+			reqs = append(reqs, model.Request{Key: drillHonest, Sent: t})
 		}
 	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Send, b.Send) })
+	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return reqs
 }
 

@@ -30,7 +30,7 @@ func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Reques
 	if err != nil {
 		return nil, err
 	}
-	return mergeBySendThenKey(nil, parts...), nil
+	return mergeBySentThenKey(nil, parts...), nil
 }
 
 // edgeParts are EdgeTraffic's requests in two parts, the refill instants'
@@ -53,7 +53,7 @@ func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []
 	at := func(t, n int64) {
 		if t >= 0 && t < duration {
 			for range n {
-				out = append(out, model.Request{Key: int(Edge), Send: t})
+				out = append(out, model.Request{Key: int(Edge), Sent: t})
 			}
 		}
 	}

@@ -24,10 +24,10 @@ func TestEdgeTrafficLandsOnEveryEdge(t *testing.T) {
 	}
 	at := map[int64]int{}
 	for i, r := range reqs {
-		if r.Key != int(Edge) || (i > 0 && r.Send < reqs[i-1].Send) {
+		if r.Key != int(Edge) || (i > 0 && r.Sent < reqs[i-1].Sent) {
 			t.Fatalf("request %d: %+v, want key %d in time order", i, r, Edge)
 		}
-		at[r.Send]++
+		at[r.Sent]++
 	}
 	for tok := int64(100_000); tok < dur; tok += 100_000 {
 		if at[tok-1] == 0 || at[tok] == 0 {
@@ -230,7 +230,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	}
 	// Out of order: the second decision of an instance decided before the first.
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(2, algos.Second, 2),
-		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Send: 0}, {Key: 0, Send: 5}}}
+		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
 	v := newRunView(&cfg, &res)
 	var got [NumClients]kinds
@@ -319,7 +319,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	// order: the one pass leaves that run to the lists.
 	sc := new(judgeScratch)
 	cfg := o.config(limiter.FromAlgorithm(algos.TokenBucket), Column{Deployment: model.StoreClock}, 1,
-		[]model.Request{{Key: int(RetryAfter), Send: 0}, {Key: int(Flood), Send: 10}})
+		[]model.Request{{Key: int(RetryAfter), Sent: 0}, {Key: int(Flood), Sent: 10}})
 	cfg.Loop = sc.record(cfg.Loop)
 	if err := model.RunInto(cfg, &sc.res); err != nil {
 		t.Fatal(err)

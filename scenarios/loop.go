@@ -47,7 +47,7 @@ func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
 	if !last.Decision.Allowed {
 		next += wait(last.Decision.RetryAfter, c.end)
 	}
-	next = max(next, last.Send+c.gap)
+	next = max(next, last.Sent+c.gap)
 	return next, next < c.end
 }
 
@@ -72,7 +72,7 @@ func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
 		return c.start, c.start < c.end
 	}
 	c.keep(last)
-	next := max(last.At, last.Send+c.gap)
+	next := max(last.At, last.Sent+c.gap)
 	if !last.Decision.Allowed {
 		c.cycle++
 		next = last.At + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
@@ -112,9 +112,9 @@ func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 		next = max(last.At, target-c.margin)
 		c.until, c.bursting = target+c.margin, true
 	case last.At < c.until && d.Allowed:
-		next = max(next, last.Send+c.gap)
+		next = max(next, last.Sent+c.gap)
 	case last.At < c.until:
-		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.At), last.Send+c.gap)
+		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.At), last.Sent+c.gap)
 	default: // the burst is over: wait until the key is idle, then probe again
 		next += wait(d.Reset, c.end) + 1000
 		c.bursting = false

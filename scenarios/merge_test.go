@@ -19,15 +19,15 @@ func TestMergeIsAStableSortAndScratchTrafficIsTheTraffic(t *testing.T) {
 		for p := range parts {
 			for range s.Below(9) {
 				// Node tells the requests apart: it is no part of the order.
-				parts[p] = append(parts[p], model.Request{Key: int(s.Below(3)), Send: int64(s.Below(6)), Node: p*100 + len(parts[p])})
+				parts[p] = append(parts[p], model.Request{Key: int(s.Below(3)), Sent: int64(s.Below(6)), Node: p*100 + len(parts[p])})
 			}
 			if s.Below(4) != 0 {
-				slices.SortStableFunc(parts[p], cmpSendThenKey)
+				slices.SortStableFunc(parts[p], cmpSentThenKey)
 			}
 			all = append(all, parts[p]...)
 		}
-		slices.SortStableFunc(all, cmpSendThenKey)
-		if got := mergeBySendThenKey(nil, parts...); !slices.Equal(got, all) {
+		slices.SortStableFunc(all, cmpSentThenKey)
+		if got := mergeBySentThenKey(nil, parts...); !slices.Equal(got, all) {
 			t.Fatalf("parts %v merged to %v, want %v", parts, got, all)
 		}
 	}

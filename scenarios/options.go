@@ -209,7 +209,7 @@ func (o Options) seedTraffic(i int, sc *trafficScratch) ([]model.Request, error)
 		copy(sc.parts[:], parts) // keep what the parts grew to
 		sc.list, merged = parts, sc.merged
 	}
-	merged = mergeBySendThenKey(merged, parts...)
+	merged = mergeBySentThenKey(merged, parts...)
 	if sc != nil {
 		sc.merged = merged
 	}

@@ -42,15 +42,15 @@ func TestTrafficIsTheSeedsAlone(t *testing.T) {
 	if d, _ := scenarios.Traffic(1, algos.MustLimit(100, algos.Second, 7), 20*algos.Second); !slices.Equal(a, d) {
 		t.Error("the burst changed the traffic")
 	}
-	if !slices.IsSortedFunc(a, func(x, y model.Request) int { return int(x.Send - y.Send) }) {
+	if !slices.IsSortedFunc(a, func(x, y model.Request) int { return int(x.Sent - y.Sent) }) {
 		t.Fatal("traffic is not sorted by time")
 	}
 	per := make([][]int64, len(scenarios.Clients()))
 	for _, r := range a {
-		if r.Key < 0 || r.Key >= len(scenarios.Clients()) || r.Send < 0 || r.Send >= 20*algos.Second {
+		if r.Key < 0 || r.Key >= len(scenarios.Clients()) || r.Sent < 0 || r.Sent >= 20*algos.Second {
 			t.Fatalf("request %+v outside the four keys or the run", r)
 		}
-		per[r.Key] = append(per[r.Key], r.Send)
+		per[r.Key] = append(per[r.Key], r.Sent)
 	}
 	// Flood: Poisson at 500/s for 20 s, 10,000 expected (sd 100).
 	if n := len(per[scenarios.Flood]); n < 9_500 || n > 10_500 {

@@ -101,7 +101,7 @@ func Traffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, e
 	if err != nil {
 		return nil, err
 	}
-	return mergeBySendThenKey(nil, parts...), nil
+	return mergeBySentThenKey(nil, parts...), nil
 }
 
 // checkTraffic is what Traffic (and EdgeTraffic, whose checks are among
@@ -159,26 +159,26 @@ type trafficScratch struct {
 
 var trafficScratchPool = sync.Pool{New: func() any { return new(trafficScratch) }}
 
-// mergeBySendThenKey returns the requests of parts, each sorted by (Send,
-// Key), as one slice sorted by (Send, Key), equal ones in the order of
+// mergeBySentThenKey returns the requests of parts, each sorted by (Sent,
+// Key), as one slice sorted by (Sent, Key), equal ones in the order of
 // parts and then of each part: what a stable sort of their concatenation
-// by (Send, Key) gives. A part out of order is sorted with the rest, as
+// by (Sent, Key) gives. A part out of order is sorted with the rest, as
 // such a sort would.
 //
 // The result is appended to dst[:0], which a nil dst leaves to be made.
-func mergeBySendThenKey(dst []model.Request, parts ...[]model.Request) []model.Request {
+func mergeBySentThenKey(dst []model.Request, parts ...[]model.Request) []model.Request {
 	n := 0
 	sorted := true
 	for _, p := range parts {
 		n += len(p)
-		sorted = sorted && slices.IsSortedFunc(p, cmpSendThenKey)
+		sorted = sorted && slices.IsSortedFunc(p, cmpSentThenKey)
 	}
 	out := slices.Grow(dst[:0], n)
 	if !sorted {
 		for _, p := range parts {
 			out = append(out, p...)
 		}
-		slices.SortStableFunc(out, cmpSendThenKey)
+		slices.SortStableFunc(out, cmpSentThenKey)
 		return out
 	}
 	// Merged in pairs of neighbours, level by level, each pair in one tight
@@ -210,16 +210,16 @@ func mergeBySendThenKey(dst []model.Request, parts ...[]model.Request) []model.R
 	return mergeTwo(out, level[0], level[1])
 }
 
-// mergeBufs are the buffers of mergeBySendThenKey's inner levels, kept
+// mergeBufs are the buffers of mergeBySentThenKey's inner levels, kept
 // from one merge to the next (a hunt merges a seed's traffic once).
 var mergeBufs = sync.Pool{New: func() any { return new([2][]model.Request) }}
 
-// mergeTwo appends a and b, each sorted by (Send, Key), to dst as one run
-// sorted by (Send, Key), a's first among equals.
+// mergeTwo appends a and b, each sorted by (Sent, Key), to dst as one run
+// sorted by (Sent, Key), a's first among equals.
 func mergeTwo(dst, a, b []model.Request) []model.Request {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		if x, y := a[i], b[j]; y.Send < x.Send || (y.Send == x.Send && y.Key < x.Key) {
+		if x, y := a[i], b[j]; y.Sent < x.Sent || (y.Sent == x.Sent && y.Key < x.Key) {
 			dst = append(dst, y)
 			j++
 		} else {
@@ -231,9 +231,9 @@ func mergeTwo(dst, a, b []model.Request) []model.Request {
 	return append(dst, b[j:]...)
 }
 
-func cmpSendThenKey(a, b model.Request) int {
-	if a.Send != b.Send {
-		if a.Send < b.Send {
+func cmpSentThenKey(a, b model.Request) int {
+	if a.Sent != b.Sent {
+		if a.Sent < b.Sent {
 			return -1
 		}
 		return 1
@@ -263,7 +263,7 @@ func flood(dst []model.Request, c Client, p *model.Stream, l algos.Limit, durati
 	for start := int64(0); start < duration; start += period {
 		end := min(start+on, duration)
 		for t := start + expGap(p, mean); t < end; t += expGap(p, mean) {
-			dst = append(dst, model.Request{Key: int(c), Send: t})
+			dst = append(dst, model.Request{Key: int(c), Sent: t})
 		}
 	}
 	return dst
@@ -282,7 +282,7 @@ func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 		for half := range int64(2) {
 			from := edge - span + half*span
 			for j := range l.Rate {
-				dst = append(dst, model.Request{Key: int(Boundary), Send: from + j*slot + int64(p.Below(uint64(slot)))})
+				dst = append(dst, model.Request{Key: int(Boundary), Sent: from + j*slot + int64(p.Below(uint64(slot)))})
 			}
 		}
 	}
@@ -297,13 +297,13 @@ func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 	span := slot * l.Rate
 	dst = slices.Grow(dst, roomFor(duration/(3*l.Window)+1, 2*l.Rate))
 	for start := l.Window / 2; start+l.Window+span <= duration; start += 3 * l.Window {
-		dst = append(dst, model.Request{Key: int(FirstHit), Send: start})
+		dst = append(dst, model.Request{Key: int(FirstHit), Sent: start})
 		edge := start + l.Window
 		for j := int64(1); j < l.Rate; j++ { // L-1 before the edge, the first slot left empty
-			dst = append(dst, model.Request{Key: int(FirstHit), Send: edge - span + j*slot + int64(p.Below(uint64(slot)))})
+			dst = append(dst, model.Request{Key: int(FirstHit), Sent: edge - span + j*slot + int64(p.Below(uint64(slot)))})
 		}
 		for j := range l.Rate {
-			dst = append(dst, model.Request{Key: int(FirstHit), Send: edge + j*slot + int64(p.Below(uint64(slot)))})
+			dst = append(dst, model.Request{Key: int(FirstHit), Sent: edge + j*slot + int64(p.Below(uint64(slot)))})
 		}
 	}
 	return dst
@@ -324,7 +324,7 @@ func honest(dst []model.Request, p *model.Stream, l algos.Limit, duration int64)
 		if t >= duration {
 			break
 		}
-		dst = append(dst, model.Request{Key: int(Honest), Send: t})
+		dst = append(dst, model.Request{Key: int(Honest), Sent: t})
 	}
 	return dst
 }

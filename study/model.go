@@ -43,7 +43,7 @@ func EdgeModel(a algos.Algorithm, p EdgePlan) (int, error) {
 	times := p.Times(1000 * p.Limit.Window) // any aligned edge; the arithmetic is shift-invariant
 	reqs := make([]model.Request, len(times))
 	for i, t := range times {
-		reqs[i] = model.Request{Send: t}
+		reqs[i] = model.Request{Sent: t}
 	}
 	res, err := model.Run(model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
 	if err != nil {
@@ -65,11 +65,11 @@ func SkewModel(a algos.Algorithm, p SkewPlan, callerClock bool) (sent, admitted 
 		return 0, 0, err
 	}
 	sends := slices.Concat(p.Sends()...)
-	slices.SortStableFunc(sends, func(x, y SkewSend) int { return cmp.Compare(x.Send, y.Send) })
+	slices.SortStableFunc(sends, func(x, y SkewSend) int { return cmp.Compare(x.Sent, y.Sent) })
 	const start = 1000 * algos.Second
 	reqs := make([]model.Request, len(sends))
 	for i, s := range sends {
-		reqs[i] = model.Request{Send: start + s.Send, Node: s.Worker}
+		reqs[i] = model.Request{Sent: start + s.Sent, Node: s.Worker}
 	}
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.StoreClock,
 		Nodes: p.Workers, Skew: p.Skew, Pinned: true, Requests: reqs}

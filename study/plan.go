@@ -91,7 +91,7 @@ func (p SkewPlan) validate() error {
 // (µs from the start).
 type SkewSend struct {
 	Worker int   // the sender, 0 ≤ Worker < Workers
-	Send   int64 // µs of true time from the start
+	Sent   int64 // µs of true time from the start
 }
 
 // Sends lists the plan's requests by worker (each in time order, in
@@ -104,7 +104,7 @@ func (p SkewPlan) Sends() [][]SkewSend {
 	out := make([][]SkewSend, p.Workers)
 	for w := range out {
 		for t := rng.Int64N(period); t < p.Duration; t += period {
-			out[w] = append(out[w], SkewSend{Worker: w, Send: t})
+			out[w] = append(out[w], SkewSend{Worker: w, Sent: t})
 		}
 	}
 	return out

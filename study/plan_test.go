@@ -17,8 +17,8 @@ func TestSkewPlanSpreadsClocksAndOffersTheLoad(t *testing.T) {
 	for _, ws := range p.Sends() {
 		n += len(ws)
 		for _, s := range ws {
-			if s.Send < 0 || s.Send >= p.Duration {
-				t.Fatalf("send at %d outside [0, %d)", s.Send, p.Duration)
+			if s.Sent < 0 || s.Sent >= p.Duration {
+				t.Fatalf("send at %d outside [0, %d)", s.Sent, p.Duration)
 			}
 		}
 	}

@@ -124,7 +124,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan SkewPlan, buckets []S
 			wg.Go(func() {
 				target := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
-					planned := start + s.Send
+					planned := start + s.Sent
 					time.Sleep(time.Until(sync0.local(planned)))
 					var ans Answer
 					var err error

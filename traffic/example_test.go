@@ -54,7 +54,7 @@ func ExampleReadCSV() {
 	}
 	fmt.Println(tr.Requests[0].At, tr.Keys[tr.Requests[0].Key], "reordered:", info.Reordered, "from line", info.FirstOutOfOrder)
 	day, shift, _ := tr.Rebase(86_400 * algos.Second)
-	fmt.Println(day.Model()[0].Send, "after moving back", shift/(86_400*algos.Second), "days")
+	fmt.Println(day.Model()[0].Sent, "after moving back", shift/(86_400*algos.Second), "days")
 	// Output:
 	// 1700000059999999 bob reordered: true from line 3
 	// 80059999999 after moving back 19675 days

@@ -518,10 +518,10 @@ func TestModelAndRebase(t *testing.T) {
 	}
 	m := moved.Model()
 	for i, r := range tr.Requests {
-		if m[i].Send != r.At-shift || m[i].Key != r.Key || m[i].Node != 0 {
+		if m[i].Sent != r.At-shift || m[i].Key != r.Key || m[i].Node != 0 {
 			t.Fatalf("request %d: %+v from %+v", i, m[i], r)
 		}
-		if m[i].Send%(60*sec) != r.At%(60*sec) {
+		if m[i].Sent%(60*sec) != r.At%(60*sec) {
 			t.Fatalf("request %d moved within its minute", i)
 		}
 	}

@@ -52,8 +52,8 @@ type Trace struct {
 	Requests []Request
 }
 
-// Model is the trace as the simulator's traffic: Key as is, Send = At and
-// Node 0. An ideal run without closed-loop clients (capacity's) takes Send
+// Model is the trace as the simulator's traffic: Key as is, Sent = At and
+// Node 0. An ideal run without closed-loop clients (capacity's) takes Sent
 // up to algos.MaxTime, Unix-epoch times included; every other run of the
 // simulator only up to algos.MaxTime/8 (about 12.6 years), so a trace at
 // epoch times must be moved first, by whole windows: see Rebase. The
@@ -61,7 +61,7 @@ type Trace struct {
 func (t Trace) Model() []model.Request {
 	out := make([]model.Request, len(t.Requests))
 	for i, r := range t.Requests {
-		out[i] = model.Request{Key: r.Key, Send: r.At}
+		out[i] = model.Request{Key: r.Key, Sent: r.At}
 	}
 	return out
 }
