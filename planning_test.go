@@ -409,7 +409,7 @@ func TestGoldenPlanningComparison(t *testing.T) {
 			var admits []int64
 			for j, req := range tr.Requests {
 				if req.Key == key && r.Allowed[j] {
-					admits = append(admits, req.At)
+					admits = append(admits, req.Sent)
 				}
 			}
 			if v := all[i].Promise(l).CheckAdmits(admits); v != nil {

@@ -59,11 +59,11 @@ func countTwice(t *testing.T, tr traffic.Trace, r capacity.Result, promise algos
 		if !r.Allowed[i] {
 			continue
 		}
-		out := req.At
+		out := req.Sent
 		if r.Delay != nil {
 			out += r.Delay[i]
 		}
-		times[whenDecided][req.Key] = append(times[whenDecided][req.Key], req.At)
+		times[whenDecided][req.Key] = append(times[whenDecided][req.Key], req.Sent)
 		times[whenLetThrough][req.Key] = append(times[whenLetThrough][req.Key], out)
 	}
 	var c twoCounts

@@ -40,7 +40,7 @@ func TestRunDecidesEachRequestAsTheAlgorithmDoes(t *testing.T) {
 		m, _ := limiter.NewMemory(a, l)
 		var accepted int64
 		for i, req := range tr.Requests {
-			d, _ := m.Allow(context.Background(), req.Key, req.At)
+			d, _ := m.Allow(context.Background(), req.Key, req.Sent)
 			if d.Allowed != r.Allowed[i] {
 				t.Fatalf("%s: request %d decided %v by the run, %v by the algorithm", a.Name, i, r.Allowed[i], d.Allowed)
 			}
@@ -61,7 +61,7 @@ func TestRunDecidesEachRequestAsTheAlgorithmDoes(t *testing.T) {
 // request, refuses the next cost-6 one (4 left), and admits a cost-4 one.
 func TestRunSpendsEachRequestsCostWhole(t *testing.T) {
 	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{
-		{At: 0, Cost: 6}, {At: 1, Cost: 6}, {At: 2, Cost: 4}, {At: 3, Cost: 1},
+		{Sent: 0, Cost: 6}, {Sent: 1, Cost: 6}, {Sent: 2, Cost: 4}, {Sent: 3, Cost: 1},
 	}}
 	for _, a := range algos.All() {
 		r, err := capacity.Run(tr, limiter.FromAlgorithm(a), algos.MustLimit(10, algos.Second, 10))
@@ -86,7 +86,7 @@ func TestRunRefusesCostsALimiterCannotTake(t *testing.T) {
 			return limiter.DeciderFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
 		}),
 	}
-	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{At: 0, Cost: 1}, {At: 5, Cost: 3}}}
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{Sent: 0, Cost: 1}, {Sent: 5, Cost: 3}}}
 	_, err := capacity.Run(tr, plain, algos.MustLimit(1, algos.Second, 1))
 	if err == nil || !strings.Contains(err.Error(), `"plain" is not a limiter.Weighed`) || !strings.Contains(err.Error(), "request 2 of cost 3") {
 		t.Fatalf("got %v, want an error naming the limiter and request 2 of cost 3", err)
@@ -216,7 +216,7 @@ func TestSweepRefusesBadInput(t *testing.T) {
 // 25 ms, are let through at 0, 10 and 20 ms, and the fourth, 30 ms away,
 // refused. The comparison adds the wait table only when something waited.
 func TestRunRecordsHowLongAQueueHeldEachRequest(t *testing.T) {
-	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{At: 0, Cost: 1}, {At: 0, Cost: 1}, {At: 0, Cost: 1}, {At: 0, Cost: 1}}}
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}}}
 	l := algos.MustLimit(1, 10_000, 1)
 	queue, err := algos.QueueingGCRA(25_000)
 	if err != nil {
@@ -282,7 +282,7 @@ func (negativeDelay) Allow(context.Context, int, int64) (algos.Decision, error) 
 func TestRunIsTheModelsIdealRun(t *testing.T) {
 	tr := poisson(t, 120, 4, 30, 5) // 30 a second a key, over the limit of 20
 	for i := range tr.Requests {
-		tr.Requests[i].At += 1_700_000_000 * algos.Second
+		tr.Requests[i].Sent += 1_700_000_000 * algos.Second
 	}
 	l := algos.MustLimit(20, algos.Second, 10)
 	queue, err := algos.QueueingGCRA(100 * algos.Second / 1000)

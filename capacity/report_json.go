@@ -147,7 +147,7 @@ func traceOf(tr traffic.Trace) traceJSON {
 		t.Keys = []string{}
 	}
 	if len(tr.Requests) > 0 {
-		t.FirstUS = tr.Requests[0].At
+		t.FirstUS = tr.Requests[0].Sent
 	}
 	for _, q := range tr.Requests {
 		t.OfferedCost += q.Cost

@@ -77,8 +77,8 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 	if err := tr.Validate(); err != nil {
 		return Result{}, err
 	}
-	if len(tr.Requests) > 0 && tr.Requests[len(tr.Requests)-1].At > algos.MaxTime {
-		return Result{}, fmt.Errorf("capacity: the trace runs to %d µs, past algos.MaxTime", tr.Requests[len(tr.Requests)-1].At)
+	if len(tr.Requests) > 0 && tr.Requests[len(tr.Requests)-1].Sent > algos.MaxTime {
+		return Result{}, fmt.Errorf("capacity: the trace runs to %d µs, past algos.MaxTime", tr.Requests[len(tr.Requests)-1].Sent)
 	}
 	lim, err := spec.Open(l)
 	if err != nil {
@@ -91,7 +91,7 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 	if w.weighed == nil {
 		for i, r := range tr.Requests {
 			if r.Cost != 1 {
-				return Result{}, fmt.Errorf("capacity: %q is not a limiter.Weighed, so it cannot be given request %d of cost %d (key %q at %s); give it a trace of cost-1 requests", spec.Name, i+1, r.Cost, tr.Keys[r.Key], algos.FormatTime(r.At))
+				return Result{}, fmt.Errorf("capacity: %q is not a limiter.Weighed, so it cannot be given request %d of cost %d (key %q at %s); give it a trace of cost-1 requests", spec.Name, i+1, r.Cost, tr.Keys[r.Key], algos.FormatTime(r.Sent))
 			}
 		}
 	}
@@ -177,7 +177,7 @@ func (w *weigher) spec(s limiter.Spec) limiter.Spec {
 // the model asks for, with its Weight when the limiter takes one.
 func (w *weigher) Allow(ctx context.Context, key int, now int64) (d algos.Decision, err error) {
 	i := w.next
-	if i >= len(w.tr.Requests) || w.tr.Requests[i].Key != key || w.tr.Requests[i].At != now {
+	if i >= len(w.tr.Requests) || w.tr.Requests[i].Key != key || w.tr.Requests[i].Sent != now {
 		if w.err == nil {
 			w.err = fmt.Errorf("the model's call %d (key %d at %s) is not the trace's request %d", i+1, key, algos.FormatTime(now), i+1)
 		}
@@ -188,12 +188,12 @@ func (w *weigher) Allow(ctx context.Context, key int, now int64) (d algos.Decisi
 	if w.weighed != nil {
 		d, err = allowWeighed(ctx, w.weighed, r)
 	} else {
-		d, err = limiter.Allow(ctx, w.lim, r.Key, r.At)
+		d, err = limiter.Allow(ctx, w.lim, r.Key, r.Sent)
 	}
 	switch {
 	case err != nil:
 		if w.firstErr == nil {
-			w.firstErr = fmt.Errorf("request %d (key %q at %s): %w", i+1, w.tr.Keys[r.Key], algos.FormatTime(r.At), err)
+			w.firstErr = fmt.Errorf("request %d (key %q at %s): %w", i+1, w.tr.Keys[r.Key], algos.FormatTime(r.Sent), err)
 		}
 	case d.Allowed && d.Delay != 0: // a negative one is Measure's error
 		if w.delays == nil {
@@ -202,7 +202,7 @@ func (w *weigher) Allow(ctx context.Context, key int, now int64) (d algos.Decisi
 		w.delays[i] = d.Delay
 	}
 	if w.sized != nil {
-		w.samples = peakPerWindow(w.samples, metrics.StateSample{At: r.At, Cells: w.sized.Cells()}, w.window)
+		w.samples = peakPerWindow(w.samples, metrics.StateSample{At: r.Sent, Cells: w.sized.Cells()}, w.window)
 	}
 	return d, err
 }
@@ -215,7 +215,7 @@ func allowWeighed(ctx context.Context, lim limiter.Weighed, r traffic.Request) (
 			err = fmt.Errorf("AllowWeighed panicked: %v", v)
 		}
 	}()
-	return lim.AllowWeighed(ctx, r.Key, r.At, limiter.Weight{Cost: r.Cost, Service: r.Service})
+	return lim.AllowWeighed(ctx, r.Key, r.Sent, limiter.Weight{Cost: r.Cost, Service: r.Service})
 }
 
 // peakPerWindow keeps one sample per aligned window, the largest (the

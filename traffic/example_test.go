@@ -52,7 +52,7 @@ func ExampleReadCSV() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(tr.Requests[0].At, tr.Keys[tr.Requests[0].Key], "reordered:", info.Reordered, "from line", info.FirstOutOfOrder)
+	fmt.Println(tr.Requests[0].Sent, tr.Keys[tr.Requests[0].Key], "reordered:", info.Reordered, "from line", info.FirstOutOfOrder)
 	day, shift, _ := tr.Rebase(86_400 * algos.Second)
 	fmt.Println(day.Model()[0].Sent, "after moving back", shift/(86_400*algos.Second), "days")
 	// Output:

@@ -69,7 +69,7 @@ func (g *gen) add(at int64) error {
 	if len(g.out) >= MaxRequests {
 		return fmt.Errorf("traffic: the trace passed %d requests: %w", MaxRequests, ErrTooMany)
 	}
-	g.out = append(g.out, Request{At: at})
+	g.out = append(g.out, Request{Sent: at})
 	return nil
 }
 

@@ -39,7 +39,7 @@ func csvOf(t testing.TB, tr traffic.Trace) []byte {
 func times(tr traffic.Trace) []int64 {
 	out := make([]int64, len(tr.Requests))
 	for i, r := range tr.Requests {
-		out[i] = r.At
+		out[i] = r.Sent
 	}
 	return out
 }
@@ -48,7 +48,7 @@ func times(tr traffic.Trace) []int64 {
 func countIn(tr traffic.Trace, from, to int64) int {
 	n := 0
 	for _, r := range tr.Requests {
-		if r.At >= from && r.At < to {
+		if r.Sent >= from && r.Sent < to {
 			n++
 		}
 	}
@@ -143,7 +143,7 @@ func TestPoissonMeanRateAndExponentialGaps(t *testing.T) {
 	// Exponential gaps of mean 5 ms: a fraction e^-1 of them exceed the mean.
 	long := 0
 	for i := 1; i < len(tr.Requests); i++ {
-		if tr.Requests[i].At-tr.Requests[i-1].At > 5000 {
+		if tr.Requests[i].Sent-tr.Requests[i-1].Sent > 5000 {
 			long++
 		}
 	}
@@ -163,11 +163,11 @@ func TestConstantIsExact(t *testing.T) {
 		t.Fatalf("%d requests, want exactly 6000", len(tr.Requests))
 	}
 	for i := 1; i < len(tr.Requests); i++ {
-		if gap := tr.Requests[i].At - tr.Requests[i-1].At; gap != 10_000 {
+		if gap := tr.Requests[i].Sent - tr.Requests[i-1].Sent; gap != 10_000 {
 			t.Fatalf("gap %d is %d µs, want exactly 10000", i, gap)
 		}
 	}
-	if phase := tr.Requests[0].At - 1_700_000_000*sec; phase < 0 || phase >= 10_000 {
+	if phase := tr.Requests[0].Sent - 1_700_000_000*sec; phase < 0 || phase >= 10_000 {
 		t.Errorf("first request %d µs after the start, want a phase in [0, 10000)", phase)
 	}
 	// 3 a second: the j-th at phase + ⌊j·10⁶/3⌋, no drift over a day.
@@ -176,8 +176,8 @@ func TestConstantIsExact(t *testing.T) {
 		t.Fatalf("%d requests, want exactly %d", len(tr.Requests), 3*86_400)
 	}
 	for j, r := range tr.Requests {
-		if want := tr.Requests[0].At + int64(j)*sec/3; r.At != want {
-			t.Fatalf("request %d at %d, want %d", j, r.At, want)
+		if want := tr.Requests[0].Sent + int64(j)*sec/3; r.Sent != want {
+			t.Fatalf("request %d at %d, want %d", j, r.Sent, want)
 		}
 	}
 }
@@ -221,7 +221,7 @@ func TestThinningFollowsTheRate(t *testing.T) {
 	width := diurnalSpec.Duration / bins
 	counts := make([]float64, bins)
 	for _, r := range tr.Requests {
-		counts[r.At/width]++
+		counts[r.Sent/width]++
 	}
 	// ∫ mean·(1 + a·cos(2π(t-p)/P)) dt over [lo, hi), in requests.
 	integral := func(lo, hi int64) float64 {
@@ -259,8 +259,8 @@ func TestThinningDropsEverythingWhereTheRateIsZero(t *testing.T) {
 	}}
 	tr := generate(t, traffic.Spec{Profile: step, Duration: 60 * sec, Seed: 4})
 	for _, r := range tr.Requests {
-		if r.At%(10*sec) < 5*sec {
-			t.Fatalf("a request at %d µs, where the rate is 0", r.At)
+		if r.Sent%(10*sec) < 5*sec {
+			t.Fatalf("a request at %d µs, where the rate is 0", r.Sent)
 		}
 	}
 	within(t, "requests in 30 s at 1000/s", float64(len(tr.Requests)), 30_000, 0.03)
@@ -281,7 +281,7 @@ func TestBurstyOnAndOffRates(t *testing.T) {
 		tr := generate(t, traffic.Spec{Profile: b, Duration: 600 * sec, Start: start, Seed: 9})
 		var on, off int
 		for _, r := range tr.Requests {
-			if r.At%b.Period < b.Period/5 {
+			if r.Sent%b.Period < b.Period/5 {
 				on++
 			} else {
 				off++
@@ -495,8 +495,8 @@ func TestExtremeSpecsStayInTheirWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range tr.Requests {
-				if r.At < s.Start || r.At-s.Start >= s.Duration {
-					t.Fatalf("a request at %d, outside [%d, +%d)", r.At, s.Start, s.Duration)
+				if r.Sent < s.Start || r.Sent-s.Start >= s.Duration {
+					t.Fatalf("a request at %d, outside [%d, +%d)", r.Sent, s.Start, s.Duration)
 				}
 			}
 		})
@@ -513,15 +513,15 @@ func TestModelAndRebase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shift%day != 0 || moved.Requests[0].At < 0 || moved.Requests[0].At >= day {
-		t.Fatalf("Rebase moved by %d µs, first request now at %d", shift, moved.Requests[0].At)
+	if shift%day != 0 || moved.Requests[0].Sent < 0 || moved.Requests[0].Sent >= day {
+		t.Fatalf("Rebase moved by %d µs, first request now at %d", shift, moved.Requests[0].Sent)
 	}
 	m := moved.Model()
 	for i, r := range tr.Requests {
-		if m[i].Sent != r.At-shift || m[i].Key != r.Key || m[i].Node != 0 {
+		if m[i].Sent != r.Sent-shift || m[i].Key != r.Key || m[i].Node != 0 {
 			t.Fatalf("request %d: %+v from %+v", i, m[i], r)
 		}
-		if m[i].Sent%(60*sec) != r.At%(60*sec) {
+		if m[i].Sent%(60*sec) != r.Sent%(60*sec) {
 			t.Fatalf("request %d moved within its minute", i)
 		}
 	}

@@ -323,7 +323,7 @@ func (h Herd) arrivals(g *gen) error {
 	if err != nil {
 		return err
 	}
-	sortStable(g.out) // baseline and storm are merged; only At is set yet
+	sortStable(g.out) // baseline and storm are merged; only Sent is set yet
 	return nil
 }
 

@@ -168,7 +168,7 @@ func ReadCSV(r io.Reader) (Trace, Info, error) {
 			return Trace{}, Info{}, &ParseError{Line: line, Column: name, Err: err}
 		}
 		var req Request
-		if req.At, err = parseTime(rec[ts]); err != nil {
+		if req.Sent, err = parseTime(rec[ts]); err != nil {
 			return fail(ts, colTimestamp, err)
 		}
 		if req.Key, err = b.key(rec[key]); err != nil {
@@ -272,7 +272,7 @@ func (b *builder) jsonRequest(text []byte) (Request, string, error) {
 		err = ErrMissing
 	}
 	if err == nil {
-		req.At, err = parseTime(num)
+		req.Sent, err = parseTime(num)
 	}
 	if err != nil {
 		return Request{}, colTimestamp, err
@@ -443,9 +443,9 @@ func (b *builder) add(req Request) (firstOutOfOrder bool) {
 		b.cur = make([]Request, 0, min(maxChunk, max(256, 2*cap(b.cur))))
 	}
 	b.cur = append(b.cur, req)
-	outOfOrder := b.n > 0 && req.At < b.prev
+	outOfOrder := b.n > 0 && req.Sent < b.prev
 	b.n++
-	b.prev = req.At
+	b.prev = req.Sent
 	if outOfOrder && !b.info.Reordered {
 		b.info.Reordered = true
 		return true

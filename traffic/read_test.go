@@ -93,8 +93,8 @@ func TestOutOfOrderInputIsSortedStablyAndReported(t *testing.T) {
 	want := traffic.Trace{
 		Keys: []string{"b", "c", "a"}, // numbered in time order, as canonical
 		Requests: []traffic.Request{
-			{At: 1_000_000, Key: 0, Cost: 1}, {At: 1_000_000, Key: 1, Cost: 1}, // equal times keep file order
-			{At: 2_000_000, Key: 2, Cost: 1}, {At: 3_000_000, Key: 2, Cost: 1},
+			{Sent: 1_000_000, Key: 0, Cost: 1}, {Sent: 1_000_000, Key: 1, Cost: 1}, // equal times keep file order
+			{Sent: 2_000_000, Key: 2, Cost: 1}, {Sent: 3_000_000, Key: 2, Cost: 1},
 		},
 	}
 	for _, c := range []struct {
@@ -150,7 +150,7 @@ func TestEpochTimestampsAreKeptExactly(t *testing.T) {
 				t.Errorf("%s %s: %v", c.name, in, err)
 				continue
 			}
-			if got := tr.Requests[0].At; got != want {
+			if got := tr.Requests[0].Sent; got != want {
 				t.Errorf("%s %s: %d µs, want %d", c.name, in, got, want)
 			}
 		}
@@ -171,8 +171,8 @@ func TestCSVHeaderAndFieldsAsWritten(t *testing.T) {
 	want := traffic.Trace{
 		Keys: []string{"alice", `bob, "the builder"`},
 		Requests: []traffic.Request{
-			{At: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
-			{At: 1_700_000_001_000_000, Key: 1, Cost: 1, Service: 0},
+			{Sent: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
+			{Sent: 1_700_000_001_000_000, Key: 1, Cost: 1, Service: 0},
 		},
 	}
 	if !reflect.DeepEqual(tr, want) {
@@ -192,9 +192,9 @@ func TestJSONLFieldsAsWritten(t *testing.T) {
 	want := traffic.Trace{
 		Keys: []string{"alice", "42", `café "q"`},
 		Requests: []traffic.Request{
-			{At: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
-			{At: 1_700_000_001_500_000, Key: 1, Cost: 1},
-			{At: 1_700_000_002_000_000, Key: 2, Cost: 1},
+			{Sent: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
+			{Sent: 1_700_000_001_500_000, Key: 1, Cost: 1},
+			{Sent: 1_700_000_002_000_000, Key: 2, Cost: 1},
 		},
 	}
 	if !reflect.DeepEqual(tr, want) {
@@ -248,7 +248,7 @@ func TestWriteThenReadIsIdentical(t *testing.T) {
 func TestWriteOfAHandMadeTrace(t *testing.T) {
 	tr := traffic.Trace{
 		Keys:     []string{"unused", "b", "a"},
-		Requests: []traffic.Request{{At: 5, Key: 2, Cost: 1}, {At: 5, Key: 1, Cost: 2, Service: 7}, {At: 9, Key: 2, Cost: 1}},
+		Requests: []traffic.Request{{Sent: 5, Key: 2, Cost: 1}, {Sent: 5, Key: 1, Cost: 2, Service: 7}, {Sent: 9, Key: 2, Cost: 1}},
 	}
 	var b bytes.Buffer
 	if err := traffic.WriteCSV(&b, tr); err != nil {
@@ -265,15 +265,15 @@ func TestWriteOfAHandMadeTrace(t *testing.T) {
 		t.Errorf("read back %+v, want the canonical %+v", back, want)
 	}
 	for name, bad := range map[string]traffic.Trace{
-		"unsorted":     {Keys: []string{"a"}, Requests: []traffic.Request{{At: 2, Cost: 1}, {At: 1, Cost: 1}}},
-		"cost 0":       {Keys: []string{"a"}, Requests: []traffic.Request{{At: 2}}},
-		"key range":    {Keys: []string{"a"}, Requests: []traffic.Request{{At: 2, Cost: 1, Key: 1}}},
-		"dup names":    {Keys: []string{"a", "a"}, Requests: []traffic.Request{{At: 2, Cost: 1}}},
-		"newline key":  {Keys: []string{"a\nb"}, Requests: []traffic.Request{{At: 2, Cost: 1}}},
+		"unsorted":     {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}, {Sent: 1, Cost: 1}}},
+		"cost 0":       {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2}}},
+		"key range":    {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1, Key: 1}}},
+		"dup names":    {Keys: []string{"a", "a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}}},
+		"newline key":  {Keys: []string{"a\nb"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}}},
 		"no requests":  {Keys: []string{"a"}},
-		"negative":     {Keys: []string{"a"}, Requests: []traffic.Request{{At: -1, Cost: 1}}},
-		"service < 0":  {Keys: []string{"a"}, Requests: []traffic.Request{{At: 1, Cost: 1, Service: -1}}},
-		"past MaxTime": {Keys: []string{"a"}, Requests: []traffic.Request{{At: traffic.MaxTime + 1, Cost: 1}}},
+		"negative":     {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: -1, Cost: 1}}},
+		"service < 0":  {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 1, Cost: 1, Service: -1}}},
+		"past MaxTime": {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: traffic.MaxTime + 1, Cost: 1}}},
 	} {
 		var b bytes.Buffer
 		if err := traffic.WriteJSONL(&b, bad); err == nil || b.Len() != 0 {

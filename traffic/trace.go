@@ -24,12 +24,12 @@ const MaxCost int64 = 1 << 53
 
 // Request is one request of a Trace.
 type Request struct {
-	// At is when the request is sent, in µs. It is absolute: a recorded
+	// Sent is when the request is sent, in µs. It is absolute: a recorded
 	// trace keeps its Unix-epoch time (1700000000.000001 s is
 	// 1_700_000_000_000_001), because a limiter's windows are aligned to
 	// the epoch and moving a trace by anything that is not a whole number
 	// of windows changes which window each request falls in.
-	At int64
+	Sent int64
 	// Key is the request's key, an index into Trace.Keys.
 	Key int
 	// Cost is how many units the request spends, at least 1.
@@ -42,7 +42,7 @@ type Request struct {
 // Trace is a list of requests and the names of their keys.
 //
 // A valid Trace (Validate) has unique, well-formed key names, every Key in
-// range, and its Requests sorted by At; equal times keep the order they were
+// range, and its Requests sorted by Sent; equal times keep the order they were
 // generated or read in. Every Trace this package returns is also canonical:
 // Keys lists exactly the keys that are used, in the order of their first
 // request. That is what makes reading a written trace give back the
@@ -52,7 +52,7 @@ type Trace struct {
 	Requests []Request
 }
 
-// Model is the trace as the simulator's traffic: Key as is, Sent = At and
+// Model is the trace as the simulator's traffic: Key as is, Sent as is and
 // Node 0. An ideal run without closed-loop clients (capacity's) takes Sent
 // up to algos.MaxTime, Unix-epoch times included; every other run of the
 // simulator only up to algos.MaxTime/8 (about 12.6 years), so a trace at
@@ -61,7 +61,7 @@ type Trace struct {
 func (t Trace) Model() []model.Request {
 	out := make([]model.Request, len(t.Requests))
 	for i, r := range t.Requests {
-		out[i] = model.Request{Key: r.Key, Sent: r.At}
+		out[i] = model.Request{Key: r.Key, Sent: r.Sent}
 	}
 	return out
 }
@@ -73,7 +73,7 @@ func (t Trace) Span() int64 {
 	if len(t.Requests) < 2 {
 		return 0
 	}
-	return t.Requests[len(t.Requests)-1].At - t.Requests[0].At
+	return t.Requests[len(t.Requests)-1].Sent - t.Requests[0].Sent
 }
 
 // Rebase returns t moved earlier by the largest whole number of periods
@@ -89,13 +89,13 @@ func (t Trace) Rebase(period int64) (Trace, int64, error) {
 	if len(t.Requests) == 0 {
 		return t, 0, nil
 	}
-	if t.Requests[0].At < 0 {
+	if t.Requests[0].Sent < 0 {
 		return Trace{}, 0, errors.New("traffic: rebase of a trace with a negative time")
 	}
-	shift := t.Requests[0].At / period * period
+	shift := t.Requests[0].Sent / period * period
 	out := Trace{Keys: t.Keys, Requests: slices.Clone(t.Requests)}
 	for i := range out.Requests {
-		out.Requests[i].At -= shift
+		out.Requests[i].Sent -= shift
 	}
 	return out, shift, nil
 }
@@ -121,22 +121,22 @@ func (t Trace) Validate() error {
 		switch {
 		case r.Key < 0 || r.Key >= len(t.Keys):
 			return fmt.Errorf("traffic: request %d has key %d, outside the %d keys", i, r.Key, len(t.Keys))
-		case r.At < 0 || r.At > MaxTime:
-			return fmt.Errorf("traffic: request %d is at %d µs, outside [0, MaxTime]", i, r.At)
+		case r.Sent < 0 || r.Sent > MaxTime:
+			return fmt.Errorf("traffic: request %d is at %d µs, outside [0, MaxTime]", i, r.Sent)
 		case r.Cost < 1 || r.Cost > MaxCost:
 			return fmt.Errorf("traffic: request %d costs %d, outside [1, MaxCost]", i, r.Cost)
 		case r.Service < 0 || r.Service > MaxTime:
 			return fmt.Errorf("traffic: request %d has a service time of %d µs, outside [0, MaxTime]", i, r.Service)
-		case r.At < prev:
-			return fmt.Errorf("traffic: request %d at %d µs comes after one at %d µs; requests must be sorted by time", i, r.At, prev)
+		case r.Sent < prev:
+			return fmt.Errorf("traffic: request %d at %d µs comes after one at %d µs; requests must be sorted by time", i, r.Sent, prev)
 		}
-		prev = r.At
+		prev = r.Sent
 	}
 	return nil
 }
 
 // Canonical returns a valid t in canonical form: requests stably sorted by
-// At, Keys reduced to the keys used and numbered in the order of their first
+// Sent, Keys reduced to the keys used and numbered in the order of their first
 // request. Each request keeps its key name. It is what reading a written t
 // gives back.
 func (t Trace) Canonical() Trace {
@@ -149,9 +149,9 @@ func (t Trace) Canonical() Trace {
 func sortStable(reqs []Request) {
 	slices.SortStableFunc(reqs, func(a, b Request) int {
 		switch {
-		case a.At < b.At:
+		case a.Sent < b.Sent:
 			return -1
-		case a.At > b.At:
+		case a.Sent > b.Sent:
 			return 1
 		}
 		return 0

@@ -17,7 +17,7 @@ import (
 // nothing is written. So is a t without requests, which no reader accepts.
 func WriteCSV(w io.Writer, t Trace) error {
 	return write(w, t, "timestamp,key,cost,duration\n", func(b []byte, key string, r Request) []byte {
-		b = appendSeconds(b, r.At)
+		b = appendSeconds(b, r.Sent)
 		b = append(b, ',')
 		if strings.ContainsAny(key, ",\"") {
 			b = append(b, '"')
@@ -45,7 +45,7 @@ func WriteCSV(w io.Writer, t Trace) error {
 func WriteJSONL(w io.Writer, t Trace) error {
 	return write(w, t, "", func(b []byte, key string, r Request) []byte {
 		b = append(b, `{"timestamp":`...)
-		b = appendSeconds(b, r.At)
+		b = appendSeconds(b, r.Sent)
 		b = append(b, `,"key":"`...)
 		// A valid key has no control characters, so a quote and a
 		// backslash are all that JSON needs escaped.
