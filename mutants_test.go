@@ -303,9 +303,10 @@ func tokenBucketWithTTL(name string, extra int64) algos.Algorithm {
 
 // A keyed limiter whose key expires one second before its state is idle is
 // caught by the default hunt (HuntOptions, the script reading the store's
-// clock) and by the properties (the first of Properties to break is
-// logged), at 10 per second with a burst of 20 and at 100 per second; the
-// same limiter whose key lives exactly until idle is clean in both.
+// clock) on every seed it runs (200 of 200) and by the properties (the
+// first of Properties to break is logged), at 10 per second with a burst
+// of 20 and at 100 per second; the same limiter whose key lives exactly
+// until idle is clean in both.
 func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
 	short := tokenBucketWithTTL("token-bucket, key TTL 1 s short", -algos.Second)
 	exact := tokenBucketWithTTL("token-bucket, key TTL exactly to idle", 0)
@@ -321,9 +322,10 @@ func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
 				t.Fatal(err)
 			}
 			caught, clean := verdicts[0], verdicts[1]
-			if !caught.Caught {
-				t.Errorf("the hunt missed %s on all %d seeds", caught.Suspect, caught.Seeds)
-			} else {
+			if caught.SeedsCaught != caught.Seeds {
+				t.Errorf("the hunt caught %s on %d of %d seeds, not every one", caught.Suspect, caught.SeedsCaught, caught.Seeds)
+			}
+			if caught.Caught {
 				t.Logf("hunt: %s caught on %d of %d seeds, first seed %d, %s client: %s",
 					caught.Suspect, caught.SeedsCaught, caught.Seeds, caught.FirstSeed, caught.FirstClient, caught.First.Reason)
 			}

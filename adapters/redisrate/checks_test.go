@@ -24,8 +24,8 @@ import (
 func TestPropertiesItBreaks(t *testing.T) {
 	l := algos.MustLimit(7, 3*algos.Second, 5)
 	want := map[string]string{
-		"burst-from-idle":          "of a burst of 5 from idle",
-		"reset-reaches-idle":       "admits at one instant, want the full 5",
+		"burst-from-idle":          "of a burst of 5 from idle, remaining 3, want 4",
+		"reset-reaches-idle":       "4 admits at one instant, want the full 5",
 		"refill-capped-after-idle": "idle, want an admit leaving 4",
 	}
 	for _, p := range properties.Properties(redisrate.Spec(), properties.WithLimit(l)) {

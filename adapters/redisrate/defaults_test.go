@@ -31,7 +31,8 @@ func needDefaults(t *testing.T) {
 // seeds of 12 s, 100 per second, nine clients) behind one store catches it
 // over-admitting on every seed, first 250 admits in 1.5 s where 249 are
 // promised, and never by more than one, and it never errs. The docs
-// state both: every seed, and 250 where 249 (in 1.499999 s).
+// state both: every seed, and 250 where 249 (in 1.499999 s), and the
+// hunt's size, 4.2 million calls.
 func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	needDefaults(t)
 	verdicts, err := scenarios.Hunt([]scenarios.Suspect{{Limiter: redisrate.Spec(), Deployment: model.StoreClock}}, scenarios.HuntOptions())
@@ -55,6 +56,10 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	}
 	if f := v.First; f == nil || f.Admits != 250 || f.Allowed != 249 || f.To-f.From != 1_499_999 {
 		t.Errorf("first breach %v; the docs state 250 admits in 1.5 s (1499999µs) where 249 are promised", f)
+	}
+	// The hunt is simulated: its size is exact (the docs round it).
+	if v.Requests != 4_200_504 {
+		t.Errorf("the default hunt made %d calls; the docs state 4.2 million (4,200,504)", v.Requests)
 	}
 }
 
