@@ -448,17 +448,6 @@ var (
 	codeLangs = map[string]bool{"go": true, "sh": true, "bash": true, "shell": true}
 )
 
-// unmarkedBlocks are the blocks of output, on pages this register's
-// authors do not own, that do not yet say where they come from: the page
-// and the block's first line. The list only shrinks.
-var unmarkedBlocks = []string{
-	"docs/capacity.md: trace: 5914 requests from 12 keys",
-	"docs/reports.md: overshoot.table/v1: schema,",
-	"docs/reports.md: ceiling drift: shared token-bucket (Lua)",
-	"docs/reports.md: report: wrote .report/index.html",
-	"docs/reports.md: $ make shard SHARD=2/3",
-}
-
 // checkBlockMarker says what is wrong with where a fenced block says it
 // comes from, or nil. Code (Go, shell) needs no marker; any other block is
 // output or a drawing, and names its source on the line before it: a
@@ -501,29 +490,12 @@ func checkBlockMarker(b fence) error {
 // check holds, or a dated run of a named command, which a reader can run
 // again; none is output nobody can trace.
 func TestDocsOutputBlocksSayWhereTheyComeFrom(t *testing.T) {
-	left := map[string]bool{}
 	for _, doc := range docFiles(t) {
 		blocks, _ := fences(readDoc(t, doc))
 		for _, b := range blocks {
-			err := checkBlockMarker(b)
-			if err == nil {
-				continue
+			if err := checkBlockMarker(b); err != nil {
+				t.Errorf("%s:%d: %v", doc, b.line, err)
 			}
-			if b.marker == "" && len(b.body) > 0 {
-				if i := slices.IndexFunc(unmarkedBlocks, func(u string) bool {
-					page, first, _ := strings.Cut(u, ": ")
-					return page == doc && strings.HasPrefix(strings.TrimSpace(b.body[0]), first)
-				}); i >= 0 {
-					left[unmarkedBlocks[i]] = true
-					continue
-				}
-			}
-			t.Errorf("%s:%d: %v", doc, b.line, err)
-		}
-	}
-	for _, u := range unmarkedBlocks {
-		if !left[u] {
-			t.Errorf("unmarkedBlocks names %q, which is marked or gone: remove it", u)
 		}
 	}
 }
@@ -788,6 +760,7 @@ var heldNumbers = map[string][]string{
 // test repeats (make study, make load, a live run, a timing): each
 // phrase's paragraph must say so, with "unchecked" or "measured".
 var uncheckedNumbers = []string{
+	"by +14%, +27% and +133% for", "counter, +8%, +13% and +44% for",
 	"about 80 s", "about 4 minutes", "took 93.6 to 108.6 s", "binary; 148.7 s", "machine, 149.7 s",
 	"to +37.3% in", "arrival, 48% at", "unchecked: 64% or more and 31% or more in",
 	"away: 94% with", "of 3, 77% with 10.", "4.5 to 21.4× in", "2026-11-30 (16 to", "11.7× against",
@@ -821,14 +794,6 @@ var notClaimNumbers = []string{
 	"= 50, 100 and", "D = 0 it", "a burst of 1 (", "a burst of 1)", "cost of 1 a", "max(0, L − F·p)", "− 1) %",
 	"− 1 (A", "on 1-10)", "⌋+2) admits", "(Retry-After 0,", "L − 1 refills", "against 10;", "(burst 20)",
 	"31 of them counting", "the study: 16%", "published: 114, 143, 243", "published: 28.2%, 56.2%, 0.885",
-}
-
-// unattributedNumbers are results the docs state whose test is not yet
-// named here (issue 27, item 6): the list only shrinks. A number written
-// since it was made fails instead. What is left is one idle live run of
-// docs/capacity.md, whose paragraph does not yet say it is measured.
-var unattributedNumbers = []string{
-	"by +14%", "and +133% for", "counter, +8%, +13% and +44% for",
 }
 
 // A number in the prose of README.md or docs/*.md is held: a golden file
@@ -874,8 +839,7 @@ func registerPhrases() []string {
 		all = append(all, phrases...)
 	}
 	all = append(all, uncheckedNumbers...)
-	all = append(all, notClaimNumbers...)
-	return append(all, unattributedNumbers...)
+	return append(all, notClaimNumbers...)
 }
 
 // unheldNumbers is the numbers neither a golden file, nor isSetting, nor a
