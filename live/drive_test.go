@@ -232,6 +232,7 @@ func buckets(n int, l algos.Limit) live.Func {
 // Live, in real time: a correct bucket whose answers come 0 to 50 ms late
 // is clean, three buckets behind one key are caught.
 func TestSlowAnswersLive(t *testing.T) {
+	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
 	for _, c := range []struct {
 		name  string

@@ -82,6 +82,7 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 // buckets still admit three times the refill of one whatever they are
 // sent past it) but never invent one.
 func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
+	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +129,7 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 // of the same requests (within 10%, the refill of the round trips it
 // decides late by), buckets per node are caught over-admitting.
 func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
+	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
 	reqs, err := scenarios.Traffic(1, l, 3*algos.Second)
 	if err != nil {
