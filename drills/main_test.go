@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/internal/testparallel"
 )
 
 // TestMain gives every redistest.Start of this test binary one shared
@@ -11,6 +12,6 @@ import (
 // its containers, a Sentinel, a cluster to become writable) and is judged
 // on counts and recorded times, not on how fast the machine is.
 func TestMain(m *testing.M) {
-	redistest.SetParallel(8)
+	testparallel.Set(8)
 	redistest.Main(m)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/internal/testparallel"
 )
 
 // TestMain gives every test of the binary one Redis container (keys kept
@@ -12,6 +13,6 @@ import (
 // and each judges from the times it recorded, so running beside each other
 // changes what they offer, never whether a verdict holds.
 func TestMain(m *testing.M) {
-	redistest.SetParallel(8)
+	testparallel.Set(8)
 	redistest.Main(m)
 }

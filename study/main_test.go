@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/internal/testparallel"
 )
 
 // defaultParallel is how many tests run at once by default: most of the
@@ -24,6 +25,6 @@ func TestMain(m *testing.M) {
 	if *full {
 		n = 1
 	}
-	redistest.SetParallel(n)
+	testparallel.Set(n)
 	redistest.Main(m)
 }

@@ -2,9 +2,7 @@ package redistest
 
 import (
 	"context"
-	"flag"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -38,22 +36,6 @@ func Main(m *testing.M) {
 	}
 	wg.Wait()
 	os.Exit(code)
-}
-
-// SetParallel has the binary run n parallel tests at once (the testing
-// package's -test.parallel, which defaults to GOMAXPROCS), unless the
-// command line sets -test.parallel itself: for a binary whose parallel
-// tests mostly wait (for containers to start, a Sentinel to fail over, a
-// timeout) rather than compute. Call it from TestMain, before Main.
-func SetParallel(n int) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
-			panic(err)
-		}
-	}
 }
 
 var shared sharedServer
