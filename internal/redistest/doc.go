@@ -12,8 +12,9 @@
 // the host's network, Sentinel, Cluster, libfaketime, a directory shared
 // with this machine) that is its alone, and StartWithAll several at once.
 // Under Main a test's own containers are removed in the background once it
-// ends, and Main waits for that before the binary exits; SetParallel lets
-// a binary whose tests mostly wait on containers run more of them at once.
+// ends, and Main waits for that before the binary exits (package
+// testparallel lets a binary whose tests mostly wait run more of them at
+// once).
 //
 // Locked and on loopback: every container publishes its port on 127.0.0.1
 // only (checked against what the Docker engine reports, PortBindings), and
