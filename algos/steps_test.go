@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/planted"
 )
 
 // step is one call and the decision it must get, in the style of
@@ -191,13 +192,16 @@ func TestSlidingCounterSteps(t *testing.T) {
 	})
 }
 
-// TestFieldsDecideAsDecide holds each algorithm's FieldsFunc to its Decide,
-// call for call on two states fed the same seeded times (some behind the
-// last, as a skewed node's), under limits whose unit is and is not a whole
-// number of µs; and checks that only this package's own decisions have one.
+// TestFieldsDecideAsDecide holds each algorithm's FieldsFunc to its Decide
+// (the six, the first-hit window, and the planted bugs, which register
+// theirs: a hunt judges the bug the FieldsFunc makes, the properties the
+// one Decide makes), call for call on two states fed the same seeded times
+// (some behind the last, as a skewed node's), under limits whose unit is
+// and is not a whole number of µs; and checks that a decision nobody
+// registered has none.
 func TestFieldsDecideAsDecide(t *testing.T) {
 	limits := []algos.Limit{algos.MustLimit(100, algos.Second, 100), algos.MustLimit(7, algos.Second, 3)}
-	for _, a := range append(algos.All(), algos.FirstHitWindow) {
+	for _, a := range append(append(algos.All(), algos.FirstHitWindow), planted.All()...) {
 		f := a.Fields()
 		if f == nil {
 			t.Fatalf("%s has no FieldsFunc", a.Name)

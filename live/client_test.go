@@ -15,22 +15,13 @@ import (
 // each call at the instant it is made (inside [Sent, Answered]); halve
 // makes it answer half the Retry-After it means.
 func bucketNow(l algos.Limit, halve bool) live.Func {
-	var mu sync.Mutex
-	states := map[string]*algos.State{}
-	start := time.Now()
-	return func(_ context.Context, key string) (algos.Decision, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		st, ok := states[key]
-		if !ok {
-			st = &algos.State{}
-			states[key] = st
-		}
-		d := algos.TokenBucket.Decide(st, time.Since(start).Microseconds(), l)
+	bucket := onWallClock(algos.TokenBucket, l)
+	return func(ctx context.Context, key string) (algos.Decision, error) {
+		d, err := bucket(ctx, key)
 		if halve {
 			d.RetryAfter /= 2
 		}
-		return d, nil
+		return d, err
 	}
 }
 
@@ -84,7 +75,7 @@ func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
 }
 
 // onWallClock is a in this process on the wall clock, one state per key,
-// deciding each call at the instant it is made.
+// deciding each call at the instant it is made (inside [Sent, Answered]).
 func onWallClock(a algos.Algorithm, l algos.Limit) live.Func {
 	var mu sync.Mutex
 	states := map[string]*algos.State{}
