@@ -69,21 +69,15 @@ func TestFindingCheckThenActOverAdmitsAtEveryConcurrencyAboveOne(t *testing.T) {
 		if s.OverMean <= 0 {
 			t.Errorf("c=%d: mean over-admission %+.2f over %d trials, want > 0", c, s.OverMean, s.Trials)
 		}
-		// With 64 workers the race is wide open: +27.7 to +37.3 on average
-		// in twelve runs with both cores busy besides (loopback, 3 trials);
-		// the bound is half the lowest, for a slower machine's spread.
-		if c == 64 && s.OverMean < ctaMinMeanAt64 {
-			t.Errorf("c=64: mean over-admission %+.1f over %d trials, want at least %+d (%d%% of L)", s.OverMean, s.Trials, ctaMinMeanAt64, ctaMinMeanAt64)
-		}
+		// How wide the race opens at 64 workers is the scheduler's: +27.7
+		// to +37.3 on average in twelve runs with both cores busy besides,
+		// +6.0 on an idle machine (4 trials), where a bound of +15 set from
+		// the loaded runs failed. The claim held is the one above.
 		if s.OverMin < 0 {
 			t.Errorf("c=%d: admitted fewer than L (%+d): check-then-act cannot refuse below the limit", c, s.OverMin)
 		}
 	}
 }
-
-// ctaMinMeanAt64 is the least mean over-admission, in admits over L = 100,
-// the check-then-act finding holds at 64 workers.
-const ctaMinMeanAt64 = 15
 
 // The trials of the check-then-act finding at each concurrency: at least
 // ctaMinReps, and up to ctaMaxReps while none over-admits.
