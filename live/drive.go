@@ -65,7 +65,7 @@ func (ld *Load) check() error {
 		return fmt.Errorf("live: a closed-loop drive (Loop) offers no rate, got %d a second", ld.Rate)
 	case ld.Plan == nil && ld.Loop == nil && ld.Rate <= 0:
 		return fmt.Errorf("live: the offered rate must be positive, got %d a second", ld.Rate)
-	case ld.Duration <= 0:
+	case ld.Plan == nil && ld.Duration <= 0:
 		return fmt.Errorf("live: the duration must be positive, got %v", ld.Duration)
 	case ld.Timeout < 0:
 		return fmt.Errorf("live: negative timeout %v", ld.Timeout)
@@ -93,9 +93,8 @@ func (ld *Load) check() error {
 	return nil
 }
 
-// checkPlan says what is wrong with a planned drive, and sets a Duration
-// of 0 just past the plan's last request (the bound Drive's own checks
-// ask for; the plan's end is what ends the drive).
+// checkPlan says what is wrong with a planned drive (whose end is its last
+// request: a Duration only bounds it).
 func (ld *Load) checkPlan() error {
 	switch {
 	case len(ld.Plan) == 0:
@@ -113,10 +112,9 @@ func (ld *Load) checkPlan() error {
 			return fmt.Errorf("live: planned request %d (at %d µs) comes before request %d (at %d µs): a plan is in the order it is sent", i+1, r.Sent, i, ld.Plan[i-1].Sent)
 		}
 	}
-	last := ld.Plan[len(ld.Plan)-1].Sent
-	switch {
-	case ld.Duration == 0:
-		ld.Duration = time.Duration(last+1) * time.Microsecond
+	switch last := ld.Plan[len(ld.Plan)-1].Sent; {
+	case ld.Duration < 0:
+		return fmt.Errorf("live: the duration must not be negative, got %v", ld.Duration)
 	case ld.Duration > 0 && last >= ld.Duration.Microseconds():
 		return fmt.Errorf("live: the plan's last request (at %d µs) is past the drive's %v", last, ld.Duration)
 	}

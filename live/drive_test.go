@@ -46,6 +46,7 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"a plan without a key", ok, live.Load{Plan: []record.Record{{Sent: 1}}}, "request 1 has no key"},
 		{"a plan back in time", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: 5}, {Key: "a", Sent: 4}}}, "request 2 (at 4 µs) comes before request 1"},
 		{"a negative plan", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: -1}}}, "negative"},
+		{"a plan with a negative duration", ok, live.Load{Plan: []record.Record{{Key: "a"}}, Duration: -time.Second}, "must not be negative"},
 		{"a plan past its duration", ok, live.Load{Plan: []record.Record{{Key: "a", Sent: 2_000_000}}, Duration: time.Second}, "past the drive's 1s"},
 	} {
 		recs, err := live.Drive(context.Background(), c.target, c.load)

@@ -226,15 +226,7 @@ func judgeResetDenied(recs []record.Record, n, spread int64) resetVerdict {
 	if spread > 0 {
 		n = 1
 	}
-	type spanned struct {
-		r        record.Record
-		from, to int64
-	}
-	s := make([]spanned, len(recs))
-	for i, r := range recs {
-		f, t := r.Span()
-		s[i] = spanned{r, f, t}
-	}
+	s := spansOf(recs)
 	slices.SortStableFunc(s, func(a, b spanned) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to)) })
 	// starts[c] is the first record of cluster c; ends[c] its latest end.
 	var starts []int

@@ -35,15 +35,7 @@ func judgeRetries(recs []record.Record) retryVerdict {
 	if len(recs) < 2 {
 		return rv
 	}
-	type spanned struct {
-		r        record.Record
-		from, to int64
-	}
-	s := make([]spanned, len(recs))
-	for i, r := range recs {
-		f, t := r.Span()
-		s[i] = spanned{r, f, t}
-	}
+	s := spansOf(recs)
 	slices.SortStableFunc(s, func(a, b spanned) int { return cmp.Compare(a.from, b.from) })
 	// before[i]: the latest end of the spans before i.
 	latest := int64(-1 << 62)
@@ -65,4 +57,21 @@ func judgeRetries(recs []record.Record) retryVerdict {
 		}
 	}
 	return rv
+}
+
+// spanned is a record with the interval its decision lies in
+// (record.Record.Span), kept beside it for the rules that sort by it.
+type spanned struct {
+	r        record.Record
+	from, to int64
+}
+
+// spansOf is recs, each with its span, in the order given.
+func spansOf(recs []record.Record) []spanned {
+	s := make([]spanned, len(recs))
+	for i, r := range recs {
+		f, t := r.Span()
+		s[i] = spanned{r, f, t}
+	}
+	return s
 }
