@@ -72,6 +72,25 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 	}
 }
 
+// driveBucket drives ld through the reference middleware on three nodes
+// deployed as c, and judges the records against the token bucket of l: the
+// verdict, and the admits over the ideal bucket's on the same requests.
+func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v live.Verdict, over float64, ideal int) {
+	t.Helper()
+	urls := nodes(t, 3, l.Burst, c.lim)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v = live.Judge(recs, algos.BucketPromise(l), l)
+	if over, ideal, err = live.Over(recs, algos.TokenBucket, l); err != nil {
+		t.Fatal(err)
+	}
+	return v, over, ideal
+}
+
 // The reference middleware on three nodes, one key, a token bucket of 10
 // a second with bursts of 10, offered 100 a second open loop for 2.5 s and
 // judged from the records alone: with the bucket shared in Redis (the Lua
@@ -87,18 +106,7 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			urls := nodes(t, 3, l.Burst, c.lim)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, live.Load{Rate: 100, Duration: 2500 * time.Millisecond, Timeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := live.Judge(recs, algos.BucketPromise(l), l)
-			over, ideal, err := live.Over(recs, algos.TokenBucket, l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			v, over, ideal := driveBucket(t, c, l, live.Load{Rate: 100, Duration: 2500 * time.Millisecond, Timeout: 30 * time.Second})
 			t.Logf("%s on 3 nodes: over %+.1f%% (the token bucket's ideal admits %d of the same requests)\n%s", c.name, over, ideal, v)
 			// A shared bucket decides each request a round trip after its
 			// Sent; at 10/s that delay's refill is a fraction of an admit
@@ -146,18 +154,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			urls := nodes(t, 3, l.Burst, c.lim)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			recs, err := live.Drive(ctx, live.HTTP{Nodes: urls, KeyHeader: "X-API-Key"}, live.Load{Plan: plan, Timeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := live.Judge(recs, algos.BucketPromise(l), l)
-			over, ideal, err := live.Over(recs, algos.TokenBucket, l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			v, over, ideal := driveBucket(t, c, l, live.Load{Plan: plan, Timeout: 30 * time.Second})
 			t.Logf("the simulator's five clients (seed 1, %d requests in 3 s) through %s on 3 nodes: over %+.1f%% (the ideal token bucket admits %d of the same requests)\n%s\n%s",
 				len(plan), c.name, over, ideal, v.RowHeader(), v.Row())
 			if v.Offered != len(plan) || v.Failed > 0 {
