@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/internal/encode"
-	"github.com/overshoot-go/overshoot/record"
+	"github.com/overshoot-go/overshoot/live"
 )
 
 // Schema is the schema of a check's report as JSON (Report.WriteJSON), in
@@ -42,19 +42,12 @@ type reportJSON struct {
 // were judged and clean, and each breach with its first record, in the
 // record schema's one encoding (record.Line).
 type liveJSON struct {
-	Promise  string           `json:"promise"`
-	Most     int64            `json:"most"`
-	Allowed  int64            `json:"allowed"`
-	Clean    bool             `json:"clean"`
-	Unjudged string           `json:"unjudged,omitempty"`
-	Breaches []liveBreachJSON `json:"breaches"`
-}
-
-type liveBreachJSON struct {
-	Kind  string      `json:"kind"`
-	Count int64       `json:"count"`
-	Why   string      `json:"why"`
-	First record.Line `json:"first"`
+	Promise  string            `json:"promise"`
+	Most     int64             `json:"most"`
+	Allowed  int64             `json:"allowed"`
+	Clean    bool              `json:"clean"`
+	Unjudged string            `json:"unjudged,omitempty"`
+	Breaches []live.BreachJSON `json:"breaches"`
 }
 
 // breachJSON names its exchange, and the one it was compared with (null
@@ -110,10 +103,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			Remaining: e.Remaining, Reset: e.Reset, RetryAfter: e.RetryAfter, Date: e.Date})
 	}
 	doc.Live = liveJSON{Promise: r.Live.Promise, Most: r.Live.Most, Allowed: r.Live.Allowed, Clean: r.Live.Clean(),
-		Unjudged: r.Live.Unjudged, Breaches: []liveBreachJSON{}}
-	for _, b := range r.Live.Breaches {
-		doc.Live.Breaches = append(doc.Live.Breaches, liveBreachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: record.LineOf(b.First)})
-	}
+		Unjudged: r.Live.Unjudged, Breaches: r.Live.BreachesJSON()}
 	return encode.JSON(w, doc)
 }
 

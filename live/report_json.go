@@ -27,14 +27,27 @@ type verdictJSON struct {
 	Allowed  int64        `json:"allowed"`
 	Clean    bool         `json:"clean"`
 	Unjudged string       `json:"unjudged,omitempty"`
-	Breaches []breachJSON `json:"breaches"`
+	Breaches []BreachJSON `json:"breaches"`
 }
 
-type breachJSON struct {
+// BreachJSON is one kind of breach as the JSON reports of a live verdict
+// write it (this package's and httpcheck's): its kind, how many requests
+// showed it, why, and its first record, a line of record.Schema.
+type BreachJSON struct {
 	Kind  string      `json:"kind"`
 	Count int64       `json:"count"`
 	Why   string      `json:"why"`
 	First record.Line `json:"first"`
+}
+
+// BreachesJSON returns v's breaches as BreachJSON, in v's order; an empty
+// list, never nil, for a clean verdict.
+func (v Verdict) BreachesJSON() []BreachJSON {
+	out := []BreachJSON{}
+	for _, b := range v.Breaches {
+		out = append(out, BreachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: record.LineOf(b.First)})
+	}
+	return out
 }
 
 // WriteJSON writes the verdict as one JSON document of schema Schema: the
@@ -44,10 +57,7 @@ type breachJSON struct {
 func (v Verdict) WriteJSON(w io.Writer) error {
 	doc := verdictJSON{Schema: Schema, Promise: v.Promise, Limit: encode.LimitOf(v.Limit), Keys: v.Keys, Offered: v.Offered,
 		Admitted: v.Admitted, Denied: v.Denied, Failed: v.Failed, Most: v.Most, Allowed: v.Allowed, Clean: v.Clean(),
-		Unjudged: v.Unjudged, Breaches: []breachJSON{}}
-	for _, b := range v.Breaches {
-		doc.Breaches = append(doc.Breaches, breachJSON{Kind: b.Kind.String(), Count: b.Count, Why: b.Why, First: record.LineOf(b.First)})
-	}
+		Unjudged: v.Unjudged, Breaches: v.BreachesJSON()}
 	return encode.JSON(w, doc)
 }
 
