@@ -10,7 +10,6 @@ package overshoot_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -110,9 +109,7 @@ func mutantSuspects() []scenarios.Suspect {
 var mutantsHunt = shardedHunt("mutants", mutantSuspects, mutantOptions)
 
 func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
-	// Deterministic; overlaps the live tests' waiting. It sets rapid's seed
-	// flag, so no other parallel test may run rapid.
-	t.Parallel()
+	t.Parallel() // deterministic; overlaps the live tests' waiting
 	correct, planted := correctSuspects(), plantedSuspects()
 	start := time.Now()
 	h := mutantsHunt.result(t)
@@ -242,12 +239,6 @@ func clientList(o scenarios.Options) string {
 // the same on every run.
 func writeShrunkCounterexamples(t *testing.T, b *bytes.Buffer, planted []scenarios.Suspect) {
 	t.Helper()
-	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" {
-		if err := f.Value.Set("1"); err != nil {
-			t.Fatal(err)
-		}
-		defer f.Value.Set("0")
-	}
 	fmt.Fprintf(b, "\nThe same planted algorithms on one node with a true clock: the first property of\nproperties.Check that breaks, and rapid's shrunk counterexample (-rapid.seed=1).\n")
 	for _, s := range planted {
 		if s.Deployment == model.GetSet || s.Deployment == model.LocalFull {
@@ -265,7 +256,7 @@ func writeShrunkCounterexamples(t *testing.T, b *bytes.Buffer, planted []scenari
 		}
 		caught := false
 		for _, p := range props {
-			failed, report := properties.Fails(p.Prop, p.Checks)
+			failed, report := properties.FailsWithSeed(p.Prop, p.Checks, 1)
 			if !failed {
 				continue
 			}
@@ -308,6 +299,7 @@ func tokenBucketWithTTL(name string, extra int64) algos.Algorithm {
 // of 20 and at 100 per second; the same limiter whose key lives exactly
 // until idle is clean in both.
 func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
+	t.Parallel()
 	short := tokenBucketWithTTL("token-bucket, key TTL 1 s short", -algos.Second)
 	exact := tokenBucketWithTTL("token-bucket, key TTL exactly to idle", 0)
 	for _, l := range []algos.Limit{algos.MustLimit(10, algos.Second, 20), algos.MustLimit(100, algos.Second, 100)} {

@@ -68,9 +68,13 @@ func decideMine(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	return d
 }
 
-func TestMyLimiterKeepsTheContract(t *testing.T) { properties.Check(t, limiter.FromAlgorithm(mine)) }
+func TestMyLimiterKeepsTheContract(t *testing.T) {
+	t.Parallel()
+	properties.Check(t, limiter.FromAlgorithm(mine))
+}
 
 func TestMyLimiterDeployed(t *testing.T) {
+	t.Parallel()
 	matrix, err := scenarios.RunMatrix(limiter.FromAlgorithms(mine), scenarios.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +89,7 @@ func TestMyLimiterDeployed(t *testing.T) {
 }
 
 func TestMyLimiterNeverBreaksItsPromise(t *testing.T) {
+	t.Parallel()
 	verdicts, err := scenarios.Hunt([]scenarios.Suspect{{Limiter: limiter.FromAlgorithm(mine), Deployment: model.StoreClock}}, scenarios.HuntOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +139,14 @@ var myLibrary = limiter.Spec{
 // remaining never negative and exact, reset reaching idle, refill capped after an hour idle, keys
 // kept apart, and, for a caller-clock limiter, a step back with no negative refill or long lockout.
 func TestMyLibraryKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	properties.Check(t, myLibrary, properties.WithLimit(algos.MustLimit(100, algos.Second, 100)))
 }
 
 // The deployment matrix (golden/table.txt's, with your limiter as a row), then the mutants' hunt:
 // does any of 200 seeds break the promise where it must hold?
 func TestMyLibraryDeployed(t *testing.T) {
+	t.Parallel()
 	matrix, err := scenarios.RunMatrix([]limiter.Spec{myLibrary}, scenarios.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +170,7 @@ func TestMyLibraryDeployed(t *testing.T) {
 // the imports it names. A renamed function or field breaks the docs' build
 // here, not a reader's.
 func TestPluginDocsGoBlocksCompile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the docs' Go blocks with go vet")
 	}
@@ -216,11 +224,26 @@ func TestPluginDocsGoBlocksCompile(t *testing.T) {
 	if excerpts == 0 || len(built) == 0 {
 		t.Fatalf("%d excerpts and %d blocks to build: the docs' Go blocks are no longer read", excerpts, len(built))
 	}
-	for _, pkg := range slices.Sorted(maps.Keys(built)) {
-		if out, err := exec.Command(gobin, "vet", pkg).CombinedOutput(); err != nil {
-			t.Errorf("%s: the Go block does not build: %v\n%s", built[pkg], err, out)
+	// One go vet for every block: one load of the module, not one a block.
+	pkgs := slices.Sorted(maps.Keys(built))
+	out, err := exec.Command(gobin, append([]string{"vet"}, pkgs...)...).CombinedOutput()
+	if err == nil {
+		return
+	}
+	blamed := false
+	for _, pkg := range pkgs {
+		// go vet names a failing package by its import path, whose tail is
+		// the block's folder.
+		if bytes.Contains(out, []byte(filepath.ToSlash(strings.TrimPrefix(pkg, "./"))+"\n")) ||
+			bytes.Contains(out, []byte(filepath.ToSlash(strings.TrimPrefix(pkg, "./"))+"/")) {
+			blamed = true
+			t.Errorf("%s: the Go block does not build", built[pkg])
 		}
 	}
+	if !blamed {
+		t.Errorf("the docs' Go blocks do not build")
+	}
+	t.Logf("go vet: %v\n%s", err, out)
 }
 
 // docsImports are the packages outside this module a docs block may name.

@@ -37,6 +37,7 @@ var (
 // expiry must come no sooner than the twin's state is idle and no later
 // than the bound.
 func TestLuaMatchesGo(t *testing.T) {
+	t.Parallel()
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)

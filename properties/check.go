@@ -100,7 +100,7 @@ func Check(t *testing.T, spec limiter.Spec, opts ...Option) {
 			q := quiet{T: t, r: r}
 			for r.more() {
 				before := r.ran
-				rapid.Check(q, r.run)
+				withRapidFlags(func() { rapid.Check(q, r.run) })
 				if r.ran == before {
 					t.Fatalf("properties: rapid ran no case of %s (-rapid.checks=%s)", p.Name, flagValue("rapid.checks"))
 				}

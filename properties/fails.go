@@ -44,8 +44,8 @@ func FailsWithin(prop func(*rapid.T), checks int, shrink time.Duration) (failed 
 	return fails(prop, checks, shrink)
 }
 
-// fails is Fails with the shrinking bound given.
-func fails(prop func(*rapid.T), checks int, bound time.Duration) (bool, string) {
+// failsHeld is fails for a caller holding rapidFlags.
+func failsHeld(prop func(*rapid.T), checks int, bound time.Duration) (bool, string) {
 	r := newRunner(prop, checks, bound)
 	for r.more() {
 		before := r.ran

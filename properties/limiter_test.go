@@ -227,6 +227,7 @@ func TestKeyTTLOneSecondShortIsCaught(t *testing.T) {
 // property of Properties, as Check runs them, for 200 cases, through Fails
 // so that a failure leaves no fail file behind).
 func TestKeyTTLExactlyToIdleKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	exact := tokenBucketTTL("token-bucket-ttl-to-idle", 0)
 	for _, k := range keyTTLLimits {
 		t.Run(k.l.String(), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package properties_test
 
 import (
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -124,4 +125,49 @@ func TestLeakyBucketRewindsIsATokenBucket(t *testing.T) {
 			}
 		}
 	})
+}
+
+// FailsWithSeed reports one shrunk counterexample for one seed, call after
+// call, while other tests' Checks run beside it (the race detector holds
+// that rapid's flags are never read as they change), and it leaves the
+// binary's seed as it found it.
+func TestFailsWithSeedIsReproducibleBesideParallelChecks(t *testing.T) {
+	t.Parallel()
+	before := flagValue(t, "rapid.seed")
+	prop := properties.PromiseHolds(limiter.FromAlgorithm(planted.FixedWindowOffByOne))
+	reports := make([]string, 3)
+	t.Run("group", func(t *testing.T) {
+		for i := range reports {
+			t.Run("check", func(t *testing.T) {
+				t.Parallel()
+				properties.Check(t, limiter.FromAlgorithm(algos.GCRA), properties.WithChecks(20))
+			})
+			t.Run("seeded", func(t *testing.T) {
+				t.Parallel()
+				failed, report := properties.FailsWithSeed(prop, 1000, 7)
+				if !failed {
+					t.Error("the planted fixed window passed promise-holds on seed 7")
+				}
+				reports[i] = report
+			})
+		}
+	})
+	for i, r := range reports[1:] {
+		if r != reports[0] {
+			t.Errorf("call %d reported another counterexample than the first:\n%s\nfirst:\n%s", i+2, r, reports[0])
+		}
+	}
+	if after := flagValue(t, "rapid.seed"); after != before {
+		t.Errorf("-rapid.seed was %s before and %s after", before, after)
+	}
+}
+
+// flagValue is the named flag's value as text.
+func flagValue(t *testing.T, name string) string {
+	t.Helper()
+	f := flag.Lookup(name)
+	if f == nil {
+		t.Fatalf("no -%s flag", name)
+	}
+	return f.Value.String()
 }

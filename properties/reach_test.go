@@ -149,6 +149,7 @@ func halfTTLBucket() limiter.Spec {
 // expired, within its idle time, gets a fresh burst of 20 where at most 19
 // are promised.
 func TestKeyExpiringAtHalfItsIdleTimeIsCaught(t *testing.T) {
+	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 20)
 	spec := halfTTLBucket()
 	name, report := firstBroken(spec, properties.WithLimit(l))

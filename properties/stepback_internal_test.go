@@ -34,6 +34,7 @@ func stepBackKeepsRemaining(spec limiter.Spec) func(*rapid.T) {
 }
 
 func TestStepBackRemainingDropIsNotUniversal(t *testing.T) {
+	t.Parallel()
 	keeps := map[string]bool{algos.TokenBucket.Name: true, algos.LeakyBucket.Name: true, algos.FixedWindow.Name: true, algos.SlidingLog.Name: true}
 	for _, algo := range algos.All() {
 		t.Run(algo.Name, func(t *testing.T) {

@@ -29,6 +29,7 @@ var quick = []string{"promise-holds", "burst-from-idle", "remaining-never-negati
 // the properties, in simulated time on simredis; the same script admitting
 // one request too many breaks its promise.
 func TestAScriptOfYoursIsJudgedInSimulatedTime(t *testing.T) {
+	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
 	good := redislib.Spec(firstHitWindowLibrary("first-hit window (Lua)", func(n, limit int64) bool { return n <= limit }))
 	if *contract {

@@ -14,6 +14,7 @@ import (
 // (package differential's tests). If a property ever catches it, this
 // test fails, and the doc comment's claim must change with it.
 func TestSlidingCounterWrongWeightKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	properties.Check(t, limiter.FromAlgorithm(planted.SlidingCounterWrongWeight))
 }
 
