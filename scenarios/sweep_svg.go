@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/svgchart"
@@ -53,8 +55,8 @@ type chart struct {
 	title          string
 	sub            []string
 	xLabel, yLabel string
-	// xs are the points' places on the x axis, 0 or more; the axis runs
-	// from 0 to a round number at or above the last.
+	// xs are the points' places on the x axis, 0 or more, in any order;
+	// the axis runs from 0 to a round number at or above the largest.
 	xs     []float64
 	series []chartSeries
 	// unit follows each y tick. With "×" (a multiple of the limit) the y
@@ -78,7 +80,16 @@ func (c chart) write(w io.Writer) (int64, error) {
 	if len(c.xs) == 0 {
 		return 0, errors.New("scenarios: a chart with no points")
 	}
-	xMax := svgchart.NiceCeil(c.xs[len(c.xs)-1])
+	// The points in the order of their x, so that each line runs left to
+	// right and the axis ends above the largest: the restart sweep's xs
+	// (restarts per minute: 0 for never, then fewer as the interval grows)
+	// do not ascend.
+	order := make([]int, len(c.xs))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(c.xs[i], c.xs[j]) })
+	xMax := svgchart.NiceCeil(c.xs[order[len(order)-1]])
 	yTop, yLow := math.Max(0, c.ref.Y), math.Min(0, c.ref.Y)
 	for _, s := range c.series {
 		for _, v := range s.ys {
@@ -111,8 +122,8 @@ func (c chart) write(w io.Writer) (int64, error) {
 	}
 	for _, s := range c.series {
 		cs := svgchart.Series{Name: s.name, Style: s.style}
-		for k, x := range c.xs {
-			cs.Points = append(cs.Points, svgchart.Point{X: x, Y: s.ys[k]})
+		for _, k := range order {
+			cs.Points = append(cs.Points, svgchart.Point{X: c.xs[k], Y: s.ys[k]})
 		}
 		sc.Series = append(sc.Series, cs)
 	}
