@@ -23,8 +23,10 @@
 //
 // The measures of a finished run (measure.go, with the arithmetic of the
 // rolling maximum, the fairness indices and the percentiles) and their
-// reports (text.go, svg.go). It knows nothing of how the records were
-// produced, so it imports package record alone of this module: not the
-// simulator, not scenarios (whose chart style svg.go follows without
-// importing it), and nothing outside the standard library.
+// reports (text.go; svg.go, which says what its chart shows and leaves the
+// drawing to internal/svgchart, the module's one chart writer, as
+// scenarios does). It knows nothing of how the records were produced, so
+// of this module it imports package record and internal/svgchart alone:
+// not the simulator, not scenarios, and nothing outside the standard
+// library.
 package metrics

@@ -367,3 +367,11 @@ func printable(s string) string {
 	}
 	return s
 }
+
+// shorten cuts s to at most n characters, ending it with … when it cut.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -23,6 +23,7 @@
 // alone, not on the number of workers.
 //
 // Of overshoot's packages, scenarios imports algos, differential, limiter
-// and model only: never redis/lua, study, replay, properties, a Redis
-// client or the root package.
+// and model only, with internal/encode for its JSON and CSV and
+// internal/svgchart for its charts: never redis/lua, study, replay,
+// properties, a Redis client or the root package.
 package scenarios

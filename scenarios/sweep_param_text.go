@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/svgchart"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -180,7 +181,7 @@ func (r Curve) WriteSVG(w io.Writer) (int64, error) {
 	o := r.Options
 	win := algos.FormatMicros(o.Limit.Window)
 	c := chart{
-		sub: [2]string{
+		sub: []string{
 			deploymentWords(r.Deployment, o, r.Param),
 			fmt.Sprintf("%v per client; %s per run, seeds %s; the worst of the clients %s", o.Limit, algos.FormatMicros(o.Duration), seedList(o.Seeds), r.clientWords()),
 		},
@@ -195,7 +196,7 @@ func (r Curve) WriteSVG(w io.Writer) (int64, error) {
 	case r.Plot == PlotPeak:
 		c.title = fmt.Sprintf("Most admitted in any %s, as a multiple of the limit, against the %v", win, r.Param)
 		c.yLabel = fmt.Sprintf("most admitted in any %s (× limit)", win)
-		c.unit, c.ref, c.refLabel, c.refLegend = "×", 1, fmt.Sprintf("limit: %d per %s", o.Limit.Rate, win), "the limit (1×)"
+		c.unit, c.ref = "×", svgchart.Ref{Y: 1, Label: fmt.Sprintf("limit: %d per %s", o.Limit.Rate, win), Legend: "the limit (1×)"}
 		value = func(a string, k int) float64 { cell, _ := r.Cell(a, k); return cell.PeakX }
 	case r.Plot == PlotModel && r.Model != nil:
 		m := r.Model
@@ -205,19 +206,19 @@ func (r Curve) WriteSVG(w io.Writer) (int64, error) {
 		if m.Unit == "%" {
 			c.unit = "%"
 		}
-		c.refLabel, c.refLegend = "the ideal run", "the ideal run (0)"
+		c.ref = svgchart.Ref{Label: "the ideal run", Legend: "the ideal run (0)"}
 		value = func(a string, k int) float64 { return m.Measure(r, a, k) }
 	default:
 		c.title = fmt.Sprintf("Admitted beyond the ideal run, against the %v", r.Param)
 		c.yLabel = "over the ideal (% of its admits)"
-		c.unit, c.refLabel, c.refLegend = "%", "the ideal run", "the ideal run (0%)"
+		c.unit, c.ref = "%", svgchart.Ref{Label: "the ideal run", Legend: "the ideal run (0%)"}
 	}
 	for a, name := range r.Algorithms {
 		ys := make([]float64, len(r.Values))
 		for k := range r.Values {
 			ys[k] = value(name, k)
 		}
-		c.series = append(c.series, chartSeries{name: name, ys: ys, style: seriesStyles[a%len(seriesStyles)]})
+		c.series = append(c.series, chartSeries{name: name, ys: ys, style: svgchart.MarkedStyle(a)})
 	}
 	if m := r.Model; m != nil && r.Plot == PlotModel {
 		var drawn [][]float64
@@ -231,7 +232,7 @@ func (r Curve) WriteSVG(w io.Writer) (int64, error) {
 			}
 			drawn = append(drawn, ys)
 			c.series = append(c.series, chartSeries{name: "model, " + name, ys: ys,
-				style: seriesStyle{color: "#888888", dash: "2 3", marker: "circle", hollow: true}})
+				style: svgchart.Style{Color: "#888888", Dash: "2 3", Marker: svgchart.Circle, Hollow: true}})
 		}
 		c.notes = append(c.notes, "Grey dotted: the model,", "named by the first", "algorithm it predicts.")
 	}
