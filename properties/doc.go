@@ -13,7 +13,10 @@
 // Each property is also exported on its own (PromiseHolds, BurstFromIdle,
 // ...) as a func(*rapid.T), for rapid.Check, and Fails runs one and returns
 // rapid's report with the shrunk counterexample, to show that a planted bug
-// is caught.
+// is caught; FailsWithSeed does so from a seed of the caller's, for a report
+// that must read the same on every run. rapid's flags are the test binary's:
+// every Check and Fails reads them under one lock (flags.go), so tests run
+// them in parallel, and FailsWithSeed changes the seed while none runs.
 //
 // A property drives the limiter only as its users would: it opens fresh
 // limiters (Spec.Open), calls them (limiter.Allow) and closes them. A
@@ -46,6 +49,9 @@
 // # What it owns, and what it must not import
 //
 // The properties (a file per claim), their generators (gen.go), their
-// options (options.go), Check and Fails. It imports algos, limiter and rapid
-// only: a property is about one limiter on one node, never a deployment.
+// options (options.go), Check and Fails, and the lock over rapid's flags.
+// It imports algos, limiter and rapid, and differential and model for
+// AgreesWith alone, which runs two limiters on the same requests on one
+// node with a true clock: a property is about one limiter on one node,
+// never a deployment.
 package properties
