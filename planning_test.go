@@ -101,17 +101,20 @@ var withinLimitCounter = algos.Algorithm{
 	Decide: func(s *algos.State, now int64, l algos.Limit) algos.Decision {
 		w := l.Window
 		idx := algos.FloorDiv(now, w)
+		win := s.Window()
 		switch {
-		case s.Set && s.A == idx-1:
-			*s = algos.State{Set: true, A: idx, C: s.B}
-		case !s.Set || s.A != idx:
-			*s = algos.State{Set: true, A: idx}
+		case s.Set && win.Index == idx-1:
+			win = algos.WindowState{Index: idx, Prev: win.Count}
+		case !s.Set || win.Index != idx:
+			win = algos.WindowState{Index: idx}
 		}
-		if s.C*(w-(now-idx*w))+(s.B+1)*w <= l.Rate*w {
-			s.B++
-			return algos.Decision{Allowed: true}
+		if win.Prev*(w-(now-idx*w))+(win.Count+1)*w > l.Rate*w {
+			s.SetWindow(win)
+			return algos.Decision{RetryAfter: (idx+1)*w - now}
 		}
-		return algos.Decision{RetryAfter: (idx+1)*w - now}
+		win.Count++
+		s.SetWindow(win)
+		return algos.Decision{Allowed: true}
 	},
 }
 
