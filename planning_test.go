@@ -109,11 +109,11 @@ var withinLimitCounter = algos.Algorithm{
 			win = algos.WindowState{Index: idx}
 		}
 		if win.Prev*(w-(now-idx*w))+(win.Count+1)*w > l.Rate*w {
-			s.SetWindow(win)
+			*s = win.State()
 			return algos.Decision{RetryAfter: (idx+1)*w - now}
 		}
 		win.Count++
-		s.SetWindow(win)
+		*s = win.State()
 		return algos.Decision{Allowed: true}
 	},
 }

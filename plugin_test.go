@@ -45,7 +45,7 @@ var mine = algos.Algorithm{
 func decideMine(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	capacity := l.Burst * l.Unit
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: capacity, Last: now})
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	if elapsed := now - b.Last; elapsed > 0 {

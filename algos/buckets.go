@@ -30,7 +30,7 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 func tokenBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
-		s.SetBucket(BucketState{Level: capacity, Last: now})
+		*s = BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	tokens := refill(b.Level, now-b.Last, l)
@@ -84,7 +84,7 @@ func decideLeakyBucket(s *State, now int64, l Limit) Decision {
 func leakyBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
-		s.SetBucket(BucketState{Level: 0, Last: now})
+		*s = BucketState{Level: 0, Last: now}.State()
 	}
 	b := s.Bucket()
 	level := drain(b.Level, now-b.Last, l)
@@ -152,7 +152,7 @@ func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
 // gcraHeld is decideGCRAHeld's decision as its fields.
 func gcraHeld(s *State, now int64, l *Limit, maxDelay int64) (allowed bool, remaining, retry, reset, delay int64) {
 	if !s.Set {
-		s.SetGCRA(GCRAState{TAT: now, Frac: 0})
+		*s = GCRAState{TAT: now, Frac: 0}.State()
 	}
 	// TAT is tat µs and frac/r of a µs more.
 	g := s.GCRA()

@@ -14,8 +14,10 @@ import "slices"
 // and SetBucket (BucketState), the GCRA through GCRA and SetGCRA
 // (GCRAState), the aligned windows through Window and SetWindow
 // (WindowState), the first-hit window through FirstHit and SetFirstHit
-// (FirstHitState). Each algorithm's "Stored:" line names its view. A
-// limiter of one's own may use one of these views or Ints itself.
+// (FirstHitState); a view's State method makes a fresh key that holds it
+// (*s = BucketState{Level: capacity, Last: now}.State()). Each algorithm's
+// "Stored:" line names its view. A limiter of one's own may use one of
+// these views or Ints itself.
 //
 // The views are values of two or three integers, and their conversions
 // are inlined: reading or writing a key through one costs what naming the
@@ -50,16 +52,6 @@ func (s State) Stored() []int64 {
 	return []int64{s.Ints[0], s.Ints[1], s.Ints[2]}
 }
 
-// setInts makes *s the set State holding ints and no log, field by field: a
-// whole State written at once is zeroed and copied in wide moves (and its
-// Log through the write barrier), which cost more than the decision.
-func (s *State) setInts(a, b, c int64) {
-	s.Set, s.Ints[0], s.Ints[1], s.Ints[2], s.Head = true, a, b, c, 0
-	if s.Log != nil {
-		s.Log = nil
-	}
-}
-
 // BucketState is what the token bucket and the leaky bucket store (Ints
 // 0 and 1; the third is 0).
 type BucketState struct {
@@ -74,8 +66,12 @@ type BucketState struct {
 // Bucket reads s as a bucket's state.
 func (s *State) Bucket() BucketState { return BucketState{Level: s.Ints[0], Last: s.Ints[1]} }
 
-// SetBucket makes *s the set State that holds b, and no log.
-func (s *State) SetBucket(b BucketState) { s.setInts(b.Level, b.Last, 0) }
+// SetBucket writes b into s's integers, leaving the rest of s as it is: a
+// decision's write-back to the key it read.
+func (s *State) SetBucket(b BucketState) { s.Ints[0], s.Ints[1] = b.Level, b.Last }
+
+// State is the key that holds b alone: set, its third integer 0, no log.
+func (b BucketState) State() State { return State{Set: true, Ints: [3]int64{b.Level, b.Last, 0}} }
 
 // GCRAState is what the GCRA stores (Ints 0 and 1; the third is 0): its
 // theoretical arrival time, TAT + Frac/l.Refill µs. The emission interval
@@ -91,8 +87,12 @@ type GCRAState struct {
 // GCRA reads s as the GCRA's state.
 func (s *State) GCRA() GCRAState { return GCRAState{TAT: s.Ints[0], Frac: s.Ints[1]} }
 
-// SetGCRA makes *s the set State that holds g, and no log.
-func (s *State) SetGCRA(g GCRAState) { s.setInts(g.TAT, g.Frac, 0) }
+// SetGCRA writes g into s's integers, leaving the rest of s as it is: a
+// decision's write-back to the key it read.
+func (s *State) SetGCRA(g GCRAState) { s.Ints[0], s.Ints[1] = g.TAT, g.Frac }
+
+// State is the key that holds g alone: set, its third integer 0, no log.
+func (g GCRAState) State() State { return State{Set: true, Ints: [3]int64{g.TAT, g.Frac, 0}} }
 
 // WindowState is what the aligned windows store, the fixed window and the
 // sliding counter (Ints 0, 1 and 2).
@@ -111,8 +111,12 @@ func (s *State) Window() WindowState {
 	return WindowState{Index: s.Ints[0], Count: s.Ints[1], Prev: s.Ints[2]}
 }
 
-// SetWindow makes *s the set State that holds w, and no log.
-func (s *State) SetWindow(w WindowState) { s.setInts(w.Index, w.Count, w.Prev) }
+// SetWindow writes w into s's integers, leaving the rest of s as it is: a
+// decision's write-back to the key it read.
+func (s *State) SetWindow(w WindowState) { s.Ints[0], s.Ints[1], s.Ints[2] = w.Index, w.Count, w.Prev }
+
+// State is the key that holds w alone: set, no log.
+func (w WindowState) State() State { return State{Set: true, Ints: [3]int64{w.Index, w.Count, w.Prev}} }
 
 // FirstHitState is what the first-hit window stores (Ints 0 and 1; the
 // third is 0).
@@ -126,5 +130,9 @@ type FirstHitState struct {
 // FirstHit reads s as the first-hit window's state.
 func (s *State) FirstHit() FirstHitState { return FirstHitState{Start: s.Ints[0], Count: s.Ints[1]} }
 
-// SetFirstHit makes *s the set State that holds f, and no log.
-func (s *State) SetFirstHit(f FirstHitState) { s.setInts(f.Start, f.Count, 0) }
+// SetFirstHit writes f into s's integers, leaving the rest of s as it is:
+// a decision's write-back to the key it read.
+func (s *State) SetFirstHit(f FirstHitState) { s.Ints[0], s.Ints[1] = f.Start, f.Count }
+
+// State is the key that holds f alone: set, its third integer 0, no log.
+func (f FirstHitState) State() State { return State{Set: true, Ints: [3]int64{f.Start, f.Count, 0}} }

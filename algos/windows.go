@@ -28,6 +28,7 @@ func fixedWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, int64
 	win := s.Window()
 	if !s.Set || win.Index != idx {
 		win = WindowState{Index: idx}
+		*s = win.State()
 	}
 	end := (idx+1)*l.Window - now
 	count, allowed, retry := countInWindow(win.Count, end, l)
@@ -73,13 +74,13 @@ func slidingCounterFields(s *State, now int64, l *Limit) (bool, int64, int64, in
 	w, limit := l.Window, l.Rate
 	idx := FloorDiv(now, w)
 	win := s.Window()
-	switch {
-	case !s.Set:
-		win = WindowState{Index: idx}
-	case win.Index == idx-1: // the stored window is the previous one now
-		win = WindowState{Index: idx, Prev: win.Count}
-	case win.Index != idx:
-		win = WindowState{Index: idx}
+	if !s.Set || win.Index != idx {
+		prev := int64(0)
+		if s.Set && win.Index == idx-1 { // the stored window is the previous one now
+			prev = win.Count
+		}
+		win = WindowState{Index: idx, Prev: prev}
+		*s = win.State()
 	}
 	cur, prev := win.Count, win.Prev
 	elapsed := now - idx*w
@@ -203,6 +204,7 @@ func firstHitWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, in
 	win := s.FirstHit()
 	if !s.Set || now-win.Start >= l.Window {
 		win = FirstHitState{Start: now}
+		*s = win.State()
 	}
 	end := win.Start + l.Window - now
 	count, allowed, retry := countInWindow(win.Count, end, l)

@@ -45,7 +45,7 @@ func plantedFixedWindowShifted(s *algos.State, now int64, l *algos.Limit) (bool,
 	} else {
 		d.RetryAfter = end
 	}
-	s.SetWindow(algos.WindowState{Index: idx, Count: count})
+	*s = algos.WindowState{Index: idx, Count: count}.State()
 	d.Remaining = l.Rate - count
 	return d.fields()
 }
@@ -73,7 +73,7 @@ func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Li
 func plantedTokenBucketBurstOneShort(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity() - l.Unit // PLANTED: was l.Capacity()
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: capacity, Last: now})
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	tokens := arith.Refill(b.Level, now-b.Last, capacity, l.Refill)
@@ -179,7 +179,7 @@ func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l al
 func plantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: capacity, Last: now})
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	tokens := arith.Refill(b.Level, now-b.Last, capacity, l.Refill)
@@ -231,7 +231,7 @@ func plantedFixedWindowResetFromStart(s *algos.State, now int64, l *algos.Limit)
 	} else {
 		d.RetryAfter = end
 	}
-	s.SetWindow(algos.WindowState{Index: idx, Count: count})
+	*s = algos.WindowState{Index: idx, Count: count}.State()
 	d.Remaining = l.Rate - count
 	return d.fields()
 }

@@ -57,13 +57,13 @@ func plantedSlidingCounterWrongWeight(s *algos.State, now int64, l *algos.Limit)
 	w, limit := l.Window, l.Rate
 	idx := algos.FloorDiv(now, w)
 	win := s.Window()
-	switch {
-	case !s.Set:
-		win = algos.WindowState{Index: idx}
-	case win.Index == idx-1: // the stored window is the previous one now
-		win = algos.WindowState{Index: idx, Prev: win.Count}
-	case win.Index != idx:
-		win = algos.WindowState{Index: idx}
+	if !s.Set || win.Index != idx {
+		prev := int64(0)
+		if s.Set && win.Index == idx-1 { // the stored window is the previous one now
+			prev = win.Count
+		}
+		win = algos.WindowState{Index: idx, Prev: prev}
+		*s = win.State()
 	}
 	cur, prev := win.Count, win.Prev
 	elapsed := now - idx*w

@@ -52,7 +52,7 @@ func decidePlantedUncappedTokenBucket(s *algos.State, now int64, l algos.Limit) 
 func plantedUncappedTokenBucket(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: capacity, Last: now})
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	tokens := b.Level + max(0, now-b.Last)*l.Refill // PLANTED: no cap at capacity
@@ -93,7 +93,7 @@ func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) a
 func plantedLeakyBucketRewinds(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: 0, Last: now})
+		*s = algos.BucketState{Level: 0, Last: now}.State()
 	}
 	b := s.Bucket()
 	level := arith.Drain(b.Level, now-b.Last, l.Refill)
@@ -132,7 +132,7 @@ func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) al
 
 func plantedGCRAWideTolerance(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	if !s.Set {
-		s.SetGCRA(algos.GCRAState{TAT: now, Frac: 0})
+		*s = algos.GCRAState{TAT: now, Frac: 0}.State()
 	}
 	g := s.GCRA()
 	r := l.Refill
@@ -184,6 +184,7 @@ func plantedFixedWindowOffByOne(s *algos.State, now int64, l *algos.Limit) (bool
 	win := s.Window()
 	if !s.Set || win.Index != idx {
 		win = algos.WindowState{Index: idx, Count: 0}
+		*s = win.State()
 	}
 	count := win.Count
 	end := (idx+1)*l.Window - now
@@ -302,7 +303,7 @@ func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.L
 func plantedTokenBucketNegativeRefill(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		s.SetBucket(algos.BucketState{Level: capacity, Last: now})
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
 	b := s.Bucket()
 	// Not the bug: elapsed is bounded so the product below cannot overflow.

@@ -45,7 +45,7 @@ func decideUserFixedWindow(s *algos.State, now int64, l algos.Limit) algos.Decis
 	} else {
 		d.RetryAfter = end
 	}
-	s.SetWindow(win)
+	*s = win.State()
 	d.Remaining = l.Rate - win.Count
 	return d
 }
