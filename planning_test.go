@@ -100,21 +100,18 @@ var withinLimitCounter = algos.Algorithm{
 	StateInts: func(algos.Limit) int64 { return 3 },
 	Decide: func(s *algos.State, now int64, l algos.Limit) algos.Decision {
 		w := l.Window
-		idx := algos.FloorDiv(now, w)
-		win := s.Window()
+		idx, win := algos.FloorDiv(now, w), s.Window()
 		switch {
 		case s.Set && win.Index == idx-1:
-			win = algos.WindowState{Index: idx, Prev: win.Count}
+			*s = algos.WindowState{Index: idx, Prev: win.Count}.State()
 		case !s.Set || win.Index != idx:
-			win = algos.WindowState{Index: idx}
+			*s = algos.WindowState{Index: idx}.State()
 		}
-		if win.Prev*(w-(now-idx*w))+(win.Count+1)*w > l.Rate*w {
-			*s = win.State()
-			return algos.Decision{RetryAfter: (idx+1)*w - now}
+		if win = s.Window(); win.Prev*(w-(now-idx*w))+(win.Count+1)*w <= l.Rate*w {
+			s.SetWindow(algos.WindowState{Index: idx, Count: win.Count + 1, Prev: win.Prev})
+			return algos.Decision{Allowed: true}
 		}
-		win.Count++
-		*s = win.State()
-		return algos.Decision{Allowed: true}
+		return algos.Decision{RetryAfter: (idx+1)*w - now}
 	},
 }
 
