@@ -100,15 +100,15 @@ var withinLimitCounter = algos.Algorithm{
 	StateInts: func(algos.Limit) int64 { return 3 },
 	Decide: func(s *algos.State, now int64, l algos.Limit) algos.Decision {
 		w := l.Window
-		idx := algos.FloorDiv(now, w)
+		idx, win := algos.FloorDiv(now, w), s.Window()
 		switch {
-		case s.Set && s.A == idx-1:
-			*s = algos.State{Set: true, A: idx, C: s.B}
-		case !s.Set || s.A != idx:
-			*s = algos.State{Set: true, A: idx}
+		case s.Set && win.Index == idx-1:
+			*s = algos.WindowState{Index: idx, Prev: win.Count}.State()
+		case !s.Set || win.Index != idx:
+			*s = algos.WindowState{Index: idx}.State()
 		}
-		if s.C*(w-(now-idx*w))+(s.B+1)*w <= l.Rate*w {
-			s.B++
+		if win = s.Window(); win.Prev*(w-(now-idx*w))+(win.Count+1)*w <= l.Rate*w {
+			s.SetWindow(algos.WindowState{Index: idx, Count: win.Count + 1, Prev: win.Prev})
 			return algos.Decision{Allowed: true}
 		}
 		return algos.Decision{RetryAfter: (idx+1)*w - now}

@@ -31,8 +31,8 @@ import (
 
 // mine is a token bucket as a user might fix it after reading the findings:
 // last only moves forward, so a node whose clock is behind cannot rewind it.
-// Stored: A = tokens in scaled units (one request costs l.Unit, one µs
-// refills l.Refill), B = last.
+// Stored: algos.BucketState, its Level the tokens in scaled units (one
+// request costs l.Unit, one µs refills l.Refill), Last the last refill.
 var mine = algos.Algorithm{
 	Name:       "my-limiter",
 	Decide:     decideMine,
@@ -45,26 +45,28 @@ var mine = algos.Algorithm{
 func decideMine(s *algos.State, now int64, l algos.Limit) algos.Decision {
 	capacity := l.Burst * l.Unit
 	if !s.Set {
-		*s = algos.State{Set: true, A: capacity, B: now}
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
-	if elapsed := now - s.B; elapsed > 0 {
-		if room := capacity - s.A; elapsed >= (room+l.Refill-1)/l.Refill {
-			s.A = capacity
+	b := s.Bucket()
+	if elapsed := now - b.Last; elapsed > 0 {
+		if room := capacity - b.Level; elapsed >= (room+l.Refill-1)/l.Refill {
+			b.Level = capacity
 		} else {
-			s.A += elapsed * l.Refill
+			b.Level += elapsed * l.Refill
 		}
-		s.B = now
+		b.Last = now
 	}
-	behind := s.B - now // the tokens are as of s.B; a caller behind waits the gap too
+	behind := b.Last - now // the tokens are as of b.Last; a caller behind waits the gap too
 	d := algos.Decision{}
-	if s.A >= l.Unit {
-		s.A -= l.Unit
+	if b.Level >= l.Unit {
+		b.Level -= l.Unit
 		d.Allowed = true
 	} else {
-		d.RetryAfter = behind + (l.Unit-s.A+l.Refill-1)/l.Refill
+		d.RetryAfter = behind + (l.Unit-b.Level+l.Refill-1)/l.Refill
 	}
-	d.Remaining = s.A / l.Unit
-	d.Reset = behind + (capacity-s.A+l.Refill-1)/l.Refill
+	s.SetBucket(b)
+	d.Remaining = b.Level / l.Unit
+	d.Reset = behind + (capacity-b.Level+l.Refill-1)/l.Refill
 	return d
 }
 

@@ -25,43 +25,6 @@ type Decision struct {
 	Delay int64
 }
 
-// State is one key's stored state. The zero State is an absent key, which is
-// also what a wiped store holds. A, B and C are the algorithm's stored
-// integers, in the order its script stores them; each algorithm documents
-// which is which ("Stored: A = tokens, B = last") and its Decide reads them
-// into locals of those names (tokens, last := s.A, s.B) and writes them
-// back, so the arithmetic reads in the algorithm's words. Log is the
-// sliding log's admitted times, sorted, live from index Head (non-nil once
-// set).
-type State struct {
-	Set     bool
-	A, B, C int64
-	Log     []int64
-	Head    int
-}
-
-// Clone returns a State that shares no memory with s, as a value read over
-// the network would.
-func (s State) Clone() State {
-	if s.Log != nil {
-		s.Log = slices.Clone(s.Log[s.Head:])
-		s.Head = 0
-	}
-	return s
-}
-
-// Stored lists the values the store holds for this key, in the order the
-// Lua scripts return them, for comparing Go with Redis.
-func (s State) Stored() []int64 {
-	if !s.Set {
-		return nil
-	}
-	if s.Log != nil {
-		return slices.Clone(s.Log[s.Head:])
-	}
-	return []int64{s.A, s.B, s.C}
-}
-
 // DecideFunc decides one request for a key at time now (µs) under limit l,
 // updating *s in place to the new stored state. It must not keep s.
 type DecideFunc func(s *State, now int64, l Limit) Decision

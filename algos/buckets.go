@@ -11,7 +11,8 @@ import "github.com/overshoot-go/overshoot/internal/arith"
 // line is its weakness: a node whose clock is behind moves last back, and the
 // next node that is ahead is refilled for the same interval again.
 //
-// Stored: A = tokens (scaled), B = last (µs).
+// Stored: BucketState, its Level the tokens left (scaled), Last the last
+// refill (µs).
 var TokenBucket = Algorithm{
 	Name:       "token-bucket",
 	Decide:     decideTokenBucket,
@@ -29,11 +30,10 @@ func decideTokenBucket(s *State, now int64, l Limit) Decision {
 func tokenBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
-		*s = State{Set: true, A: capacity, B: now}
+		*s = BucketState{Level: capacity, Last: now}.State()
 	}
-	tokens, last := s.A, s.B
-	tokens = refill(tokens, now-last, l)
-	last = now
+	b := s.Bucket()
+	tokens := refill(b.Level, now-b.Last, l)
 	allowed, retry := false, int64(0)
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -41,7 +41,7 @@ func tokenBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64
 	} else {
 		retry = ceilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A, s.B = tokens, last
+	s.SetBucket(BucketState{Level: tokens, Last: now})
 	return allowed, tokens / l.Unit, retry, ceilDiv(capacity-tokens, l.Refill)
 }
 
@@ -65,7 +65,8 @@ func drain(level, elapsed int64, l *Limit) int64 { return arith.Drain(level, ela
 // admitted while it fits under the burst. It stores last = max(last, now),
 // so a node whose clock is behind cannot rewind it.
 //
-// Stored: A = level (scaled), B = last (µs).
+// Stored: BucketState, its Level the water in the bucket (scaled), Last
+// the last drain (µs).
 var LeakyBucket = Algorithm{
 	Name:       "leaky-bucket",
 	Decide:     decideLeakyBucket,
@@ -83,11 +84,11 @@ func decideLeakyBucket(s *State, now int64, l Limit) Decision {
 func leakyBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	capacity := l.bucketSize()
 	if !s.Set {
-		*s = State{Set: true, A: 0, B: now}
+		*s = BucketState{Level: 0, Last: now}.State()
 	}
-	level, last := s.A, s.B
-	level = drain(level, now-last, l)
-	last = max(last, now)
+	b := s.Bucket()
+	level := drain(b.Level, now-b.Last, l)
+	last := max(b.Last, now)
 	// The level is as of last; a caller whose clock is behind waits the gap too.
 	behind := last - now
 	allowed, retry := false, int64(0)
@@ -97,7 +98,7 @@ func leakyBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64
 	} else {
 		retry = behind + ceilDiv(level+l.Unit-capacity, l.Refill)
 	}
-	s.A, s.B = level, last
+	s.SetBucket(BucketState{Level: level, Last: last})
 	return allowed, (capacity - level) / l.Unit, retry, behind + ceilDiv(level, l.Refill)
 }
 
@@ -106,7 +107,8 @@ func leakyBucketFields(s *State, now int64, l *Limit) (bool, int64, int64, int64
 // now >= TAT - tau, then sets TAT = max(TAT, now) + T.
 //
 // T is rarely a whole number of µs, so TAT is kept exactly as a whole part
-// and a fraction: Stored: A = TAT µs, B = TAT's remainder in 1/l.Refill µs.
+// and a fraction. Stored: GCRAState, its TAT the whole µs, Frac the
+// remainder in 1/l.Refill µs.
 var GCRA = Algorithm{
 	Name:       "gcra",
 	Decide:     decideGCRA,
@@ -150,10 +152,11 @@ func decideGCRAHeld(s *State, now int64, l *Limit, maxDelay int64) Decision {
 // gcraHeld is decideGCRAHeld's decision as its fields.
 func gcraHeld(s *State, now int64, l *Limit, maxDelay int64) (allowed bool, remaining, retry, reset, delay int64) {
 	if !s.Set {
-		*s = State{Set: true, A: now, B: 0}
+		*s = GCRAState{TAT: now, Frac: 0}.State()
 	}
 	// TAT is tat µs and frac/r of a µs more.
-	tat, frac := s.A, s.B
+	g := s.GCRA()
+	tat, frac := g.TAT, g.Frac
 	r := l.Refill
 	tauTicks := (l.Burst - 1) * l.Unit
 	// allowAt = ⌈TAT - tau⌉ in whole µs.
@@ -172,7 +175,7 @@ func gcraHeld(s *State, now int64, l *Limit, maxDelay int64) (allowed bool, rema
 	frac += l.Unit % r
 	tat += l.Unit/r + frac/r
 	frac %= r
-	s.A, s.B = tat, frac
+	s.SetGCRA(GCRAState{TAT: tat, Frac: frac})
 	if delay == 0 {
 		// TAT - now in ticks is at most Burst·Unit here, so this cannot overflow.
 		ahead := (tat-now)*r + frac

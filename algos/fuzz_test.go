@@ -90,7 +90,7 @@ func checkDecision(t *testing.T, algo algos.Algorithm, l algos.Limit, now int64,
 	case d.RetryAfter >= below53 || d.Reset >= below53:
 		t.Fatalf("%s %v at %d: wait beyond 2^53 µs: %+v", algo.Name, l, now, d)
 	}
-	// Stored always lists A, B and C; the integers past StateInts must be 0.
+	// Stored always lists the three Ints; those past StateInts must be 0.
 	stored := s.Stored()
 	for i := algo.StateInts(l); i < int64(len(stored)); i++ {
 		if stored[i] != 0 {

@@ -14,7 +14,7 @@ import (
 // which capacity and metrics report as a distribution.
 //
 // The decision is the GCRA's, in the same exact integer arithmetic and the
-// same stored state (A = TAT µs, B = TAT's remainder in 1/l.Refill µs). With
+// same stored state (GCRAState: the TAT in whole µs and a remainder). With
 // allowAt = ⌈TAT - tau⌉, the first whole µs the GCRA admits at, a request at
 // now is:
 //   - admitted at once (Delay 0) when now ≥ allowAt, as the GCRA admits it;

@@ -139,7 +139,7 @@ func TestQueueingGCRAWithNoDelayIsTheGCRA(t *testing.T) {
 }
 
 func statesEqual(a, b algos.State) bool {
-	return a.Set == b.Set && a.A == b.A && a.B == b.B && a.C == b.C && a.Log == nil && b.Log == nil
+	return a.Set == b.Set && a.Ints == b.Ints && a.Log == nil && b.Log == nil
 }
 
 // The queueing GCRA's promises, on one node with a true clock, over random

@@ -7,7 +7,8 @@ import "github.com/overshoot-go/overshoot/internal/arith"
 // count whenever the window index differs from the stored one, so a node
 // whose clock is behind at a window edge restarts the previous window.
 //
-// Stored: A = window index, B = count.
+// Stored: WindowState, its Index the window's, Count the admits in it
+// (Prev is 0).
 var FixedWindow = Algorithm{
 	Name:       "fixed-window",
 	Decide:     decideFixedWindow,
@@ -24,25 +25,15 @@ func decideFixedWindow(s *State, now int64, l Limit) Decision {
 
 func fixedWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	idx := FloorDiv(now, l.Window)
-	window, count := s.A, s.B
-	if !s.Set || window != idx {
-		window, count = idx, 0
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		win = WindowState{Index: idx}
+		*s = win.State()
 	}
 	end := (idx+1)*l.Window - now
-	count, allowed, retry := countInWindow(count, end, l)
-	storeWindow(s, window, count)
+	count, allowed, retry := countInWindow(win.Count, end, l)
+	s.SetWindow(WindowState{Index: idx, Count: count})
 	return allowed, l.Rate - count, retry, end
-}
-
-// storeWindow makes *s the State{Set: true, A: a, B: count} of a fixed
-// window, field by field: a whole State written at once is zeroed and
-// copied in wide moves (and its Log through the write barrier), which cost
-// more than the decision.
-func storeWindow(s *State, a, count int64) {
-	s.Set, s.A, s.B, s.C, s.Head = true, a, count, 0, 0
-	if s.Log != nil {
-		s.Log = nil
-	}
 }
 
 // countInWindow admits one more to a window holding count admits that ends
@@ -60,7 +51,8 @@ func countInWindow(count, end int64, l *Limit) (int64, bool, int64) {
 // while the estimate prev·(W-elapsed)/W + cur is below L. The comparison is
 // kept in integers (prev·(W-elapsed) + cur·W < L·W), so Go and Lua agree.
 //
-// Stored: A = window index, B = current count, C = previous count.
+// Stored: WindowState, its Index the current window's, Count the admits
+// in it, Prev the admits in the window before.
 var SlidingCounter = Algorithm{
 	Name:       "sliding-counter",
 	Decide:     decideSlidingCounter,
@@ -81,15 +73,16 @@ func decideSlidingCounter(s *State, now int64, l Limit) Decision {
 func slidingCounterFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
 	w, limit := l.Window, l.Rate
 	idx := FloorDiv(now, w)
-	switch {
-	case !s.Set:
-		*s = State{Set: true, A: idx}
-	case s.A == idx-1:
-		*s = State{Set: true, A: idx, C: s.B}
-	case s.A != idx:
-		*s = State{Set: true, A: idx}
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		prev := int64(0)
+		if s.Set && win.Index == idx-1 { // the stored window is the previous one now
+			prev = win.Count
+		}
+		win = WindowState{Index: idx, Prev: prev}
+		*s = win.State()
 	}
-	cur, prev := s.B, s.C
+	cur, prev := win.Count, win.Prev
 	elapsed := now - idx*w
 	weighted := prev * (w - elapsed) // the previous window's share, times W
 	allowed, retry := false, int64(0)
@@ -99,7 +92,7 @@ func slidingCounterFields(s *State, now int64, l *Limit) (bool, int64, int64, in
 	} else {
 		retry = slidingCounterRetry(cur, prev, elapsed, l)
 	}
-	s.B = cur
+	s.SetWindow(WindowState{Index: idx, Count: cur, Prev: prev})
 	reset := int64(0)
 	switch {
 	case cur > 0:
@@ -188,9 +181,10 @@ func insertSorted(s *State, t int64) { s.Log, s.Head = arith.InsertSorted(s.Log,
 // just before and just after its end gets 2L-1 admits within a few ms. It
 // is not one of the six (All): it stands for what is shipped, beside them.
 //
-// Stored: A = the window's start (its first hit), B = count. The key
-// expires when its window ends (KeyTTL = Reset), as the EXPIRE does. A
-// node whose clock is behind the window's start counts in that window.
+// Stored: FirstHitState, its Start the window's (its first hit), Count the
+// admits in it. The key expires when its window ends (KeyTTL = Reset), as
+// the EXPIRE does. A node whose clock is behind the window's start counts
+// in that window.
 var FirstHitWindow = Algorithm{
 	Name:       "first-hit-window",
 	Decide:     decideFirstHitWindow,
@@ -207,12 +201,13 @@ func decideFirstHitWindow(s *State, now int64, l Limit) Decision {
 }
 
 func firstHitWindowFields(s *State, now int64, l *Limit) (bool, int64, int64, int64) {
-	start, count := s.A, s.B
-	if !s.Set || now-start >= l.Window {
-		start, count = now, 0
+	win := s.FirstHit()
+	if !s.Set || now-win.Start >= l.Window {
+		win = FirstHitState{Start: now}
+		*s = win.State()
 	}
-	end := start + l.Window - now
-	count, allowed, retry := countInWindow(count, end, l)
-	storeWindow(s, start, count)
+	end := win.Start + l.Window - now
+	count, allowed, retry := countInWindow(win.Count, end, l)
+	s.SetFirstHit(FirstHitState{Start: win.Start, Count: count})
 	return allowed, l.Rate - count, retry, end
 }

@@ -113,7 +113,7 @@ func (m *Memory) stateCells(s algos.State) int64 {
 	case m.algo.StateInts != nil:
 		return m.algo.StateInts(m.limit)
 	}
-	return 3
+	return int64(len(s.Ints))
 }
 
 // setCells records that key's state becomes s.

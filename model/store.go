@@ -170,8 +170,11 @@ func copyState(dst, src *algos.State) {
 	// Field by field (every field of algos.State): a State holds a
 	// pointer (Log), and a whole-value copy of one goes through the write
 	// barrier's bulk path, while every algorithm's state but the sliding
-	// log's has no pointer to copy.
-	dst.Set, dst.A, dst.B, dst.C, dst.Head = src.Set, src.A, src.B, src.C, src.Head
+	// log's has no pointer to copy. Ints too, one by one: the decisions
+	// write them one by one, and the compiler copies an array in wider
+	// moves, which the processor cannot forward from those stores.
+	dst.Set, dst.Head = src.Set, src.Head
+	dst.Ints[0], dst.Ints[1], dst.Ints[2] = src.Ints[0], src.Ints[1], src.Ints[2]
 	if src.Log == nil {
 		if dst.Log != nil {
 			dst.Log = nil

@@ -89,9 +89,10 @@ func storedTAT(t *testing.T, lim *sim, key int) (float64, bool) {
 	return (f - scriptZero) * 1e6, true
 }
 
-// gcraTAT is GCRA's TAT in µs: A and the remainder B in 1/Refill µs.
+// gcraTAT is GCRA's TAT in µs: its whole µs and the remainder in 1/Refill µs.
 func gcraTAT(st algos.State, l algos.Limit) float64 {
-	return float64(st.A) + float64(st.B)/float64(l.Refill)
+	g := st.GCRA()
+	return float64(g.TAT) + float64(g.Frac)/float64(l.Refill)
 }
 
 // ceilWithin reports whether got is ⌈y⌉ for some y within eps of x.
@@ -180,8 +181,8 @@ func compare(t *testing.T, ctx context.Context, l algos.Limit, seed uint64, boun
 		// Before: GCRA's margin in ticks of 1/r µs, exactly, and the
 		// distance between the two TATs once each is raised to now.
 		tat := now * r
-		if st.Set {
-			tat = max(tat, st.A*r+st.B)
+		if g := st.GCRA(); st.Set {
+			tat = max(tat, g.TAT*r+g.Frac)
 		}
 		margin := float64(now*r-(tat-tauTicks)) / float64(r)
 		drift := 0.0

@@ -32,10 +32,11 @@ func decidePlantedFixedWindowShifted(s *algos.State, now int64, l algos.Limit) a
 
 func plantedFixedWindowShifted(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now+1, l.Window) // PLANTED: was FloorDiv(now, l.Window)
-	window, count := s.A, s.B
-	if !s.Set || window != idx {
-		window, count = idx, 0
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		win = algos.WindowState{Index: idx}
 	}
+	count := win.Count
 	end := (idx+1)*l.Window - now
 	d := decision{Reset: end}
 	if count < l.Rate {
@@ -44,7 +45,7 @@ func plantedFixedWindowShifted(s *algos.State, now int64, l *algos.Limit) (bool,
 	} else {
 		d.RetryAfter = end
 	}
-	*s = algos.State{Set: true, A: window, B: count}
+	*s = algos.WindowState{Index: idx, Count: count}.State()
 	d.Remaining = l.Rate - count
 	return d.fields()
 }
@@ -72,11 +73,10 @@ func decidePlantedTokenBucketBurstOneShort(s *algos.State, now int64, l algos.Li
 func plantedTokenBucketBurstOneShort(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity() - l.Unit // PLANTED: was l.Capacity()
 	if !s.Set {
-		*s = algos.State{Set: true, A: capacity, B: now}
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
-	tokens, last := s.A, s.B
-	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
-	last = now
+	b := s.Bucket()
+	tokens := arith.Refill(b.Level, now-b.Last, capacity, l.Refill)
 	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -84,7 +84,7 @@ func plantedTokenBucketBurstOneShort(s *algos.State, now int64, l *algos.Limit) 
 	} else {
 		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A, s.B = tokens, last
+	s.SetBucket(algos.BucketState{Level: tokens, Last: now})
 	d.Remaining = tokens / l.Unit
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d.fields()
@@ -149,7 +149,7 @@ func decidePlantedGCRAResetWholeSeconds(s *algos.State, now int64, l algos.Limit
 
 func plantedGCRAResetWholeSeconds(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	d := decisionOf(gcraFields(s, now, l))
-	tat := s.A                                                     // the theoretical arrival time the decision left, in µs
+	tat := s.GCRA().TAT                                            // the theoretical arrival time the decision left, in µs
 	d.Reset = algos.FloorDiv(tat, algos.Second)*algos.Second - now // PLANTED: was arith.GCRAReset(tat, frac, now)
 	return d.fields()
 }
@@ -179,11 +179,10 @@ func decidePlantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l al
 func plantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = algos.State{Set: true, A: capacity, B: now}
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
-	tokens, last := s.A, s.B
-	tokens = arith.Refill(tokens, now-last, capacity, l.Refill)
-	last = now
+	b := s.Bucket()
+	tokens := arith.Refill(b.Level, now-b.Last, capacity, l.Refill)
 	d := decision{Remaining: tokens / l.Unit} // PLANTED: was `d.Remaining = tokens / l.Unit` after the take
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -191,7 +190,7 @@ func plantedTokenBucketRemainingBeforeTake(s *algos.State, now int64, l *algos.L
 	} else {
 		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A, s.B = tokens, last
+	s.SetBucket(algos.BucketState{Level: tokens, Last: now})
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d.fields()
 }
@@ -219,10 +218,11 @@ func decidePlantedFixedWindowResetFromStart(s *algos.State, now int64, l algos.L
 
 func plantedFixedWindowResetFromStart(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now, l.Window)
-	window, count := s.A, s.B
-	if !s.Set || window != idx {
-		window, count = idx, 0
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		win = algos.WindowState{Index: idx}
 	}
+	count := win.Count
 	end := (idx+1)*l.Window - now
 	d := decision{Reset: now - idx*l.Window} // PLANTED: was Reset: end
 	if count < l.Rate {
@@ -231,7 +231,7 @@ func plantedFixedWindowResetFromStart(s *algos.State, now int64, l *algos.Limit)
 	} else {
 		d.RetryAfter = end
 	}
-	*s = algos.State{Set: true, A: window, B: count}
+	*s = algos.WindowState{Index: idx, Count: count}.State()
 	d.Remaining = l.Rate - count
 	return d.fields()
 }

@@ -36,7 +36,7 @@ import (
 // differential) shows that its admits per window are not a sliding
 // counter's.
 //
-// Stored: A = window index, B = current count, C = previous count.
+// Stored: algos.WindowState, as the sliding counter's.
 var SlidingCounterWrongWeight = algos.Algorithm{
 	Name:       "planted-sliding-counter-wrong-weight",
 	Decide:     decidePlantedSlidingCounterWrongWeight,
@@ -56,15 +56,16 @@ func decidePlantedSlidingCounterWrongWeight(s *algos.State, now int64, l algos.L
 func plantedSlidingCounterWrongWeight(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	w, limit := l.Window, l.Rate
 	idx := algos.FloorDiv(now, w)
-	switch {
-	case !s.Set:
-		*s = algos.State{Set: true, A: idx}
-	case s.A == idx-1:
-		*s = algos.State{Set: true, A: idx, C: s.B}
-	case s.A != idx:
-		*s = algos.State{Set: true, A: idx}
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		prev := int64(0)
+		if s.Set && win.Index == idx-1 { // the stored window is the previous one now
+			prev = win.Count
+		}
+		win = algos.WindowState{Index: idx, Prev: prev}
+		*s = win.State()
 	}
-	cur, prev := s.B, s.C
+	cur, prev := win.Count, win.Prev
 	elapsed := now - idx*w
 	weighted := prev * elapsed // PLANTED: was prev * (w - elapsed)
 	d := decision{}
@@ -74,7 +75,7 @@ func plantedSlidingCounterWrongWeight(s *algos.State, now int64, l *algos.Limit)
 	} else {
 		d.RetryAfter = w - elapsed // not the bug: the wait its own estimate gives
 	}
-	s.B = cur
+	s.SetWindow(algos.WindowState{Index: idx, Count: cur, Prev: prev})
 	d.Remaining = max(0, arith.CeilDiv(limit*w-weighted, w)-cur)
 	switch {
 	case cur > 0:

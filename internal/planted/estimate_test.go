@@ -27,7 +27,7 @@ func TestSlidingCounterWrongWeightIsTheCounterWithoutAPreviousWindow(t *testing.
 	for now := int64(0); now < 1000; now += 37 {
 		da := planted.SlidingCounterWrongWeight.Decide(&a, now, l)
 		db := algos.SlidingCounter.Decide(&b, now, l)
-		if da.Allowed != db.Allowed || da.Remaining != db.Remaining || a.B != b.B {
+		if da.Allowed != db.Allowed || da.Remaining != db.Remaining || a.Window().Count != b.Window().Count {
 			t.Fatalf("at %dµs in the first window: planted %+v, correct %+v", now, da, db)
 		}
 	}

@@ -28,11 +28,14 @@ func All() []algos.Algorithm {
 
 // UncappedTokenBucket is the token bucket without the cap.
 //
-// PLANTED BUG: the refill line is `tokens := s.A + max(0, now-s.B)*l.Refill`
-// instead of `tokens := refill(s.A, now-s.B, &l)`. An author writes it because
-// under steady traffic the bucket never fills, so the cap looks redundant;
-// after an idle spell the bucket holds more than Burst and a whole idle
-// period's worth of requests is admitted at once.
+// PLANTED BUG: the refill line is
+//
+//	tokens := b.Level + max(0, now-b.Last)*l.Refill
+//
+// instead of `tokens := refill(b.Level, now-b.Last, &l)`. An author writes
+// it because under steady traffic the bucket never fills, so the cap looks
+// redundant; after an idle spell the bucket holds more than Burst and a
+// whole idle period's worth of requests is admitted at once.
 var UncappedTokenBucket = algos.Algorithm{
 	Name:       "planted-uncapped-token-bucket",
 	Decide:     decidePlantedUncappedTokenBucket,
@@ -49,10 +52,10 @@ func decidePlantedUncappedTokenBucket(s *algos.State, now int64, l algos.Limit) 
 func plantedUncappedTokenBucket(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = algos.State{Set: true, A: capacity, B: now}
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
-	tokens := s.A + max(0, now-s.B)*l.Refill // PLANTED: no cap at capacity
-	s.B = now
+	b := s.Bucket()
+	tokens := b.Level + max(0, now-b.Last)*l.Refill // PLANTED: no cap at capacity
 	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -60,7 +63,7 @@ func plantedUncappedTokenBucket(s *algos.State, now int64, l *algos.Limit) (bool
 	} else {
 		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A = tokens
+	s.SetBucket(algos.BucketState{Level: tokens, Last: now})
 	d.Remaining = tokens / l.Unit
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d.fields()
@@ -68,11 +71,12 @@ func plantedUncappedTokenBucket(s *algos.State, now int64, l *algos.Limit) (bool
 
 // LeakyBucketRewinds is the leaky bucket storing last = now.
 //
-// PLANTED BUG: `s.B = now` instead of `s.B = max(s.B, now)`. An author copies
-// the line from the token bucket. On a true clock nothing changes; a node
-// whose clock is behind moves last back and the next node drains the same
-// interval twice. Mirrored, this is decision for decision the token bucket,
-// so only the leaky bucket's own claim (no double refill) tells them apart.
+// PLANTED BUG: `last := now` instead of `last := max(b.Last, now)`. An
+// author copies the line from the token bucket. On a true clock nothing
+// changes; a node whose clock is behind moves last back and the next node
+// drains the same interval twice. Mirrored, this is decision for decision
+// the token bucket, so only the leaky bucket's own claim (no double refill)
+// tells them apart.
 var LeakyBucketRewinds = algos.Algorithm{
 	Name:       "planted-leaky-bucket-rewinds",
 	Decide:     decidePlantedLeakyBucketRewinds,
@@ -89,11 +93,12 @@ func decidePlantedLeakyBucketRewinds(s *algos.State, now int64, l algos.Limit) a
 func plantedLeakyBucketRewinds(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = algos.State{Set: true, A: 0, B: now}
+		*s = algos.BucketState{Level: 0, Last: now}.State()
 	}
-	level := arith.Drain(s.A, now-s.B, l.Refill)
-	s.B = now // PLANTED: was max(s.B, now)
-	behind := s.B - now
+	b := s.Bucket()
+	level := arith.Drain(b.Level, now-b.Last, l.Refill)
+	last := now // PLANTED: was max(b.Last, now)
+	behind := last - now
 	d := decision{}
 	if level+l.Unit <= capacity {
 		level += l.Unit
@@ -101,7 +106,7 @@ func plantedLeakyBucketRewinds(s *algos.State, now int64, l *algos.Limit) (bool,
 	} else {
 		d.RetryAfter = behind + arith.CeilDiv(level+l.Unit-capacity, l.Refill)
 	}
-	s.A = level
+	s.SetBucket(algos.BucketState{Level: level, Last: last})
 	d.Remaining = (capacity - level) / l.Unit
 	d.Reset = behind + arith.CeilDiv(level, l.Refill)
 	return d.fields()
@@ -127,38 +132,40 @@ func decidePlantedGCRAWideTolerance(s *algos.State, now int64, l algos.Limit) al
 
 func plantedGCRAWideTolerance(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	if !s.Set {
-		*s = algos.State{Set: true, A: now, B: 0}
+		*s = algos.GCRAState{TAT: now, Frac: 0}.State()
 	}
+	g := s.GCRA()
 	r := l.Refill
 	tauTicks := l.Burst * l.Unit // PLANTED: was (l.Burst - 1) * l.Unit
-	allowAt := s.A - tauTicks/r
-	if s.B > tauTicks%r {
+	allowAt := g.TAT - tauTicks/r
+	if g.Frac > tauTicks%r {
 		allowAt++
 	}
 	d := decision{}
 	if now < allowAt {
 		d.RetryAfter = allowAt - now
-		d.Reset = arith.GCRAReset(s.A, s.B, now)
+		d.Reset = arith.GCRAReset(g.TAT, g.Frac, now)
 		return d.fields()
 	}
 	d.Allowed = true
-	if s.A < now {
-		s.A, s.B = now, 0
+	if g.TAT < now {
+		g = algos.GCRAState{TAT: now, Frac: 0}
 	}
-	s.B += l.Unit % r
-	s.A += l.Unit/r + s.B/r
-	s.B %= r
-	ahead := (s.A-now)*r + s.B
+	g.Frac += l.Unit % r
+	g.TAT += l.Unit/r + g.Frac/r
+	g.Frac %= r
+	s.SetGCRA(g)
+	ahead := (g.TAT-now)*r + g.Frac
 	d.Remaining = max(0, (l.Burst*l.Unit-ahead)/l.Unit)
-	d.Reset = arith.GCRAReset(s.A, s.B, now)
+	d.Reset = arith.GCRAReset(g.TAT, g.Frac, now)
 	return d.fields()
 }
 
 // FixedWindowOffByOne is the fixed window admitting L+1 per window.
 //
-// PLANTED BUG: `if s.B <= l.Rate` instead of `if s.B < l.Rate`. The author
-// thinks of the count after the increment ("allow while count <= limit")
-// but compares the count before it.
+// PLANTED BUG: `if count <= l.Rate` instead of `if count < l.Rate`. The
+// author thinks of the count after the increment ("allow while count <=
+// limit") but compares the count before it.
 var FixedWindowOffByOne = algos.Algorithm{
 	Name:       "planted-fixed-window-off-by-one",
 	Decide:     decidePlantedFixedWindowOffByOne,
@@ -174,18 +181,22 @@ func decidePlantedFixedWindowOffByOne(s *algos.State, now int64, l algos.Limit) 
 
 func plantedFixedWindowOffByOne(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	idx := algos.FloorDiv(now, l.Window)
-	if !s.Set || s.A != idx {
-		*s = algos.State{Set: true, A: idx, B: 0}
+	win := s.Window()
+	if !s.Set || win.Index != idx {
+		win = algos.WindowState{Index: idx, Count: 0}
+		*s = win.State()
 	}
+	count := win.Count
 	end := (idx+1)*l.Window - now
 	d := decision{Reset: end}
-	if s.B <= l.Rate { // PLANTED: was s.B < l.Rate
-		s.B++
+	if count <= l.Rate { // PLANTED: was count < l.Rate
+		count++
 		d.Allowed = true
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = l.Rate - s.B
+	s.SetWindow(algos.WindowState{Index: idx, Count: count})
+	d.Remaining = l.Rate - count
 	return d.fields()
 }
 
@@ -239,10 +250,10 @@ func plantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l *algos.Limit) (b
 //
 // PLANTED BUG: the refill line is
 //
-//	tokens := min(capacity, s.A+(now-s.B)*l.Refill)
+//	tokens := min(capacity, b.Level+(now-b.Last)*l.Refill)
 //
-// instead of `tokens := refill(s.A, now-s.B, &l)`, which adds nothing when
-// now-s.B <= 0. An author writes it because on one machine time only moves
+// instead of `tokens := refill(b.Level, now-b.Last, &l)`, which adds nothing
+// when now-b.Last <= 0. An author writes it because on one machine time only moves
 // forward, so elapsed looks non-negative and max(0, …) looks redundant.
 // Once callers send their own clocks (or NTP steps a clock back), a caller
 // behind the stored last gets a negative refill: the bucket drains by the
@@ -274,7 +285,8 @@ func plantedSlidingLogTrimsTooMuch(s *algos.State, now int64, l *algos.Limit) (b
 // algos.MaxTime. Only a debt of more than (2^52 - capacity)/Refill µs of
 // refill reaches it: at 100 per second, over a hundred years.
 //
-// Stored: A = tokens (scaled, possibly negative), B = last (µs).
+// Stored: algos.BucketState, its Level the tokens (scaled, possibly
+// negative), Last the last refill (µs).
 var TokenBucketNegativeRefill = algos.Algorithm{
 	Name:       "planted-token-bucket-negative-refill",
 	Decide:     decidePlantedTokenBucketNegativeRefill,
@@ -291,12 +303,12 @@ func decidePlantedTokenBucketNegativeRefill(s *algos.State, now int64, l algos.L
 func plantedTokenBucketNegativeRefill(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
 	capacity := l.Capacity()
 	if !s.Set {
-		*s = algos.State{Set: true, A: capacity, B: now}
+		*s = algos.BucketState{Level: capacity, Last: now}.State()
 	}
+	b := s.Bucket()
 	// Not the bug: elapsed is bounded so the product below cannot overflow.
-	elapsed := owedElapsed(s.A, now-s.B, *l)
-	tokens := min(capacity, s.A+elapsed*l.Refill) // PLANTED: was refill(s.A, now-s.B, &l)
-	s.B = now
+	elapsed := owedElapsed(b.Level, now-b.Last, *l)
+	tokens := min(capacity, b.Level+elapsed*l.Refill) // PLANTED: was refill(b.Level, now-b.Last, &l)
 	d := decision{}
 	if tokens >= l.Unit {
 		tokens -= l.Unit
@@ -304,7 +316,7 @@ func plantedTokenBucketNegativeRefill(s *algos.State, now int64, l *algos.Limit)
 	} else {
 		d.RetryAfter = arith.CeilDiv(l.Unit-tokens, l.Refill)
 	}
-	s.A = tokens
+	s.SetBucket(algos.BucketState{Level: tokens, Last: now})
 	d.Remaining = max(0, tokens/l.Unit)
 	d.Reset = arith.CeilDiv(capacity-tokens, l.Refill)
 	return d.fields()

@@ -200,10 +200,10 @@ func TestLuaIdleOfOddTwins(t *testing.T) {
 	// A counter that never resets: never idle.
 	forever := idleSearch{lim: lim, decide: func(s *algos.State, now int64, l algos.Limit) algos.Decision {
 		s.Set = true
-		s.A++
-		return algos.Decision{Allowed: s.A <= l.Rate}
+		s.Ints[0]++
+		return algos.Decision{Allowed: s.Ints[0] <= l.Rate}
 	}}
-	if got, err := forever.find(algos.State{Set: true, A: 3}, 1000, 0); err != nil || !got.Never {
+	if got, err := forever.find(algos.State{Set: true, Ints: [3]int64{3}}, 1000, 0); err != nil || !got.Never {
 		t.Errorf("a counter that never resets: %+v, %v; want never idle", got, err)
 	}
 	// The fixed window with Reset always 0: the search finds the window's end.

@@ -33,18 +33,20 @@ var userFixedWindow = algos.Algorithm{
 // decideUserFixedWindow is written for times of 0 or more, as the
 // differential's are, so its / is the floor.
 func decideUserFixedWindow(s *algos.State, now int64, l algos.Limit) algos.Decision {
-	if idx := now / l.Window; !s.Set || s.A < idx {
-		*s = algos.State{Set: true, A: idx}
+	win := s.Window()
+	if idx := now / l.Window; !s.Set || win.Index < idx {
+		win = algos.WindowState{Index: idx}
 	}
-	end := (s.A+1)*l.Window - now
+	end := (win.Index+1)*l.Window - now
 	d := algos.Decision{Reset: end}
-	if s.B < l.Rate {
-		s.B++
+	if win.Count < l.Rate {
+		win.Count++
 		d.Allowed = true
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = l.Rate - s.B
+	*s = win.State()
+	d.Remaining = l.Rate - win.Count
 	return d
 }
 

@@ -15,7 +15,7 @@ import (
 // GetSet is the deployment bug (the model's GetSet deployment, live): read the key, decide in the node with the
 // Go algorithm, write the new state back. Two nodes that read before either
 // writes both decide on the same state, and one write is lost. It keeps the
-// scripts' layout (a string "A:B:C", or the sliding log's sorted set), so its
+// scripts' layout (a string "a:b:c" of the State's Ints, or the sliding log's sorted set), so its
 // keys are interchangeable with theirs.
 //
 // The read and the write are each a MULTI with TIME (and INCR of the
@@ -162,7 +162,7 @@ func parseInts(get *redis.StringCmd) (algos.State, error) {
 			return algos.State{}, fmt.Errorf("value %q is not three integers", v)
 		}
 	}
-	return algos.State{Set: true, A: ints[0], B: ints[1], C: ints[2]}, nil
+	return algos.State{Set: true, Ints: ints}, nil
 }
 
 func parseLog(zs []redis.Z) (algos.State, error) {

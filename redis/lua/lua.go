@@ -126,7 +126,7 @@ const preludeEnd = "-- end of prelude"
 //     numbers into Redis (tostring switches to exponent form past 14 digits).
 //   - ttl(reset): the key's expiry in ms (a string, as PX and PEXPIRE take
 //     it) for a decision whose reset is reset µs: lua.TTL of that decision.
-//   - load3() returns the three integers stored at KEY as "A:B:C", or nil
+//   - load3() returns the three integers stored at KEY as "a:b:c", or nil
 //     when KEY is absent (anything else is a script error); store3(a, b, c, reset) writes them with the expiry
 //     ttl(reset). A body may keep any layout instead (a hash, a sorted set).
 //   - reply(allowed, remaining, retry_after, reset, stored): the reply.
@@ -135,7 +135,7 @@ const preludeEnd = "-- end of prelude"
 // boolean; remaining, retry_after and reset integers, in requests and µs, as
 // algos.Decision has them) and stored, a Lua list of what KEY holds after
 // the call in exactly the order algos.State.Stored lists the twin's state:
-// {A, B, C} (three integers, even if C is unused), or the sliding log's
+// its three Ints (all three, even those it leaves 0), or the sliding log's
 // times. An absent key is an empty list. To pass Differential's TTL check,
 // after every call KEY must expire no sooner than the twin's state is idle
 // and no later than DiffOptions.MaxTTL (an hour by default) or TTLMargin
@@ -212,7 +212,7 @@ type Args struct {
 type Reply struct {
 	Decision algos.Decision
 	// Stored is what the key holds after the call, in the order
-	// algos.State.Stored lists it: A, B, C for all but the sliding log,
+	// algos.State.Stored lists it: the three Ints for all but the sliding log,
 	// the admitted times for the sliding log.
 	Stored []int64
 	// RedisTime is Redis TIME, in µs, when the script ran.

@@ -58,7 +58,7 @@ func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 	for k, run := range onSim.Runs {
 		var st algos.State
 		for _, now := range run.Times { // the store-clock path's TIMEs too
-			if twin.Decide(&st, now, lua.SuiteKeys[k].Limit); st.A < 0 {
+			if twin.Decide(&st, now, lua.SuiteKeys[k].Limit); st.Bucket().Level < 0 {
 				simOwing++
 			}
 		}
@@ -72,7 +72,7 @@ func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 	for k, run := range rep.Runs {
 		var st algos.State
 		for _, now := range run.Times {
-			if twin.Decide(&st, now, lua.SuiteKeys[k].Limit); st.A < 0 {
+			if twin.Decide(&st, now, lua.SuiteKeys[k].Limit); st.Bucket().Level < 0 {
 				owing++
 			}
 		}
