@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model"},
 	"adversary":             {"algos", "model"},
-	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model"},
+	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock drill's); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
 	"replay":                {"algos", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/lua", "internal/planted", "limiter", "model"},
@@ -61,7 +61,7 @@ var allowedImports = map[string][]string{
 	"live":                  {"algos", "internal/encode", "record"},
 	"drift":                 {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":               {"internal/svgchart", "record"},
-	"traffic":               {"model"},
+	"traffic":               {"algos", "model"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm: model imports it already
 	"drills":                {},
 	"capacity":              {"algos", "fleet", "internal/encode", "limiter", "metrics", "model", "record", "traffic"},
 	"fleet":                 {"algos", "limiter"},

@@ -24,6 +24,7 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // The table and the sweep are computed once per test binary and shared,
@@ -38,7 +39,7 @@ func findingsMatrix(t *testing.T) scenarios.Matrix {
 	return findingsTable.result(t)
 }
 
-func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...scenarios.Client) scenarios.Cell {
+func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...traffic.Client) scenarios.Cell {
 	t.Helper()
 	c, ok := r.Cell(algo, d, clients...)
 	if !ok {
@@ -137,10 +138,10 @@ func TestGoldenSkew(t *testing.T) {
 func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
 	r := findingsMatrix(t)
-	tb := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.Flood)
+	tb := findingsCell(t, r, "token-bucket", model.NodeClock, traffic.Flood)
 	least := 1.0
 	for _, run := range findingsSeedRuns(t, r, "token-bucket", model.NodeClock) {
-		f := run.Clients[scenarios.Flood]
+		f := run.Clients[traffic.Flood]
 		least = min(least, float64(f.Admitted)/float64(f.Requests))
 		if f.Admitted != f.Requests {
 			t.Errorf("seed %d: the token bucket refused the flood %d of %d requests; the claim is that it refuses nothing", run.Seed, f.Requests-f.Admitted, f.Requests)
@@ -163,9 +164,9 @@ func TestFindingTokenBucketCollapsesUnderSkew(t *testing.T) {
 	defer func() { t.Logf("measured: %s", headline) }()
 	for _, name := range []string{"leaky-bucket", "gcra"} {
 		all := findingsCell(t, r, name, model.NodeClock)
-		flood := findingsCell(t, r, name, model.NodeClock, scenarios.Flood)
-		boundary := findingsCell(t, r, name, model.NodeClock, scenarios.Boundary)
-		onoff := findingsCell(t, r, name, model.NodeClock, scenarios.OnOff)
+		flood := findingsCell(t, r, name, model.NodeClock, traffic.Flood)
+		boundary := findingsCell(t, r, name, model.NodeClock, traffic.Boundary)
+		onoff := findingsCell(t, r, name, model.NodeClock, traffic.OnOff)
 		t.Logf("%s, clocks 50 ms apart: peak %.2fx (worst client %s); over the ideal: flood %+.1f%%, boundary %+.1f%%, on-off %+.1f%%",
 			name, all.PeakX, all.PeakClient, flood.Over, boundary.Over, onoff.Over)
 		headline += fmt.Sprintf(", %s %.2fx", name, all.PeakX)
@@ -202,8 +203,8 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 		t.Logf("measured: store-clock peak equals the ideal for %d of %d algorithms", equal, len(r.Algorithms))
 	}()
 	for _, name := range r.Algorithms {
-		store := findingsCell(t, r, name, model.StoreClock, scenarios.Clients()...)
-		ideal := findingsCell(t, r, name, model.Ideal, scenarios.Clients()...)
+		store := findingsCell(t, r, name, model.StoreClock, traffic.OpenLoopClients()...)
+		ideal := findingsCell(t, r, name, model.Ideal, traffic.OpenLoopClients()...)
 		t.Logf("%s: store clock %.2fx (%s), ideal %.2fx (%s), %d store-clock runs broke the promise",
 			name, store.PeakX, store.PeakClient, ideal.PeakX, ideal.PeakClient, store.Violations)
 		if store.Peak == ideal.Peak {
@@ -221,7 +222,7 @@ func TestFindingStoreClockRestoresOneNodePeaks(t *testing.T) {
 		if store.Violations != 0 {
 			t.Errorf("%s: %d store-clock runs broke the promise", name, store.Violations)
 		}
-		for _, c := range scenarios.Clients() {
+		for _, c := range traffic.OpenLoopClients() {
 			sc := findingsCell(t, r, name, model.StoreClock, c)
 			ic := findingsCell(t, r, name, model.Ideal, c)
 			if sc.Peak != ic.Peak {
@@ -256,7 +257,7 @@ func TestFindingLocalSplitOvershootsAndRejectsHonest(t *testing.T) {
 		ideal := findingsSeedRuns(t, r, name, model.Ideal)
 		least := 1 << 30
 		for s, run := range findingsSeedRuns(t, r, name, model.LocalSplit) {
-			least = min(least, run.Clients[scenarios.Flood].Admitted-ideal[s].Clients[scenarios.Flood].Admitted)
+			least = min(least, run.Clients[traffic.Flood].Admitted-ideal[s].Clients[traffic.Flood].Admitted)
 		}
 		t.Logf("%s, local split: worst over %+.1f%% (%s, seed %d), flood at least %+d admits on every seed, honest turned away %.1f%%",
 			name, cell.Over, cell.OverClient, cell.OverSeed, least, cell.HonestRejected)
@@ -306,13 +307,13 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 		wiped, ideal := findingsSeedRuns(t, r, name, model.StoreWiped), findingsSeedRuns(t, r, name, model.Ideal)
 		least, most := 1<<30, -1<<30
 		for s := range wiped {
-			excess := wiped[s].Clients[scenarios.Flood].AfterWipe - ideal[s].Clients[scenarios.Flood].AfterWipe
+			excess := wiped[s].Clients[traffic.Flood].AfterWipe - ideal[s].Clients[traffic.Flood].AfterWipe
 			least, most = min(least, excess), max(most, excess)
 		}
 		t.Logf("%s: admits in the second after the wipe beyond the ideal, flood: %+d to %+d over the seeds", name, least, most)
 		if name == "sliding-log" {
-			w := findingsCell(t, r, name, model.StoreWiped, scenarios.Flood)
-			i := findingsCell(t, r, name, model.Ideal, scenarios.Flood)
+			w := findingsCell(t, r, name, model.StoreWiped, traffic.Flood)
+			i := findingsCell(t, r, name, model.Ideal, traffic.Flood)
 			t.Logf("sliding log, flood: peak %.2fx with the wipe, %.2fx ideal", w.PeakX, i.PeakX)
 			if w.PeakX < 1.5 || i.PeakX > 1 {
 				t.Errorf("sliding log: the wipe's peak %.2fx (ideal %.2fx) is not a fresh burst", w.PeakX, i.PeakX)
@@ -358,8 +359,8 @@ func TestFindingWipedStoreHandsOutFreshBurst(t *testing.T) {
 // Badge: Retry-After client under skew
 func TestFindingRetryAfterClientTakesMoreThanTheFloodUnderSkew(t *testing.T) {
 	r := findingsMatrix(t)
-	tb := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.RetryAfter)
-	flood := findingsCell(t, r, "token-bucket", model.NodeClock, scenarios.Flood)
+	tb := findingsCell(t, r, "token-bucket", model.NodeClock, traffic.RetryAfter)
+	flood := findingsCell(t, r, "token-bucket", model.NodeClock, traffic.Flood)
 	t.Logf("token bucket, node clocks 50 ms apart: the Retry-After client peaks at %.2fx (seed %d), the flood at %.2fx", tb.PeakX, tb.PeakSeed, flood.PeakX)
 	if tb.PeakX < 9 || tb.PeakX <= flood.PeakX {
 		t.Errorf("the Retry-After client peaks at %.2fx from the token bucket, want 9x or more and above the flood's %.2fx", tb.PeakX, flood.PeakX)
@@ -367,7 +368,7 @@ func TestFindingRetryAfterClientTakesMoreThanTheFloodUnderSkew(t *testing.T) {
 	stated(t, "the Retry-After client's peak from the token bucket at 50 ms (x)", 2, 10.11, 10.11, tb.PeakX)
 	var held []float64
 	for _, name := range []string{"leaky-bucket", "gcra"} {
-		c := findingsCell(t, r, name, model.NodeClock, scenarios.RetryAfter)
+		c := findingsCell(t, r, name, model.NodeClock, traffic.RetryAfter)
 		t.Logf("%s: the Retry-After client peaks at %.2fx", name, c.PeakX)
 		if c.PeakX > 2.1 {
 			t.Errorf("%s: the Retry-After client peaks at %.2fx, want at most 2.1x", name, c.PeakX)
@@ -405,22 +406,22 @@ func TestFindingFirstHitWindowDoublesAtItsOwnEdge(t *testing.T) {
 	name := algos.FirstHitWindow.Name
 	want := 2*int(r.Options.Limit.Rate) - 1
 	for _, run := range findingsSeedRuns(t, r, name, model.Ideal) {
-		if got := run.Clients[scenarios.FirstHit].Peak; got != want {
+		if got := run.Clients[traffic.FirstHit].Peak; got != want {
 			t.Errorf("seed %d: the first-hit client's peak is %d admits in one window, want 2L-1 = %d", run.Seed, got, want)
 		}
 	}
 	var storePeaks []float64
 	for _, run := range findingsSeedRuns(t, r, name, model.StoreClock) {
-		got := run.Clients[scenarios.FirstHit].Peak
+		got := run.Clients[traffic.FirstHit].Peak
 		if got > want {
 			t.Errorf("seed %d: behind a store the first-hit client's peak is %d admits in one window, above the 2L-1 = %d it sends there", run.Seed, got, want)
 		}
 		storePeaks = append(storePeaks, float64(got))
 	}
 	stated(t, "behind a store, the first-hit client's peak on each seed (admits)", 0, 198, 199, storePeaks...)
-	ideal := findingsCell(t, r, name, model.Ideal, scenarios.FirstHit)
-	store := findingsCell(t, r, name, model.StoreClock, scenarios.FirstHit)
-	aligned := findingsCell(t, r, "fixed-window", model.Ideal, scenarios.FirstHit)
+	ideal := findingsCell(t, r, name, model.Ideal, traffic.FirstHit)
+	store := findingsCell(t, r, name, model.StoreClock, traffic.FirstHit)
+	aligned := findingsCell(t, r, "fixed-window", model.Ideal, traffic.FirstHit)
 	t.Logf("first-hit window, first-hit client: ideal %.2fx, store clock %.2fx; aligned fixed window %.2fx", ideal.PeakX, store.PeakX, aligned.PeakX)
 	if store.PeakX < 1.95 {
 		t.Errorf("behind a store the first-hit client peaks at %.2fx, want at least 1.95x", store.PeakX)
@@ -444,12 +445,12 @@ func TestFindingFixedWindowDoublesAtBoundary(t *testing.T) {
 	r := findingsMatrix(t)
 	l := r.Options.Limit.Rate
 	for _, run := range findingsSeedRuns(t, r, "fixed-window", model.Ideal) {
-		p := run.Clients[scenarios.Boundary].Peak
+		p := run.Clients[traffic.Boundary].Peak
 		if int64(p) != 2*l {
 			t.Errorf("seed %d: the fixed window's boundary peak is %d, not 2 × %d", run.Seed, p, l)
 		}
 	}
-	c := findingsCell(t, r, "fixed-window", model.Ideal, scenarios.Boundary)
+	c := findingsCell(t, r, "fixed-window", model.Ideal, traffic.Boundary)
 	t.Logf("fixed window, boundary bursts, ideal: peak %.2fx (every seed checked), promise violations %d", c.PeakX, c.Violations)
 	t.Logf("measured: boundary peak %.2fx", c.PeakX)
 }
@@ -482,7 +483,7 @@ func TestFindingGetSetOverAdmits(t *testing.T) {
 	var overs []float64
 	defer func() { t.Logf("measured: at least %+.1f%% of the flood over the ideal", lowest) }()
 	for _, name := range r.Algorithms {
-		flood := findingsCell(t, r, name, model.GetSet, scenarios.Flood)
+		flood := findingsCell(t, r, name, model.GetSet, traffic.Flood)
 		overs = append(overs, flood.Over)
 		all := findingsCell(t, r, name, model.GetSet)
 		t.Logf("%s, GET/SET: flood %+.1f%% over the ideal, peak %.2fx; worst client %+.1f%% (%s); %d of %d runs broke the promise",
@@ -514,7 +515,7 @@ func TestFindingLocalFullMultipliesByNodes(t *testing.T) {
 		ideal := findingsSeedRuns(t, r, name, model.Ideal)
 		lo, hi := 1e9, 0.0
 		for s, run := range findingsSeedRuns(t, r, name, model.LocalFull) {
-			got, one := run.Clients[scenarios.Flood].Admitted, ideal[s].Clients[scenarios.Flood].Admitted
+			got, one := run.Clients[traffic.Flood].Admitted, ideal[s].Clients[traffic.Flood].Admitted
 			x := float64(got) / float64(one)
 			lo, hi = min(lo, x), max(hi, x)
 			if got > r.Options.Nodes*one {
@@ -548,7 +549,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	for _, a := range algos.All() {
 		broken, worst := 0, int64(0)
 		for _, seed := range o.Seeds {
-			reqs, err := scenarios.Traffic(seed, o.Limit, o.Duration)
+			reqs, err := traffic.OpenLoop(seed, o.Limit, o.Duration)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -767,16 +768,16 @@ func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 				if v == nil {
 					continue
 				}
-				t.Logf("%s, seed %d, %s client: %s", c.Name, run.Seed, scenarios.Client(client), v.Reason)
+				t.Logf("%s, seed %d, %s client: %s", c.Name, run.Seed, traffic.Client(client), v.Reason)
 				l := m.Options.Limit
 				laterAllowed := l.Burst + l.Rate*(v.To-v.From+1)/l.Window // the promise for the span one µs longer
 				if v.Admits != v.Allowed+1 || laterAllowed < v.Admits {
 					t.Errorf("%s, seed %d: redis_rate broke its promise by more than one µs of rounding: %s", c.Name, run.Seed, v.Reason)
 				}
 				rounding++
-				if scenarios.Client(client) != scenarios.RetryAfter || v.Admits != 167 || v.Allowed != 166 || v.To-v.From != 15_699_999 {
+				if traffic.Client(client) != traffic.RetryAfter || v.Admits != 167 || v.Allowed != 166 || v.To-v.From != 15_699_999 {
 					t.Errorf("%s, seed %d, %s client: %s; the docs state the Retry-After client's 167 admits in 15.699999 s where 166 are promised",
-						c.Name, run.Seed, scenarios.Client(client), v.Reason)
+						c.Name, run.Seed, traffic.Client(client), v.Reason)
 				}
 			}
 		}

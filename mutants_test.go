@@ -24,6 +24,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/properties"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // correctSuspects are the six algorithms behind a store (the script reads
@@ -149,7 +150,7 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 		}
 	}
 	// The window one µs off is seen only by the client that aims at the µs.
-	if v := verdicts[len(correct)+4]; v.FirstClient != scenarios.Edge {
+	if v := verdicts[len(correct)+4]; v.FirstClient != traffic.Edge {
 		t.Errorf("%s was first caught by the %s client, want the edge client", v.Suspect, v.FirstClient)
 	}
 	if matched != len(contractBugs) || matched != 9 {

@@ -21,8 +21,8 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/replay"
-	"github.com/overshoot-go/overshoot/scenarios"
 	"github.com/overshoot-go/overshoot/study"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -183,7 +183,7 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 	s := redistest.Start(t)
 	prefix := s.Prefix(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(1, limit, liveDuration)
+	requests, err := traffic.OpenLoop(1, limit, liveDuration)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,11 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // floodMultiple is the flood's rate as a multiple of the limit
-// (scenarios.Traffic's, and the models').
+// (traffic.OpenLoop's, and the models').
 const floodMultiple = 5
 
 // sweepNote heads every sweep's golden text.
@@ -63,7 +64,7 @@ var (
 	// The store clock's finding is about the same requests in both columns:
 	// the five open-loop clients.
 	storeClockSweep = newSweep("sweep-storeclock-rtt", sweepOptions(), scenarios.CurveOf{Deployment: model.StoreClock, Param: scenarios.ParamRTT,
-		Values: rtts, Clients: scenarios.Clients(), Model: scenarios.StoreClockEdgeModel(), Plot: scenarios.PlotPeak})
+		Values: rtts, Clients: traffic.OpenLoopClients(), Model: scenarios.StoreClockEdgeModel(), Plot: scenarios.PlotPeak})
 	// The node clock's finding is with clocks in agreement.
 	nodeClockSweep = newSweep("sweep-nodeclock-rtt", func() scenarios.Options { o := sweepOptions(); o.Skew = 0; return o }(),
 		scenarios.CurveOf{Deployment: model.NodeClock, Param: scenarios.ParamRTT, Values: rtts, Plot: scenarios.PlotOver})
@@ -72,7 +73,7 @@ var (
 	allSweeps = []sweepCurve{restartSweep, nodesSweep, wipeSweep, getSetSweep, storeClockSweep, nodeClockSweep, localFullSweep}
 )
 
-func sweepCell(t *testing.T, c scenarios.Curve, algo string, k int, clients ...scenarios.Client) scenarios.Cell {
+func sweepCell(t *testing.T, c scenarios.Curve, algo string, k int, clients ...traffic.Client) scenarios.Cell {
 	t.Helper()
 	cell, ok := c.Cell(algo, k, clients...)
 	if !ok {
@@ -348,7 +349,7 @@ func TestFindingWipedStoreBurstFollowsWhereInTheWindowItFalls(t *testing.T) {
 			}
 			runs, ideal := c.SeedRuns(name, k)
 			for s := range runs {
-				got := float64(runs[s].Clients[scenarios.Flood].AfterWipe - ideal[s].Clients[scenarios.Flood].AfterWipe)
+				got := float64(runs[s].Clients[traffic.Flood].AfterWipe - ideal[s].Clients[traffic.Flood].AfterWipe)
 				if bounded && (got < lo || got > hi) {
 					t.Errorf("%s, wiped %s into its window, seed %d: %+.0f admits in the next %s, outside its fresh burst's [%+.0f, %+.0f]",
 						name, algos.FormatMicros(phase), runs[s].Seed, got, algos.FormatMicros(w), lo, hi)
@@ -573,7 +574,7 @@ func TestFindingLocalFullMultipliesTheFloodByTheNodeCount(t *testing.T) {
 				if v == 8 {
 					runs, _ := c.SeedRuns(name, k)
 					for _, run := range runs {
-						if f := run.Clients[scenarios.Flood]; f.Admitted != f.Requests {
+						if f := run.Clients[traffic.Flood]; f.Admitted != f.Requests {
 							t.Errorf("token bucket on 8 nodes, seed %d: %d of the flood's %d admitted; the claim is every one", run.Seed, f.Admitted, f.Requests)
 						}
 					}

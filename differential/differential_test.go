@@ -14,7 +14,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 var (
@@ -26,10 +26,10 @@ var (
 	wrongWeight    = limiter.FromAlgorithm(planted.SlidingCounterWrongWeight)
 )
 
-// traffic is the scenarios' five open-loop clients at 100/s for 20 s.
-func traffic(t testing.TB, seed uint64) []model.Request {
+// openLoop is the simulator's five open-loop clients at 100/s for 20 s.
+func openLoop(t testing.TB, seed uint64) []model.Request {
 	t.Helper()
-	reqs, err := scenarios.Traffic(seed, perSecond, duration)
+	reqs, err := traffic.OpenLoop(seed, perSecond, duration)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func written(t testing.TB, rep differential.Report) string {
 // or +2 in the boundary client's windows after an edge, +1 once on the
 // on-off client, nothing under; the bound asserted is +2.
 func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
-	reqs := traffic(t, 1)
+	reqs := openLoop(t, 1)
 	for _, c := range []struct {
 		cfg        model.Config
 		over       int64 // the worst over-admission the mechanism allows
@@ -110,7 +110,7 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 			if got := rep.WorstOver.Error; got != c.over {
 				t.Errorf("worst over-admission %+d, want exactly %+d (the mechanism's bound, reached)", got, c.over)
 			}
-			if w := rep.WorstOver; w.Key != int(scenarios.Boundary) || w.Start != c.overWindow {
+			if w := rep.WorstOver; w.Key != int(traffic.Boundary) || w.Start != c.overWindow {
 				t.Errorf("worst over at key %d, %s; want the boundary client's window after the edge at %s",
 					w.Key, algos.FormatTime(w.Start), algos.FormatTime(c.overWindow))
 			}
@@ -120,7 +120,7 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 			if c.cfg.Deployment == model.Ideal {
 				for _, r := range rep.Rows {
 					want := int64(0)
-					if r.Key == int(scenarios.Boundary) && (r.Start/algos.Second)%2 == 1 {
+					if r.Key == int(traffic.Boundary) && (r.Start/algos.Second)%2 == 1 {
 						want = 1 // the window after an odd edge
 					}
 					if r.Error != want {
@@ -147,12 +147,12 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 // any deployment, with closed-loop clients too (their requests follow the
 // answers, which are the same on both sides).
 func TestLimiterAgainstItself(t *testing.T) {
-	reqs := traffic(t, 2)
+	reqs := openLoop(t, 2)
 	for _, spec := range []limiter.Spec{slidingCounter, slidingLog, limiter.FromAlgorithm(algos.TokenBucket), wrongWeight} {
 		for _, d := range []model.Deployment{model.Ideal, model.NodeClock, model.GetSet} {
 			cfg := deployed(d, 2, reqs)
 			cfg.Skew = 50 * 1000
-			cfg.Loop = scenarios.LoopClients(len(scenarios.Clients()), perSecond, duration)
+			cfg.Loop = traffic.LoopClients(len(traffic.OpenLoopClients()), perSecond, duration)
 			rep := run(t, spec, spec, cfg)
 			if rep.Differ != 0 || rep.MineOnly != 0 || rep.RefOnly != 0 || rep.WorstOver.Error != 0 || rep.WorstUnder.Error != 0 {
 				t.Errorf("%s against itself, %s: %d windows differ, %d and %d requests admitted by one side\n%s",
@@ -182,7 +182,7 @@ func TestLimiterAgainstItself(t *testing.T) {
 // in full); the flood gets 81 to 88 per window against 100, −12 to −19;
 // −816 in all, 61 of 82 windows differ.
 func TestPlantedWrongWeightKeepsItsPromiseButNotTheCounts(t *testing.T) {
-	reqs := traffic(t, 1)
+	reqs := openLoop(t, 1)
 	ideal := model.Config{Limit: perSecond, Deployment: model.Ideal, Nodes: 1, Requests: reqs}
 	for _, cfg := range []model.Config{ideal, deployed(model.StoreClock, 1, reqs)} {
 		cfg.Limiter = wrongWeight
@@ -218,7 +218,7 @@ func TestPlantedWrongWeightKeepsItsPromiseButNotTheCounts(t *testing.T) {
 
 // Write shows at most MaxRows windows, then how many more differ.
 func TestWriteCapsTheTable(t *testing.T) {
-	rep := run(t, wrongWeight, slidingCounter, model.Config{Limit: perSecond, Deployment: model.Ideal, Nodes: 1, Requests: traffic(t, 1)})
+	rep := run(t, wrongWeight, slidingCounter, model.Config{Limit: perSecond, Deployment: model.Ideal, Nodes: 1, Requests: openLoop(t, 1)})
 	lines := strings.Split(written(t, rep), "\n")
 	// The header, the table's head, MaxRows windows, then the rest counted.
 	if len(lines) < differential.MaxRows+3 || lines[differential.MaxRows+2] != fmt.Sprintf("… %d more windows that differ", rep.Differ-differential.MaxRows) {
@@ -234,9 +234,9 @@ func TestWriteCapsTheTable(t *testing.T) {
 // Two runs of the same arguments give the same bytes, in a deployment with
 // every random stream in use (balancer, legs, closed-loop clients).
 func TestDeterministic(t *testing.T) {
-	cfg := deployed(model.NodeClock, 3, traffic(t, 3))
+	cfg := deployed(model.NodeClock, 3, openLoop(t, 3))
 	cfg.Skew = 20 * 1000
-	cfg.Loop = scenarios.LoopClients(len(scenarios.Clients()), perSecond, duration)
+	cfg.Loop = traffic.LoopClients(len(traffic.OpenLoopClients()), perSecond, duration)
 	a := written(t, run(t, slidingCounter, slidingLog, cfg))
 	b := written(t, run(t, slidingCounter, slidingLog, cfg))
 	if a != b {
@@ -274,7 +274,7 @@ func TestErrorsCountApart(t *testing.T) {
 			m, err := limiter.NewMemory(algos.TokenBucket, l)
 			return &flaky{lim: m}, err
 		}}
-	reqs := traffic(t, 1)
+	reqs := openLoop(t, 1)
 	rep := run(t, mine, tb, deployed(model.StoreClock, 1, reqs))
 	onKey2 := 0
 	for _, r := range reqs {
@@ -349,8 +349,8 @@ func TestRunAgainstIsRunWithMinesRunGiven(t *testing.T) {
 	var refRun model.Result
 	for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.GetSet} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			cfg := deployed(d, seed, traffic(t, seed))
-			cfg.Loop = scenarios.LoopClients(5, perSecond, duration)
+			cfg := deployed(d, seed, openLoop(t, seed))
+			cfg.Loop = traffic.LoopClients(5, perSecond, duration)
 			want := run(t, wrongWeight, slidingCounter, cfg)
 			mineCfg := cfg
 			mineCfg.Limiter = wrongWeight
@@ -367,13 +367,13 @@ func TestRunAgainstIsRunWithMinesRunGiven(t *testing.T) {
 			}
 		}
 	}
-	cfg := deployed(model.StoreClock, 1, traffic(t, 1))
+	cfg := deployed(model.StoreClock, 1, openLoop(t, 1))
 	if _, err := differential.RunAgainst(wrongWeight, slidingCounter, cfg, &model.Result{}, &refRun); err == nil {
 		t.Error("a run of no outcomes was taken for mine's")
 	}
 	storeOnly := limiter.FromAlgorithm(algos.SlidingLog)
 	storeOnly.Clock = limiter.StoreClock
-	local := deployed(model.LocalSplit, 1, traffic(t, 1))
+	local := deployed(model.LocalSplit, 1, openLoop(t, 1))
 	if _, err := differential.RunAgainst(slidingLog, storeOnly, local, &model.Result{}, &refRun); err == nil || !strings.Contains(err.Error(), "ref") {
 		t.Errorf("a ref that does not fit the deployment: %v", err)
 	}

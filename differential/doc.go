@@ -27,6 +27,6 @@
 // already; Report, Row, Bound, Check, Write). It imports algos,
 // limiter and model only: never properties, scenarios,
 // redis/lua, replay, study, internal/planted or the root package. Traffic
-// is the caller's: a test that wants the scenarios' clients builds it with
-// scenarios.Traffic and hands it over in the Config.
+// is the caller's: a test that wants the simulator's clients builds it
+// with traffic.OpenLoop and hands it over in the Config.
 package differential

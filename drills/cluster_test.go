@@ -13,7 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/replay"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -135,7 +135,7 @@ func TestFindingClusterNeedsHashTags(t *testing.T) {
 
 	// The live replay.
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(2, limit, algos.Second)
+	requests, err := traffic.OpenLoop(2, limit, algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type Load struct {
 	// instead of a rate: each is sent Sent µs after the drive starts, for
 	// its Key, to node Node mod the target's nodes (its Cost kept on its
 	// record), in the order given, which must be by Sent. The simulator's
-	// traffic is such a plan (scenarios.Traffic, each Request's Sent as
+	// traffic is such a plan (traffic.OpenLoop, each Request's Sent as
 	// Sent): the same clients, in real time. Rate, Loop and Keys must then
 	// be unset. A planned drive ends with its last request, sent however
 	// late a stalled machine makes it.

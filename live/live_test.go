@@ -14,7 +14,7 @@ import (
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/lua"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -128,7 +128,7 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 	}
 }
 
-// The simulator's own clients, live: scenarios.Traffic (the flood, the
+// The simulator's own clients, live: traffic.OpenLoop (the flood, the
 // window-boundary bursts, on-off, the honest client and the first-hit
 // client, each on a key of its own) played in real time (Load.Plan)
 // through the reference middleware on three nodes in turn, as the
@@ -143,13 +143,13 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
-	reqs, err := scenarios.Traffic(1, l, 3*algos.Second)
+	reqs, err := traffic.OpenLoop(1, l, 3*algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan := make([]record.Record, len(reqs))
 	for i, r := range reqs {
-		plan[i] = record.Record{Key: scenarios.Client(r.Key).String(), Node: i % 3, Sent: r.Sent}
+		plan[i] = record.Record{Key: traffic.Client(r.Key).String(), Node: i % 3, Sent: r.Sent}
 	}
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/replay"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -128,7 +128,7 @@ func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
 	t.Parallel() // it mostly waits for real time; MONITOR's order is exact under load
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(1, limit, algos.Second)
+	requests, err := traffic.OpenLoop(1, limit, algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestPlayLiveNodeClockStep(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)
+	requests, err := traffic.OpenLoop(1, limit, 2*algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestPlayLiveWithoutMonitorOrdersByEstimate(t *testing.T) {
 	opts := s.Options()
 	opts.Username, opts.Password = user, password
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(1, limit, algos.Second)
+	requests, err := traffic.OpenLoop(1, limit, algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/replay"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -123,7 +123,7 @@ func TestPlayThenReplayReproducesEveryDecision(t *testing.T) {
 	t.Parallel() // it mostly waits for real time; the sequence key is exact under load
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(2, limit, algos.Second)
+	requests, err := traffic.OpenLoop(2, limit, algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Some promises are about what a limiter must NOT depend on: other keys
@@ -35,14 +36,14 @@ type playedAgain struct {
 // answeredAlike plays again (plain, res being its run, with one thing
 // changed) and gives each client whose answers differ a finding of
 // p.breach at its first difference, with both runs' answers to it.
-func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[NumClients]kinds) error {
+func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[traffic.NumClients]kinds) error {
 	first, second := &sc.answers[0], &sc.answers[1]
 	// Only the closed-loop clients' answers are listed: another client
 	// sends the fixed requests alone, the same in both runs at the same
 	// places, so its answers are compared in place (fixedAlike).
-	var listed [NumClients]bool
+	var listed [traffic.NumClients]bool
 	for _, lc := range append(slices.Clip(plain.Loop), again.Loop...) {
-		if lc.Key >= 0 && lc.Key < NumClients {
+		if lc.Key >= 0 && lc.Key < traffic.NumClients {
 			listed[lc.Key] = true
 		}
 	}
@@ -58,7 +59,7 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 	// the run (a retry-after client takes ten times the limit).
 	again.Loop = slices.Clone(again.Loop)
 	for i, lc := range again.Loop {
-		if lc.Key < 0 || lc.Key >= NumClients {
+		if lc.Key < 0 || lc.Key >= traffic.NumClients {
 			continue
 		}
 		want, newClient := first[lc.Key], lc.New
@@ -70,7 +71,7 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 	width := max(utf8.RuneCountInString(p.first), utf8.RuneCountInString(p.second))
 	sc.answersOf(&again, &sc.againRes, second, &listed)
 	unlisted := fixedAlike(&plain, res, &sc.againRes, &listed)
-	for c := range NumClients {
+	for c := range traffic.NumClients {
 		a, b := first[c], second[c]
 		n := 0
 		if listed[c] {
@@ -112,12 +113,12 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 // answersOf lists, per client marked in listed, the client's requests in
 // request order (the fixed ones, then the closed-loop ones as sent) with
 // their answers, in lists of sc's memory (sc.answers).
-func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[NumClients][]answer, listed *[NumClients]bool) {
+func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[traffic.NumClients][]answer, listed *[traffic.NumClients]bool) {
 	for c := range lists {
 		lists[c] = lists[c][:0]
 	}
 	add := func(key int, send int64, o *model.Outcome) {
-		if key >= 0 && key < NumClients && listed[key] {
+		if key >= 0 && key < traffic.NumClients && listed[key] {
 			lists[key] = append(lists[key], answerOf(send, o))
 		}
 	}
@@ -148,8 +149,8 @@ type firstDifference struct {
 // in place: a client's list (answersOf) is its fixed requests alone, the
 // same requests at the same places in both runs, so their answers are all
 // that can differ.
-func fixedAlike(cfg *model.Config, a, b *model.Result, listed *[NumClients]bool) [NumClients]firstDifference {
-	var d [NumClients]firstDifference
+func fixedAlike(cfg *model.Config, a, b *model.Result, listed *[traffic.NumClients]bool) [traffic.NumClients]firstDifference {
+	var d [traffic.NumClients]firstDifference
 	for c := range d {
 		d[c].index = -1
 	}
@@ -164,7 +165,7 @@ func fixedAlike(cfg *model.Config, a, b *model.Result, listed *[NumClients]bool)
 			break
 		}
 		k := cfg.Requests[i].Key
-		if k < 0 || k >= NumClients || listed[k] || d[k].index >= 0 {
+		if k < 0 || k >= traffic.NumClients || listed[k] || d[k].index >= 0 {
 			continue
 		}
 		x, y := &a.Outcomes[i], &b.Outcomes[i]

@@ -4,6 +4,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // A limiter that claims the store's clock (limiter.StoreClock) is run in
@@ -32,7 +33,7 @@ func claimsStoreClock(cfg model.Config) bool {
 // recorders; res is its run) again with the nodes' clocks clockClaimSkew
 // either side of true time (one node: ahead by it), and gives each client
 // answered otherwise a ReadsNodeClock finding at its first difference.
-func (sc *judgeScratch) clockClaim(plain model.Config, res *model.Result, out *[NumClients]kinds) error {
+func (sc *judgeScratch) clockClaim(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
 	skewed := plain
 	if plain.Nodes > 1 {
 		skewed.Skew = 2 * clockClaimSkew

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // ClockFault is one fault of the clock drill: what the clocks do, and for
@@ -106,12 +106,6 @@ func DefaultClockDrill() ClockDrill {
 	}
 }
 
-// The drill's two clients, each on its own key.
-const (
-	drillFlood  = 0 // Poisson at 5× the limit: what a fault hands out
-	drillHonest = 1 // evenly spaced at half the limit: what a fault locks out
-)
-
 // ClockCell is one limiter in one deployment under one fault.
 type ClockCell struct {
 	// NotApplicable is why the deployment cannot hold the limiter, or nil.
@@ -157,29 +151,6 @@ func (d ClockDrill) check() error {
 	return err
 }
 
-// drillTraffic is the flood and the honest client for duration, sent
-// only in the last active µs of every 10 minutes when active > 0.
-func (d ClockDrill) drillTraffic(duration, active int64) []model.Request {
-	const every = 600 * algos.Second
-	on := func(t int64) bool { return active == 0 || t%every >= every-active }
-	p := newRand(d.Seed, 0x636c6f636b647231) // "clockdr1"
-	var reqs []model.Request
-	mean := float64(d.Limit.Window) / float64(5*d.Limit.Rate)
-	for t := expGap(p, mean); t < duration; t += expGap(p, mean) {
-		if on(t) {
-			reqs = append(reqs, model.Request{Key: drillFlood, Sent: t})
-		}
-	}
-	gap := 2 * d.Limit.Window / d.Limit.Rate
-	for t := gap / 2; t < duration; t += gap {
-		if on(t) {
-			reqs = append(reqs, model.Request{Key: drillHonest, Sent: t})
-		}
-	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
-	return reqs
-}
-
 // RunClockDrill runs every cell of d: each limiter in each deployment
 // once without a fault for each traffic (duration and active time), then
 // under each fault.
@@ -197,9 +168,10 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 			shapes = append(shapes, s)
 		}
 	}
-	traffic := make([][]model.Request, len(shapes))
+	// The drill's two clients (traffic.DrillRequests), each on its own key.
+	requests := make([][]model.Request, len(shapes))
 	for i, s := range shapes {
-		traffic[i] = d.drillTraffic(s.duration, s.active)
+		requests[i] = traffic.DrillRequests(d.Seed, d.Limit, s.duration, s.active)
 	}
 	config := func(s, dep, shape int) model.Config {
 		return model.Config{
@@ -210,7 +182,7 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 			RTT:        d.RTT,
 			Jitter:     model.DefaultJitter,
 			Seed:       d.Seed,
-			Requests:   traffic[shape],
+			Requests:   requests[shape],
 		}
 	}
 	// The runs without a fault, by [shape][deployment][limiter].
@@ -288,7 +260,7 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 func honestRefusals(r model.Result, reqs []model.Request, end int64) (refused int, lockout int64) {
 	since := int64(-1)
 	for i, q := range reqs {
-		if q.Key != drillHonest {
+		if q.Key != traffic.DrillHonest {
 			continue
 		}
 		o := r.Outcomes[i]

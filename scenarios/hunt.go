@@ -7,6 +7,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // A hunt asks one question of a deployed algorithm: under conditions where
@@ -74,7 +75,7 @@ type Verdict struct {
 	// reason in words.
 	SeedsCaught, Seeds int
 	FirstSeed          uint64
-	FirstClient        Client
+	FirstClient        traffic.Client
 	FirstBreach        Breach
 	First              *algos.Violation
 	// Trace is the requests that show the first breach, one a line, where
@@ -100,7 +101,7 @@ type Verdict struct {
 // keeps them.
 type Example struct {
 	Seed      uint64
-	Client    Client
+	Client    traffic.Client
 	Violation *algos.Violation
 	Trace     []string
 }
@@ -175,7 +176,7 @@ func huntSeeds(suspects []Suspect, o Options) ([][]Verdict, error) {
 
 // seedVerdict is the verdict of one run, on seed, of the given clients:
 // the first breach in client order, then breach order.
-func seedVerdict(suspect string, seed uint64, run jobRun, clients []Client) Verdict {
+func seedVerdict(suspect string, seed uint64, run jobRun, clients []traffic.Client) Verdict {
 	v := Verdict{Suspect: suspect, Seeds: 1, FirstError: run.firstError}
 	for _, c := range clients {
 		cr := run.clients[c]

@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Keys must not share state: a key's answers may depend on its own
@@ -47,7 +48,7 @@ func collidingKey(k int) int {
 // each client whose answers changed a KeysShareState finding at its first
 // difference. The model's keys stay the clients' own, so the second run
 // costs what the first did.
-func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[NumClients]kinds) error {
+func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
 	moved := plain
 	inner := plain.Limiter
 	moved.Limiter.New = func(l algos.Limit) (limiter.Limiter, error) {
@@ -58,15 +59,15 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[N
 		return movedKeys{lim}, nil
 	}
 	var keys []string
-	for c := range NumClients {
+	for c := range traffic.NumClients {
 		keys = append(keys, fmt.Sprint(collidingKey(c)))
 	}
 	return sc.answeredAlike(plain, res, moved, playedAgain{
 		breach: KeysShareState,
 		what:   "the clients' keys moved",
 		why: fmt.Sprintf("when the clients' keys moved from 0-%d to %s, which fall together in tables of 1024 and 65536 slots: its answers depend on other keys",
-			NumClients-1, strings.Join(keys, ", ")),
-		first: fmt.Sprintf("keys 0-%d", NumClients-1), second: "keys moved",
+			traffic.NumClients-1, strings.Join(keys, ", ")),
+		first: fmt.Sprintf("keys 0-%d", traffic.NumClients-1), second: "keys moved",
 	}, out)
 }
 
@@ -76,7 +77,7 @@ type movedKeys struct{ limiter.Limiter }
 
 // Allow decides key's request as the wrapped limiter decides its moved key's.
 func (m movedKeys) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {
-	if key >= 0 && key < NumClients {
+	if key >= 0 && key < traffic.NumClients {
 		key = collidingKey(key)
 	}
 	return m.Limiter.Allow(ctx, key, now)
@@ -85,7 +86,7 @@ func (m movedKeys) Allow(ctx context.Context, key int, now int64) (algos.Decisio
 // AllowInto is Allow, into *out (limiter.Into), by the wrapped limiter's
 // AllowInto where it has one; a panic is the caller's to catch, as in Allow.
 func (m movedKeys) AllowInto(ctx context.Context, key int, now int64, out *algos.Decision) error {
-	if key >= 0 && key < NumClients {
+	if key >= 0 && key < traffic.NumClients {
 		key = collidingKey(key)
 	}
 	if into, ok := m.Limiter.(limiter.Into); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // A hunt judges the whole contract, not only the promise. Every check is
@@ -223,20 +224,20 @@ func (sc *judgeScratch) byInstance(all []judged) [][]int32 {
 // client's requests in the order it sent them (request order), in one pass
 // over the closed-loop requests. The lists are sc's, valid until the next
 // call.
-func (sc *judgeScratch) sentBy(v *runView) *[NumClients][]judged {
+func (sc *judgeScratch) sentBy(v *runView) *[traffic.NumClients][]judged {
 	for k := range sc.mine {
 		sc.mine[k] = sc.mine[k][:0]
 	}
-	var loopKey [NumClients]bool
+	var loopKey [traffic.NumClients]bool
 	for _, lc := range v.cfg.Loop {
-		if lc.Key >= 0 && lc.Key < NumClients {
+		if lc.Key >= 0 && lc.Key < traffic.NumClients {
 			loopKey[lc.Key] = true
 		}
 	}
 	fixed := len(v.cfg.Requests)
-	var loops [NumClients]int
+	var loops [traffic.NumClients]int
 	for _, q := range v.res.LoopRequests {
-		if q.Key >= 0 && q.Key < NumClients {
+		if q.Key >= 0 && q.Key < traffic.NumClients {
 			loops[q.Key]++
 		}
 	}
@@ -252,7 +253,7 @@ func (sc *judgeScratch) sentBy(v *runView) *[NumClients][]judged {
 		}
 	}
 	for i, q := range v.res.LoopRequests {
-		if q.Key >= 0 && q.Key < NumClients && loopKey[q.Key] {
+		if q.Key >= 0 && q.Key < traffic.NumClients && loopKey[q.Key] {
 			sc.mine[q.Key] = append(sc.mine[q.Key], v.at(int32(fixed+i)))
 		}
 	}
@@ -466,14 +467,14 @@ func remainingText(r judged) string {
 // The finding kept for a client is the one honesty keeps: its instances'
 // first, taken in instance order, honest requests turned away before
 // Remainings too high.
-func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]kinds) bool {
+func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]kinds) bool {
 	return sc.honestyAndBad(spec, cfg, v, out, nil)
 }
 
 // honestyAndBad is honestyInOrder, counting bad answers into bad (when not
 // nil) on the same pass, which it marks done when it read every request:
 // the judge of a hunt then reads each request once.
-func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *runView, out *[NumClients]kinds, bad *badTally) bool {
+func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]kinds, bad *badTally) bool {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	if probe := (algos.Envelope{}); !probe.Reset(promise) {
@@ -514,7 +515,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			key = loopReqs[i-fixed].Key
 		}
 		o := &outcomes[i]
-		if bad != nil && uint(key) < NumClients && bad.bad(o) {
+		if bad != nil && uint(key) < traffic.NumClients && bad.bad(o) {
 			bad.add(i, key)
 		}
 		inst := key
@@ -544,7 +545,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			st.env.Admit(told)
 			st.admits++
 			st.stale = true
-		case honest && key < NumClients && st.candidate < 0:
+		case honest && key < traffic.NumClients && st.candidate < 0:
 			// told is no earlier than the instance's admits, so Allows(told)
 			// is told ≥ AllowsFrom, asked once per admit rather than once
 			// per refusal (most of a flood's requests).
@@ -555,7 +556,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 				st.candidate, st.candidateIndex, st.candidateAdmits = pos, i, st.admits
 			}
 		}
-		if as := &st.answers; key < NumClients && !as.done() {
+		if as := &st.answers; key < traffic.NumClients && !as.done() {
 			// A refusal that says Remaining 0, with a Reset that cannot be
 			// short (already found, negative, or no earlier than the idle
 			// time known since the last admit), only marks the instant of
@@ -637,7 +638,7 @@ func where(r judged, local bool) string {
 // over the outcomes, a few comparisons each: the model only keeps the
 // answers. A judgeable run counts them in honestyInOrder's pass instead
 // (badTally), and words them with findings.
-func badAnswers(v *runView, out *[NumClients]kinds) {
+func badAnswers(v *runView, out *[traffic.NumClients]kinds) {
 	var t badTally
 	t.reset(v)
 	t.countAll(v)
@@ -649,15 +650,15 @@ func badAnswers(v *runView, out *[NumClients]kinds) {
 // order the run decided them (-1 for none).
 type badTally struct {
 	bounds algos.AnswerBounds
-	count  [NumClients]int
-	first  [NumClients]int32
+	count  [traffic.NumClients]int
+	first  [traffic.NumClients]int32
 	done   bool // every request was counted
 }
 
 // reset makes t an empty tally of v's run.
 func (t *badTally) reset(v *runView) {
 	t.bounds = v.cfg.Limit.Answers(v.cfg.ClockSpread())
-	t.count, t.done = [NumClients]int{}, false
+	t.count, t.done = [traffic.NumClients]int{}, false
 	for c := range t.first {
 		t.first[c] = -1
 	}
@@ -683,7 +684,7 @@ func (t *badTally) add(i int32, key int) {
 // countAll counts every request of v's run on its own pass, dropping
 // what a pass that did not finish counted.
 func (t *badTally) countAll(v *runView) {
-	t.count = [NumClients]int{}
+	t.count = [traffic.NumClients]int{}
 	for c := range t.first {
 		t.first[c] = -1
 	}
@@ -701,7 +702,7 @@ func (t *badTally) countAll(v *runView) {
 		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
-		if key := keyOf(int32(i)); key >= 0 && key < NumClients {
+		if key := keyOf(int32(i)); key >= 0 && key < traffic.NumClients {
 			t.count[key]++
 		}
 	}
@@ -718,7 +719,7 @@ func (t *badTally) countAll(v *runView) {
 		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
-		if key := keyOf(i); key >= 0 && key < NumClients && t.first[key] < 0 {
+		if key := keyOf(i); key >= 0 && key < traffic.NumClients && t.first[key] < 0 {
 			t.first[key] = i
 			wanted--
 		}
@@ -727,7 +728,7 @@ func (t *badTally) countAll(v *runView) {
 }
 
 // findings gives each client with a bad answer its BadAnswer finding.
-func (t *badTally) findings(v *runView, out *[NumClients]kinds) {
+func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 	for c, n := range t.count {
 		if n == 0 || out[c][BadAnswer] != nil {
 			continue
@@ -816,7 +817,7 @@ const traceLength = 6
 // An instance told a time earlier than one before it (clocks that disagree)
 // is judged only up to there: past that, the promise says nothing of what
 // it owes.
-func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[NumClients]kinds) {
+func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[traffic.NumClients]kinds) {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
@@ -844,7 +845,7 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 			case r.admitted:
 				env.Admit(r.told)
 				admits++
-			case !spec.Conservative && r.key < NumClients && out[r.key][HonestTurnedAway] == nil && env.Allows(r.told):
+			case !spec.Conservative && r.key < traffic.NumClients && out[r.key][HonestTurnedAway] == nil && env.Allows(r.told):
 				f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 					"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 					where(r, local), algos.FormatTime(r.told), admits, promise.Text)}}
@@ -853,7 +854,7 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 				}
 				out[r.key][HonestTurnedAway] = f
 			}
-			if r.key < NumClients && !as.done() {
+			if r.key < traffic.NumClients && !as.done() {
 				had := as
 				as.check(env, &r, j, i, admits)
 				if as.remaining.found && !had.remaining.found {
@@ -889,8 +890,8 @@ func prior(all []judged, g []int32, j int) []judged {
 // requests, in the order it sent them; retryAfter are the Retry-Afters of
 // the answers it was handed, in the same order (the last request may have
 // none).
-func retries(mine []judged, key int, retryAfter []int64, out *[NumClients]kinds) {
-	if key >= NumClients {
+func retries(mine []judged, key int, retryAfter []int64, out *[traffic.NumClients]kinds) {
+	if key >= traffic.NumClients {
 		return
 	}
 	mine = mine[:min(len(mine), len(retryAfter))]
@@ -956,21 +957,21 @@ func retryFinding(b Breach, d, r judged, dRetry, rRetry int64) *finding {
 // when some closed-loop client's key also has fixed requests (they come
 // first in its order; a hunt's traffic has none): the caller then lists
 // them (sentBy) and calls retries.
-func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool {
+func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kinds) bool {
 	type follow struct {
 		n      int   // the client's requests so far
 		prev   int32 // its last one's index
 		denied bool  // and whether it was denied (neither admitted nor failed)
 		on     bool  // a closed-loop client's key, not yet judged
 	}
-	var keys [NumClients]follow
+	var keys [traffic.NumClients]follow
 	for _, lc := range v.cfg.Loop {
-		if lc.Key >= 0 && lc.Key < NumClients {
+		if lc.Key >= 0 && lc.Key < traffic.NumClients {
 			keys[lc.Key].on = !retriesDone(&out[lc.Key])
 		}
 	}
-	var loops [NumClients]int
-	var found [NumClients]kinds
+	var loops [traffic.NumClients]int
+	var found [traffic.NumClients]kinds
 	for k := range found {
 		found[k][RetryDenied], found[k][RetryExtended] = out[k][RetryDenied], out[k][RetryExtended]
 	}
@@ -978,7 +979,7 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool 
 	outcomes := v.res.Outcomes
 	for j, q := range v.res.LoopRequests {
 		key := q.Key
-		if key < 0 || key >= NumClients {
+		if key < 0 || key >= traffic.NumClients {
 			continue
 		}
 		loops[key]++
@@ -1007,7 +1008,7 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[NumClients]kinds) bool 
 		st.n++
 	}
 	for _, lc := range v.cfg.Loop {
-		if k := lc.Key; k >= 0 && k < NumClients && k < len(v.res.Keys) && v.res.Keys[k].Requests > loops[k] {
+		if k := lc.Key; k >= 0 && k < traffic.NumClients && k < len(v.res.Keys) && v.res.Keys[k].Requests > loops[k] {
 			return false
 		}
 	}
@@ -1048,7 +1049,7 @@ func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref l
 		return nil
 	}
 	row := past.Row
-	if row.Key >= 0 && row.Key < NumClients && run.found[row.Key][OffReference] == nil {
+	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][OffReference] == nil {
 		run.found[row.Key][OffReference] = &finding{breach: OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
 	}
 	return nil

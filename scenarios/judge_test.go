@@ -9,49 +9,8 @@ import (
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
-
-// The edge prober hits both µs of every refill instant, and every window
-// edge with a burst of L+1 on its last µs, its first, or both, turning
-// through all three in any three edges in a row; the same seed gives the
-// same requests, sorted.
-func TestEdgeTrafficLandsOnEveryEdge(t *testing.T) {
-	l := algos.MustLimit(10, algos.Second, 10) // a token every 100 ms
-	dur := 6 * algos.Second
-	reqs, err := EdgeTraffic(3, l, dur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := map[int64]int{}
-	for i, r := range reqs {
-		if r.Key != int(Edge) || (i > 0 && r.Sent < reqs[i-1].Sent) {
-			t.Fatalf("request %d: %+v, want key %d in time order", i, r, Edge)
-		}
-		at[r.Sent]++
-	}
-	for tok := int64(100_000); tok < dur; tok += 100_000 {
-		if at[tok-1] == 0 || at[tok] == 0 {
-			t.Errorf("refill instant %s: %d requests the µs before, %d on it; want at least one each", algos.FormatTime(tok), at[tok-1], at[tok])
-		}
-	}
-	var patterns []string
-	for edge := int64(algos.Second); edge < dur; edge += algos.Second {
-		last, first := at[edge-1] >= 11, at[edge] >= 11
-		patterns = append(patterns, map[[2]bool]string{{true, false}: "last", {false, true}: "first", {true, true}: "both"}[[2]bool{last, first}])
-	}
-	for i := 2; i < len(patterns); i++ {
-		if seen := strings.Join(patterns[i-2:i+1], " "); !strings.Contains(seen, "last") || !strings.Contains(seen, "first") || !strings.Contains(seen, "both") {
-			t.Errorf("edges %d to %d: %s; want each pattern once in any three", i-1, i+1, seen)
-		}
-	}
-	again, _ := EdgeTraffic(3, l, dur)
-	if len(again) != len(reqs) || again[len(again)/2] != reqs[len(reqs)/2] {
-		t.Error("the same seed gave other requests")
-	}
-	if _, err := EdgeTraffic(3, algos.Limit{}, dur); err == nil {
-		t.Error("a zero limit was accepted")
-	}
-}
 
 // judgedRun builds requests on one key of one instance, told the given
 // times, in that order, admitted as given.
@@ -59,7 +18,7 @@ func judgedRun(told []int64, admitted []bool) []judged {
 	all := make([]judged, len(told))
 	for i := range told {
 		// Each answer's Reset is an hour: never too short for the limits here.
-		all[i] = judged{told: told[i], decided: int64(i), admitted: admitted[i], reset: 3600 * algos.Second, key: int32(RetryAfter), instance: int32(RetryAfter)}
+		all[i] = judged{told: told[i], decided: int64(i), admitted: admitted[i], reset: 3600 * algos.Second, key: int32(traffic.RetryAfter), instance: int32(traffic.RetryAfter)}
 	}
 	return all
 }
@@ -87,10 +46,10 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(60)}, 0},
 		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, RetryExtended},
 	} {
-		var found [NumClients]kinds
-		retries(judgedRun(tc.told, tc.admitted), int(RetryAfter), tc.replies, &found)
+		var found [traffic.NumClients]kinds
+		retries(judgedRun(tc.told, tc.admitted), int(traffic.RetryAfter), tc.replies, &found)
 		got := Breach(0)
-		if f := found[RetryAfter].first(); f != nil {
+		if f := found[traffic.RetryAfter].first(); f != nil {
 			got = f.breach
 		}
 		if got != tc.want {
@@ -101,9 +60,9 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 	// never denied it anything.
 	all := judgedRun([]int64{0, 100}, []bool{false, false})
 	all[1].instance++
-	var found [NumClients]kinds
-	if retries(all, int(RetryAfter), []int64{deny(100), deny(5)}, &found); found[RetryAfter].first() != nil {
-		t.Errorf("a retry on another instance was judged: %v", found[RetryAfter].first().v.Reason)
+	var found [traffic.NumClients]kinds
+	if retries(all, int(traffic.RetryAfter), []int64{deny(100), deny(5)}, &found); found[traffic.RetryAfter].first() != nil {
+		t.Errorf("a retry on another instance was judged: %v", found[traffic.RetryAfter].first().v.Reason)
 	}
 }
 
@@ -124,9 +83,9 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 				}
 			}
 		}
-		var found [NumClients]kinds
+		var found [traffic.NumClients]kinds
 		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
-		return found[RetryAfter].first()
+		return found[traffic.RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0}, []bool{true, true, false}); f != nil {
 		t.Errorf("the third of a burst of 2 refused: judged %q", f.v.Reason)
@@ -157,9 +116,9 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 		for i := range all {
 			all[i].remaining = remaining[i]
 		}
-		var found [NumClients]kinds
+		var found [traffic.NumClients]kinds
 		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
-		return found[RetryAfter].first()
+		return found[traffic.RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0, 600_000}, []bool{true, true, false, true}, []int64{1, 0, 0, 0}); f != nil {
 		t.Errorf("honest Remainings judged: %q", f.v.Reason)
@@ -178,9 +137,9 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 		for _, reset := range []int64{500_000, 499_999} {
 			all := judgedRun([]int64{0}, []bool{true})
 			all[0].remaining, all[0].reset = 1, reset
-			var found [NumClients]kinds
+			var found [traffic.NumClients]kinds
 			honesty(s, cfg, all, new(judgeScratch).byInstance(all), &found)
-			switch f := found[RetryAfter].first(); {
+			switch f := found[traffic.RetryAfter].first(); {
 			case reset == 500_000 && f != nil:
 				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.v.Reason)
 			case reset < 500_000 && (f == nil || f.breach != ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
@@ -200,7 +159,7 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 func TestHonestyInOrderIsHonesty(t *testing.T) {
 	o := HuntOptions()
 	o.Seeds = []uint64{1, 2, 3}
-	traffic, err := o.traffic()
+	requests, err := o.requests()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,14 +167,14 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	for _, a := range []algos.Algorithm{planted.TokenBucketBurstOneShort, planted.FixedWindowShifted, algos.TokenBucket, algos.SlidingLog, algos.SlidingCounter} {
 		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.LocalFull, model.NodeClock, model.Ideal} {
 			for s, seed := range o.Seeds {
-				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, traffic[s])
+				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
 				res, err := model.Run(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sc := new(judgeScratch)
 				v := newRunView(&cfg, &res)
-				var got, want [NumClients]kinds
+				var got, want [traffic.NumClients]kinds
 				if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 					t.Fatalf("%s %s seed %d: the model's order was refused", a.Name, d, seed)
 				}
@@ -233,7 +192,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
 	v := newRunView(&cfg, &res)
-	var got [NumClients]kinds
+	var got [traffic.NumClients]kinds
 	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
 	}
@@ -242,7 +201,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 // sameFindings reports on t every client and kind whose finding got (by
 // the way named gotBy) and want (by wantBy) describe differently, and
 // returns how many findings got has.
-func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[NumClients]kinds) int {
+func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[traffic.NumClients]kinds) int {
 	t.Helper()
 	found := 0
 	for c := range got {
@@ -285,7 +244,7 @@ func describe(f *finding) string {
 func TestRetriesInOrderIsRetries(t *testing.T) {
 	o := HuntOptions()
 	o.Seeds = []uint64{1, 2, 3}
-	traffic, err := o.traffic()
+	requests, err := o.requests()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,13 +253,13 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.NodeClock, model.Ideal} {
 			for s, seed := range o.Seeds {
 				sc := new(judgeScratch)
-				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, traffic[s])
+				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
 				cfg.Loop = sc.record(cfg.Loop)
 				if err := model.RunInto(cfg, &sc.res); err != nil {
 					t.Fatal(err)
 				}
 				v := newRunView(&cfg, &sc.res)
-				var got, want [NumClients]kinds
+				var got, want [traffic.NumClients]kinds
 				if !sc.retriesInOrder(&v, &got) {
 					t.Fatalf("%s %s seed %d: the one pass was refused", a.Name, d, seed)
 				}
@@ -319,13 +278,13 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	// order: the one pass leaves that run to the lists.
 	sc := new(judgeScratch)
 	cfg := o.config(limiter.FromAlgorithm(algos.TokenBucket), Column{Deployment: model.StoreClock}, 1,
-		[]model.Request{{Key: int(RetryAfter), Sent: 0}, {Key: int(Flood), Sent: 10}})
+		[]model.Request{{Key: int(traffic.RetryAfter), Sent: 0}, {Key: int(traffic.Flood), Sent: 10}})
 	cfg.Loop = sc.record(cfg.Loop)
 	if err := model.RunInto(cfg, &sc.res); err != nil {
 		t.Fatal(err)
 	}
 	v := newRunView(&cfg, &sc.res)
-	var got [NumClients]kinds
+	var got [traffic.NumClients]kinds
 	if sc.retriesInOrder(&v, &got) {
 		t.Error("a closed-loop key with a fixed request was judged in one pass")
 	}

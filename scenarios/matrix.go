@@ -5,6 +5,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Column is one deployment of the matrix, with the conditions it runs under.
@@ -30,7 +31,7 @@ type SeedRun struct {
 	// Seed is the seed of the run's traffic, balancer, legs and restarts.
 	Seed uint64
 	// Clients holds each client's numbers, indexed by Client.
-	Clients [NumClients]ClientRun
+	Clients [traffic.NumClients]ClientRun
 	// FirstError is the first error the limiter answered in this run, or nil.
 	FirstError error
 	// NotApplicable, when not empty, is why the deployment cannot hold the
@@ -155,14 +156,14 @@ type Cell struct {
 	Peak       int
 	PeakX      float64
 	PeakSeed   uint64
-	PeakClient Client
+	PeakClient traffic.Client
 	// Over is the admits beyond the same algorithm's ideal run on the same
 	// requests, in % of the ideal's admits: the worst seed and attack client,
 	// OverSeed and OverClient (the first to reach it). NaN when no attack
 	// client was chosen.
 	Over       float64
 	OverSeed   uint64
-	OverClient Client
+	OverClient traffic.Client
 	// OverReference is Over measured against the ideal run of the
 	// algorithm the limiter names as its reference (limiter.Spec.Reference),
 	// worst seed and attack client; NaN when it names none.
@@ -186,7 +187,7 @@ type Cell struct {
 // Cell summarizes one limiter and deployment over every seed and the
 // given clients (all five if none are given). ok is false if the matrix has
 // no such limiter or deployment, or no ideal column to measure over by.
-func (r Matrix) Cell(algo string, d model.Deployment, clients ...Client) (cell Cell, ok bool) {
+func (r Matrix) Cell(algo string, d model.Deployment, clients ...traffic.Client) (cell Cell, ok bool) {
 	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
 	if runs == nil || ideal == nil {
 		return Cell{}, false

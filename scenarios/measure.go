@@ -9,6 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // ClientRun is one client's numbers in one run.
@@ -37,7 +38,7 @@ type ClientRun struct {
 // With a reference (ref, not nil), it also runs ref on the same requests
 // and compares the two runs (offReference).
 func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tolerance int64) (jobRun, error) {
-	var out [NumClients]ClientRun
+	var out [traffic.NumClients]ClientRun
 	sc := judgeScratchPool.Get().(*judgeScratch)
 	defer sc.giveBack()
 	plain := cfg
@@ -48,14 +49,14 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	if err := model.RunInto(cfg, res); err != nil {
 		return jobRun{}, err
 	}
-	var found [NumClients]kinds
+	var found [traffic.NumClients]kinds
 	if judge {
 		v := newRunView(&cfg, res)
 		// Each kind of breach is kept apart (kinds): answers no limiter
 		// may give, admits past the promise with the window that shows
 		// them, the rest of the contract, keys that share state, and a
 		// store-clock claim that node clocks can move.
-		for c := range min(NumClients, len(res.Keys)) {
+		for c := range min(traffic.NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
 				found[c][OverAdmission] = sc.overAdmission(&v, c, viol)
 			}
@@ -84,7 +85,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		}
 	}
 	w := cfg.Limit.Window
-	for c := range min(NumClients, len(res.Keys)) {
+	for c := range min(traffic.NumClients, len(res.Keys)) {
 		out[c] = ClientRun{
 			Requests:  res.Keys[c].Requests,
 			Admitted:  res.Keys[c].Admitted,
@@ -112,7 +113,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 // Remainings and Resets, and its Retry-Afters, keeping each client's first
 // breach of each kind in found, and counts its bad answers into bad on
 // the same pass when it can (bad.done).
-func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[NumClients]kinds, bad *badTally) {
+func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[traffic.NumClients]kinds, bad *badTally) {
 	if !sc.honestyAndBad(cfg.Limiter, *cfg, v, found, bad) {
 		all := sc.requestsOf(*cfg, v.res)
 		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
@@ -120,7 +121,7 @@ func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[Num
 	if !sc.retriesInOrder(v, found) {
 		mine := sc.sentBy(v)
 		for _, lc := range cfg.Loop {
-			if lc.Key >= 0 && lc.Key < NumClients {
+			if lc.Key >= 0 && lc.Key < traffic.NumClients {
 				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], found)
 			}
 		}
@@ -138,18 +139,18 @@ func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[Num
 // own strings.
 type judgeScratch struct {
 	res        model.Result
-	refRes     model.Result        // the reference's run (offReference)
-	retryAfter [NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent
+	refRes     model.Result                // the reference's run (offReference)
+	retryAfter [traffic.NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent
 	all        []judged
 	keys       []int64   // sort keys (byInstance)
 	order      []int32   // request indices grouped by instance (byInstance)
 	groups     [][]int32 // each instance's part of order
 	starts     []int32
-	states     []instanceState         // honestyInOrder
-	mine       [NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
-	againRes   model.Result            // the run played again (answeredAlike)
-	answers    [2][NumClients][]answer // each client's answers in the two runs (answeredAlike)
-	over       []judged                // an over-admitting client's admits in the window (overAdmission)
+	states     []instanceState                 // honestyInOrder
+	mine       [traffic.NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
+	againRes   model.Result                    // the run played again (answeredAlike)
+	answers    [2][traffic.NumClients][]answer // each client's answers in the two runs (answeredAlike)
+	over       []judged                        // an over-admitting client's admits in the window (overAdmission)
 }
 
 var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}
@@ -161,21 +162,25 @@ func (sc *judgeScratch) giveBack() {
 	judgeScratchPool.Put(sc)
 }
 
+// scratchPool is the memory a worker makes a seed's requests in, then the
+// next seed's (traffic.Scratch).
+var scratchPool = sync.Pool{New: func() any { return new(traffic.Scratch) }}
+
 // record is loop with each client wrapped to keep, in sc.retryAfter[its
 // key], the Retry-After of every answer it is handed (all the judge reads
 // of an answer: retries).
 func (sc *judgeScratch) record(loop []model.LoopClient) []model.LoopClient {
 	out := slices.Clone(loop)
 	for i, lc := range out {
-		if lc.Key < 0 || lc.Key >= NumClients {
+		if lc.Key < 0 || lc.Key >= traffic.NumClients {
 			continue
 		}
 		inner, dst := lc.New, &sc.retryAfter[lc.Key]
 		*dst = (*dst)[:0]
 		out[i].New = func() model.Client {
 			c := inner()
-			if own, ok := c.(interface{ recordInto(*[]int64) }); ok {
-				own.recordInto(dst) // one of this package's clients: it keeps them itself
+			if own, ok := c.(traffic.RetryAfterKeeper); ok {
+				own.KeepRetryAfters(dst) // one of package traffic's clients: it keeps them itself
 				return c
 			}
 			return &recorder{Client: c, retryAfter: dst}
@@ -207,10 +212,10 @@ type job struct {
 // jobRun is one job on one seed: each client's numbers, the limiter's first
 // error, or, when the column cannot hold the limiter, why (and no run).
 type jobRun struct {
-	clients       [NumClients]ClientRun
+	clients       [traffic.NumClients]ClientRun
 	firstError    error
 	notApplicable string
-	found         [NumClients]kinds // judged runs: each client's first breach of each kind
+	found         [traffic.NumClients]kinds // judged runs: each client's first breach of each kind
 }
 
 // runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
@@ -249,15 +254,15 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 	errs := make([]error, len(runs))
 	if workers := o.workers(); ns >= 8*workers {
 		// The requests' every error is one of the options, the same for
-		// every seed: found here, it is the one traffic would return.
-		if err := checkTraffic(o.Limit, o.Duration); err != nil {
+		// every seed: found here, it is the one Make would return.
+		if err := traffic.CheckOpenLoop(o.Limit, o.Duration); err != nil {
 			return nil, err
 		}
 		o.parallel(ns, func(s int) error {
-			sc := trafficScratchPool.Get().(*trafficScratch)
-			defer trafficScratchPool.Put(sc)
-			requests, err := o.seedTraffic(s, sc)
-			if err != nil { // not for options checkTraffic passed
+			sc := scratchPool.Get().(*traffic.Scratch)
+			defer scratchPool.Put(sc)
+			requests, err := sc.Make(o.Seeds[s], o.Limit, o.Duration, o.Edge)
+			if err != nil { // not for options CheckOpenLoop passed
 				for j := range nj {
 					errs[j*ns+s] = err
 				}
@@ -270,13 +275,13 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 			return nil
 		})
 	} else {
-		traffic, err := o.traffic()
+		requests, err := o.requests()
 		if err != nil {
 			return nil, err
 		}
 		o.parallel(len(runs), func(t int) error {
 			i := (t%nj)*ns + t/nj
-			errs[i] = play(i, traffic[i%ns])
+			errs[i] = play(i, requests[i%ns])
 			return nil
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Options are the conditions of a matrix, a sweep or a hunt. Start from
@@ -39,11 +40,12 @@ type Options struct {
 	// local-split column. (The local-full bug column never restarts; Hunt
 	// gives it to every suspect.)
 	RestartEvery int64
-	// Loop adds the three closed-loop clients (RetryAfter, DrainIdle,
-	// ResetBurst, LoopClients) to the five of Traffic, each on its own key.
+	// Loop adds the three closed-loop clients (traffic.RetryAfter,
+	// DrainIdle and ResetBurst, of traffic.LoopClients) to the five
+	// open-loop ones of traffic.OpenLoop, each on its own key.
 	Loop bool
-	// Edge adds the edge-probing client (EdgeTraffic) on its own key, and
-	// Hunt judges it with the others.
+	// Edge adds the edge-probing client (traffic.EdgeProbes) on its own
+	// key, and Hunt judges it with the others.
 	Edge bool
 	// Workers is how many goroutines play runs; 0 means GOMAXPROCS. The
 	// output does not depend on it.
@@ -51,10 +53,11 @@ type Options struct {
 }
 
 // DefaultOptions are the conditions of overshoot's published table: the
-// five clients of Traffic and the three closed-loop ones, each at 100
-// requests per second (burst 100), 20 s per run, seeds 1 to 10,
-// 4 nodes, a 1 ms round trip with ±25% on each leg, node clocks 50 ms apart,
-// the store wiped at 10.5 s, local nodes restarting every 5 s on average.
+// five open-loop clients of traffic.OpenLoop and the three closed-loop
+// ones, each at 100 requests per second (burst 100), 20 s per run, seeds 1
+// to 10, 4 nodes, a 1 ms round trip with ±25% on each leg, node clocks
+// 50 ms apart, the store wiped at 10.5 s, local nodes restarting every 5 s
+// on average.
 func DefaultOptions() Options {
 	seeds := make([]uint64, 10)
 	for i := range seeds {
@@ -165,55 +168,38 @@ func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []mode
 	}
 }
 
+// Clients lists the clients of a run under o, in key order: the five
+// open-loop ones (traffic.OpenLoopClients), the three closed-loop ones when
+// o.Loop is set, and the edge prober when o.Edge is.
+func (o Options) Clients() []traffic.Client {
+	c := traffic.OpenLoopClients()
+	if o.Loop {
+		c = append(c, traffic.RetryAfter, traffic.DrainIdle, traffic.ResetBurst)
+	}
+	if o.Edge {
+		c = append(c, traffic.Edge)
+	}
+	return c
+}
+
 // loopClients are the closed-loop clients of a run under o, or none.
 func (o Options) loopClients() []model.LoopClient {
 	if !o.Loop {
 		return nil
 	}
-	return LoopClients(int(RetryAfter), o.Limit, o.Duration)
+	return traffic.LoopClients(int(traffic.RetryAfter), o.Limit, o.Duration)
 }
 
-// traffic builds every seed's requests once; runs share them read-only.
-func (o Options) traffic() ([][]model.Request, error) {
+// requests builds every seed's requests once, each in memory of its own;
+// runs share them read-only.
+func (o Options) requests() ([][]model.Request, error) {
 	out := make([][]model.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
 		var err error
-		out[i], err = o.seedTraffic(i, nil)
+		out[i], err = new(traffic.Scratch).Make(o.Seeds[i], o.Limit, o.Duration, o.Edge)
 		return err
 	})
 	return out, err
-}
-
-// seedTraffic is seed i's requests: Traffic's, and EdgeTraffic's with
-// o.Edge, merged once, ties in key order (the edge client's key is the
-// last), as each is merged. With sc they are made in its memory, valid
-// until sc is used again; without, in memory of their own.
-func (o Options) seedTraffic(i int, sc *trafficScratch) ([]model.Request, error) {
-	parts, err := trafficParts(o.Seeds[i], o.Limit, o.Duration, sc)
-	if err != nil {
-		return nil, err
-	}
-	var merged []model.Request
-	if o.Edge {
-		var refills, edges []model.Request
-		if sc != nil {
-			refills, edges = sc.parts[5], sc.parts[6]
-		}
-		edge, err := edgeParts(o.Seeds[i], o.Limit, o.Duration, refills, edges)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, edge...)
-	}
-	if sc != nil {
-		copy(sc.parts[:], parts) // keep what the parts grew to
-		sc.list, merged = parts, sc.merged
-	}
-	merged = mergeBySentThenKey(merged, parts...)
-	if sc != nil {
-		sc.merged = merged
-	}
-	return merged, nil
 }
 
 // parallel calls f(0..n-1) on o.Workers goroutines. Results are written by

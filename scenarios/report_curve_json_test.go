@@ -13,6 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // curveDoc reads back what the curve schema writes, for these tests.
@@ -65,7 +66,7 @@ func TestCurveJSONIsTheCurvesCells(t *testing.T) {
 	o := small()
 	specs := limiter.FromAlgorithms(algos.TokenBucket, algos.FixedWindow)
 	c, err := scenarios.RunCurve(specs, o, scenarios.CurveOf{Deployment: model.StoreWiped, Param: scenarios.ParamWipePhase,
-		Values: []int64{0, algos.Second / 2}, Clients: []scenarios.Client{scenarios.Flood}, Model: scenarios.WipeModel()})
+		Values: []int64{0, algos.Second / 2}, Clients: []traffic.Client{traffic.Flood}, Model: scenarios.WipeModel()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/encode"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // A run split across machines by seed. Every run of a matrix, a sweep, a
@@ -453,7 +454,7 @@ func optionsOf(c ConditionsDoc) (Options, error) {
 	}
 	o := Options{Limit: l, Duration: c.DurationUS, Seeds: c.Seeds, Nodes: c.Nodes, RTT: c.RTTUS, Jitter: c.JitterPct,
 		Skew: c.SkewUS, WipeAt: c.WipeAtUS, RestartEvery: c.RestartEvery,
-		Loop: slices.Contains(c.Clients, RetryAfter.String()), Edge: slices.Contains(c.Clients, Edge.String())}
+		Loop: slices.Contains(c.Clients, traffic.RetryAfter.String()), Edge: slices.Contains(c.Clients, traffic.Edge.String())}
 	if !reflect.DeepEqual(conditions(o), c) {
 		return Options{}, fmt.Errorf("scenarios: conditions: no options run the clients %v", c.Clients)
 	}
@@ -497,7 +498,7 @@ func (sh shards) place(keys []runKey, list func(*shardJSON) []seedRunJSON, name 
 }
 
 // seedRunsJSON are runs, each of the clients given, at point.
-func seedRunsJSON(clients []Client, point int, runs []SeedRun) []seedRunJSON {
+func seedRunsJSON(clients []traffic.Client, point int, runs []SeedRun) []seedRunJSON {
 	out := make([]seedRunJSON, len(runs))
 	for i, r := range runs {
 		j := seedRunJSON{Algorithm: r.Algorithm, Point: point, Column: r.Column, Seed: r.Seed, NotApplicable: r.NotApplicable,
@@ -513,7 +514,7 @@ func seedRunsJSON(clients []Client, point int, runs []SeedRun) []seedRunJSON {
 }
 
 // seedRun is the SeedRun r was written from, with the clients given.
-func (r seedRunJSON) seedRun(clients []Client) (SeedRun, error) {
+func (r seedRunJSON) seedRun(clients []traffic.Client) (SeedRun, error) {
 	run := SeedRun{Algorithm: r.Algorithm, Column: r.Column, Seed: r.Seed, NotApplicable: r.NotApplicable, FirstError: textError(r.FirstError)}
 	if len(r.Clients) != len(clients) {
 		return SeedRun{}, fmt.Errorf("%d clients, want the run's %d", len(r.Clients), len(clients))
@@ -546,11 +547,11 @@ func seedVerdictOf(seed uint64, v Verdict) seedVerdictJSON {
 
 // verdict is the Verdict on one seed j was written from, with the clients
 // given.
-func (j seedVerdictJSON) verdict(clients []Client) (Verdict, error) {
+func (j seedVerdictJSON) verdict(clients []traffic.Client) (Verdict, error) {
 	v := Verdict{Suspect: j.Suspect, Seeds: 1, Requests: j.Requests, Errors: j.Errors, FirstError: textError(j.FirstError)}
 	for _, b := range j.Breaches {
 		kind := breachNamed(b.Kind)
-		c := slices.IndexFunc(clients, func(c Client) bool { return c.String() == b.Client })
+		c := slices.IndexFunc(clients, func(c traffic.Client) bool { return c.String() == b.Client })
 		switch {
 		case kind == 0:
 			return Verdict{}, fmt.Errorf("no breach is named %q", b.Kind)

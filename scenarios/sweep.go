@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // DefaultSkews are the sweep's skews: 0 to 200 ms every 10 ms, in µs.
@@ -28,7 +29,7 @@ type SweepPoint struct {
 	Peak   int
 	PeakX  float64
 	Seed   uint64
-	Client Client
+	Client traffic.Client
 	// Violations counts the (seed, client) runs that broke the promise.
 	Violations int
 	// Errors counts the requests the limiter answered with an error, and

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// floodMultiple is the flood's rate as a multiple of the limit (Traffic).
+// floodMultiple is the flood's rate as a multiple of the limit (traffic.Flood).
 const floodMultiple = 5
 
 // CurveModel is a simple model of one number of a Curve: what it measures
@@ -29,7 +31,7 @@ type CurveModel struct {
 // floodOver measures the flood's over the ideal at algo and point k, the
 // mean of the seeds: what the flood models predict.
 func floodOver(r Curve, algo string, k int) float64 {
-	return meanOf(r.SeedCells(algo, k, Flood), func(c Cell) float64 { return c.Over })
+	return meanOf(r.SeedCells(algo, k, traffic.Flood), func(c Cell) float64 { return c.Over })
 }
 
 // meanOf is the mean of f over the seed cells.
@@ -65,7 +67,7 @@ func RestartModel() *CurveModel {
 			}
 			admits := 0
 			for _, run := range ideal {
-				admits += run.Clients[Flood].Admitted
+				admits += run.Clients[traffic.Flood].Admitted
 			}
 			n, b := int64(o.Nodes), o.Limit.Burst
 			extra := float64(n) * uniformRenewals(float64(o.Duration), 2*float64(o.RestartEvery)) * float64(b/n)
@@ -121,7 +123,7 @@ func WipeModel() *CurveModel {
 			runs, ideal := r.SeedRuns(algo, k)
 			sum := 0
 			for s := range runs {
-				sum += runs[s].Clients[Flood].AfterWipe - ideal[s].Clients[Flood].AfterWipe
+				sum += runs[s].Clients[traffic.Flood].AfterWipe - ideal[s].Clients[traffic.Flood].AfterWipe
 			}
 			return float64(sum) / float64(len(runs))
 		},
@@ -178,7 +180,7 @@ func StoreClockEdgeModel() *CurveModel {
 			"the others have no edge to carry them past, the ideal's peak",
 		Unit: "admits",
 		Measure: func(r Curve, algo string, k int) float64 {
-			return meanOf(r.SeedCells(algo, k, Boundary), func(c Cell) float64 { return float64(c.Peak) })
+			return meanOf(r.SeedCells(algo, k, traffic.Boundary), func(c Cell) float64 { return float64(c.Peak) })
 		},
 		Predict: func(r Curve, algo string, k int) (float64, bool) {
 			o := r.PointOptions(k)
@@ -192,7 +194,7 @@ func StoreClockEdgeModel() *CurveModel {
 			}
 			sum := 0
 			for _, run := range ideal {
-				sum += run.Clients[Boundary].Peak
+				sum += run.Clients[traffic.Boundary].Peak
 			}
 			return float64(sum) / float64(len(ideal)), true
 		},
@@ -249,7 +251,7 @@ func LocalFullModel() *CurveModel {
 			n := float64(r.PointOptions(k).Nodes)
 			sum := 0.0
 			for _, run := range ideal {
-				a, f := float64(run.Clients[Flood].Admitted), float64(run.Clients[Flood].Requests)
+				a, f := float64(run.Clients[traffic.Flood].Admitted), float64(run.Clients[traffic.Flood].Requests)
 				sum += 100 * (min(n*a, f)/a - 1)
 			}
 			return sum / float64(len(ideal)), true

@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Param is one condition of a deployment that a Curve varies, the others
@@ -114,7 +115,7 @@ type CurveOf struct {
 	Values []int64
 	// Clients are the clients each point's cells summarize; none means every
 	// client of the Options (as the table's cells do).
-	Clients []Client
+	Clients []traffic.Client
 	// Model, when set, is a simple model of one number of the curve: the
 	// text prints it beside the measurement, the chart draws it, and tests
 	// hold the measurement to it.
@@ -211,7 +212,7 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 			}
 		}
 	}
-	traffic, err := o.traffic()
+	requests, err := o.requests()
 	if err != nil {
 		return Curve{}, err
 	}
@@ -225,7 +226,7 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 			runs[i].notApplicable = na.Reason
 			return nil
 		}
-		run, err := measure(po.config(j.spec, j.col, o.Seeds[s], traffic[s]), po.WipeAt, false, nil, 0)
+		run, err := measure(po.config(j.spec, j.col, o.Seeds[s], requests[s]), po.WipeAt, false, nil, 0)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}
@@ -284,7 +285,7 @@ func (r Curve) PointOptions(k int) Options {
 
 // Cell is one algorithm at point k, summarized as the table's cell over
 // the given clients (the curve's Clients if none are given).
-func (r Curve) Cell(algo string, k int, clients ...Client) (Cell, bool) {
+func (r Curve) Cell(algo string, k int, clients ...traffic.Client) (Cell, bool) {
 	if k < 0 || k >= len(r.Points) {
 		return Cell{}, false
 	}
@@ -295,7 +296,7 @@ func (r Curve) Cell(algo string, k int, clients ...Client) (Cell, bool) {
 }
 
 // At is Cell at the point whose value is v.
-func (r Curve) At(algo string, v int64, clients ...Client) (Cell, bool) {
+func (r Curve) At(algo string, v int64, clients ...traffic.Client) (Cell, bool) {
 	return r.Cell(algo, slices.Index(r.Values, v), clients...)
 }
 
@@ -312,7 +313,7 @@ func (r Curve) SeedRuns(algo string, k int) (runs, ideal []SeedRun) {
 // SeedCells are one algorithm at point k as one cell per seed, each the
 // table's cell of that seed alone, over the given clients (the curve's if
 // none are given).
-func (r Curve) SeedCells(algo string, k int, clients ...Client) []Cell {
+func (r Curve) SeedCells(algo string, k int, clients ...traffic.Client) []Cell {
 	runs, ideal := r.SeedRuns(algo, k)
 	if runs == nil || ideal == nil {
 		return nil

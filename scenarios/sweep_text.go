@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // WriteTo renders the sweep as a text table, one row per skew and one
@@ -45,7 +46,7 @@ func (r Sweep) WriteTo(w io.Writer) (int64, error) {
 
 // clientNamesOf lists the clients of a run under o by name.
 func clientNamesOf(o Options) string {
-	names := make([]string, 0, NumClients)
+	names := make([]string, 0, traffic.NumClients)
 	for _, c := range o.Clients() {
 		names = append(names, c.String())
 	}

@@ -19,19 +19,6 @@ const maxSteps = 4 * MaxRequests
 // ErrTooMany is a Spec that would generate more than MaxRequests requests.
 var ErrTooMany = errors.New("too many requests")
 
-// Purposes of the random streams, each seeded from (Spec.Seed, purpose):
-// arrival times, thinning, the herd's storm, keys, costs and service times
-// never share draws, so changing how keys are chosen leaves every time
-// where it was, and a longer run only adds requests at the end.
-const (
-	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
-	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
-	purposeStorm   uint64 = 0x742d73746f726d00 // "t-storm"
-	purposeKeys    uint64 = 0x742d6b6579730000 // "t-keys"
-	purposeCost    uint64 = 0x742d636f73740000 // "t-cost"
-	purposeService uint64 = 0x742d736572766963 // "t-servic"
-)
-
 // Spec is a synthetic trace: a profile of arrivals over [Start,
 // Start+Duration), and how each request's key, cost and service time are
 // drawn. Generate depends on the Spec alone.

@@ -11,7 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/replay"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // live is the library as a live run plays it: Spec is its simulated twin,
@@ -35,7 +35,7 @@ func TestLiveFleetMatchesItsTwin(t *testing.T) {
 	t.Parallel() // it mostly waits for real time
 	s := redistest.Start(t)
 	limit := algos.MustLimit(100, algos.Second, 100)
-	requests, err := scenarios.Traffic(1, limit, 2*algos.Second)
+	requests, err := traffic.OpenLoop(1, limit, 2*algos.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

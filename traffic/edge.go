@@ -1,4 +1,4 @@
-package scenarios
+package traffic
 
 import (
 	"fmt"
@@ -8,9 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-const purposeEdge uint64 = 0x656467652d70726f // "edge-pro"
-
-// EdgeTraffic is the edge-probing client's requests (key Edge) over
+// EdgeProbes is the edge-probing client's requests (key Edge) over
 // [0, duration): it lands requests on the last and the first µs around
 // every instant where a limiter's answer changes, so that an answer one µs
 // early shows.
@@ -25,7 +23,7 @@ const purposeEdge uint64 = 0x656467652d70726f // "edge-pro"
 //     a window one µs off its edge admits 2L there.
 //
 // It depends on seed, limit and duration only, and is sorted.
-func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
+func EdgeProbes(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
 	parts, err := edgeParts(seed, limit, duration, nil, nil)
 	if err != nil {
 		return nil, err
@@ -33,17 +31,17 @@ func EdgeTraffic(seed uint64, limit algos.Limit, duration int64) ([]model.Reques
 	return mergeBySentThenKey(nil, parts...), nil
 }
 
-// edgeParts are EdgeTraffic's requests in two parts, the refill instants'
+// edgeParts are EdgeProbes' requests in two parts, the refill instants'
 // and the window edges', each in time order (for any limit a hunt runs):
-// merged by time, ties in part order, they are EdgeTraffic. They are
+// merged by time, ties in part order, they are EdgeProbes'. They are
 // appended to refills[:0] and edges[:0], or to new slices when those are
 // nil.
 func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []model.Request) ([][]model.Request, error) {
 	if err := limit.Validate(); err != nil {
-		return nil, fmt.Errorf("scenarios: invalid limit: %w", err)
+		return nil, fmt.Errorf("traffic: invalid limit: %w", err)
 	}
 	if duration <= 0 || duration > MaxDuration {
-		return nil, fmt.Errorf("scenarios: duration of %d µs is outside (0, one day]", duration)
+		return nil, fmt.Errorf("traffic: duration of %d µs is outside (0, one day]", duration)
 	}
 	w, l := limit.Window, limit.Rate
 	// Room for each part at once (2 a refill instant, up to 2(L+1) an

@@ -1,4 +1,4 @@
-package scenarios
+package traffic
 
 import (
 	"github.com/overshoot-go/overshoot/algos"
@@ -10,12 +10,14 @@ import (
 // and never sooner than gap µs after its last request (a client is a
 // program with a pace of its own; with no latency and a limiter that
 // admits everything, "at once" would otherwise be forever at one instant).
-// They are model.Clients, for model.Config.Loop, each on its own key.
+// They are model.Clients, for model.Config.Loop, each on its own key: what
+// to send next given an answer is theirs, and how a run plays them is the
+// model's.
 //
 // A wait they are told is taken as a program takes it: one that is
 // negative is none (they come back at once), and one that reaches past
 // their end ends them (wait). Such answers are the judge's to report
-// (BadAnswer), not a reason to stop a run.
+// (package scenarios' BadAnswer), not a reason to stop a run.
 
 // wait is a wait of d µs as a client takes it, at most most: none for a
 // negative d, so that the time it comes back is never before the answer
@@ -122,10 +124,22 @@ func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 	return next, next < c.end
 }
 
-// answers is what a judged run keeps of the answers one of the clients
-// above is handed: their Retry-Afters, in order, in *retryAfter when it is
-// set (the judge's recorder, without a wrapper's call per answer).
+// RetryAfterKeeper is a closed-loop client that can keep, itself, the
+// Retry-After of every answer it is handed: every client this package's
+// RetryAfterClient, DrainIdleClient and ResetBurstClient make is one. A
+// judge of the clients' retries reads those (package scenarios' hunt); kept
+// by the client, they cost no wrapper's call per answer.
+type RetryAfterKeeper interface {
+	// KeepRetryAfters makes the client append the Retry-After of every
+	// answer it is handed from now on to *dst, in order.
+	KeepRetryAfters(dst *[]int64)
+}
+
+// answers is what a client above keeps of the answers it is handed: their
+// Retry-Afters, in order, in *retryAfter when it is set.
 type answers struct{ retryAfter *[]int64 }
+
+var _ = []RetryAfterKeeper{(*retryAfter)(nil), (*drainIdle)(nil), (*resetBurst)(nil)}
 
 func (a *answers) keep(last *model.Reply) {
 	if a.retryAfter != nil {
@@ -133,8 +147,9 @@ func (a *answers) keep(last *model.Reply) {
 	}
 }
 
-// recordInto makes the client keep its answers' Retry-Afters in *dst.
-func (a *answers) recordInto(dst *[]int64) { a.retryAfter = dst }
+// KeepRetryAfters makes the client keep its answers' Retry-Afters in *dst
+// (RetryAfterKeeper).
+func (a *answers) KeepRetryAfters(dst *[]int64) { a.retryAfter = dst }
 
 // LoopClients are the three closed-loop clients on keys from, from+1 and
 // from+2, for a run of duration µs under l: the Retry-After client, the

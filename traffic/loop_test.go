@@ -1,4 +1,4 @@
-package scenarios_test
+package traffic_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
-	"github.com/overshoot-go/overshoot/scenarios"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // runLoop plays one closed-loop client alone on key 0.
@@ -37,7 +37,7 @@ func deniedAfterDenial(res model.Result) int {
 // retry denied), and a Retry-After cut in half shows as denied retries.
 func TestRetryAfterClientExposesADishonestRetryAfter(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	c := scenarios.RetryAfterClient(0, 10*algos.Second, 1)
+	c := traffic.RetryAfterClient(0, 10*algos.Second, 1)
 	honest := runLoop(t, algos.TokenBucket, l, model.Ideal, c)
 	if got, lost := honest.Keys[0].Admitted, deniedAfterDenial(honest); got != 109 || lost != 0 {
 		t.Errorf("honest Retry-After: %d admits and %d retries denied, want 109 and 0", got, lost)
@@ -62,7 +62,7 @@ func TestRetryAfterClientExposesADishonestRetryAfter(t *testing.T) {
 // burst 20), and not that of the same limiter whose key lives until idle.
 func TestDrainIdleClientExposesAShortTTL(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 20)
-	c := scenarios.DrainIdleClient(0, 30*algos.Second, 1)
+	c := traffic.DrainIdleClient(0, 30*algos.Second, 1)
 	for _, extra := range []int64{-algos.Second, 0} {
 		a := algos.TokenBucket
 		a.KeyTTL = func(d algos.Decision, _ algos.Limit) int64 { return d.Reset + extra }
@@ -86,7 +86,7 @@ func TestDrainIdleClientExposesAShortTTL(t *testing.T) {
 func TestResetBurstClientDoublesWindowsThatStartOver(t *testing.T) {
 	l := algos.MustLimit(100, algos.Second, 100)
 	margin := l.Window / 100
-	c := scenarios.ResetBurstClient(0, 20*algos.Second, margin, 1)
+	c := traffic.ResetBurstClient(0, 20*algos.Second, margin, 1)
 	for _, tc := range []struct {
 		a    algos.Algorithm
 		want int

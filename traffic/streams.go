@@ -1,0 +1,28 @@
+package traffic
+
+// Purposes of every random stream this package draws from, each seeded
+// from (seed, purpose): no two share draws, so changing one never moves
+// another's requests.
+//
+// A Spec's six (from Spec.Seed): arrival times, thinning, the herd's storm,
+// keys, costs and service times, so that changing how keys are chosen
+// leaves every time where it was, and a longer run only adds requests at
+// the end. The simulator's clients' (from a run's seed): one per open-loop
+// client, the edge prober's phase and the clock drill's flood, so that
+// changing one client never changes another.
+const (
+	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
+	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
+	purposeStorm   uint64 = 0x742d73746f726d00 // "t-storm"
+	purposeKeys    uint64 = 0x742d6b6579730000 // "t-keys"
+	purposeCost    uint64 = 0x742d636f73740000 // "t-cost"
+	purposeService uint64 = 0x742d736572766963 // "t-servic"
+
+	purposeFlood    uint64 = 0x666c6f6f64000000 // "flood"
+	purposeBoundary uint64 = 0x626f756e64617279 // "boundary"
+	purposeOnOff    uint64 = 0x6f6e2d6f66660000 // "on-off"
+	purposeHonest   uint64 = 0x686f6e6573740000 // "honest"
+	purposeFirstHit uint64 = 0x66697273742d6869 // "first-hi"
+	purposeEdge     uint64 = 0x656467652d70726f // "edge-pro"
+	purposeDrill    uint64 = 0x636c6f636b647231 // "clockdr1"
+)
