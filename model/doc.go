@@ -65,7 +65,7 @@
 // draws of another purpose. The simulator starts no goroutines, iterates no
 // maps and reads no clock, so the same Config gives the same Result, bit for
 // bit, on any number of CPUs. The only floating point in overshoot's traffic
-// lives in package scenarios, not here: the model is integer arithmetic.
+// lives in package traffic, not here: the model is integer arithmetic.
 //
 // # Cost
 //

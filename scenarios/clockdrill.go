@@ -142,6 +142,10 @@ func (d ClockDrill) check() error {
 	if err := d.Limit.Validate(); err != nil {
 		return fmt.Errorf("scenarios: clock drill: %w", err)
 	}
+	if 2*d.Limit.Window/d.Limit.Rate < 1 {
+		// Its requests would all fall on one µs, and never reach the end.
+		return fmt.Errorf("scenarios: clock drill at %v: the honest client sends one request every 2W/L, under 1 µs at this limit", d.Limit)
+	}
 	for _, f := range d.Faults {
 		if f.Duration <= 0 || f.Duration > algos.MaxTime/16 || f.Active < 0 {
 			return fmt.Errorf("scenarios: fault %q needs a positive duration (and Active ≥ 0)", f.Name)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -207,5 +208,23 @@ func TestOptionErrors(t *testing.T) {
 func TestEmptySweepHasNoPicture(t *testing.T) {
 	if _, err := (scenarios.Sweep{}).WriteSVG(io.Discard); err == nil {
 		t.Error("WriteSVG drew a sweep with no skews")
+	}
+}
+
+// A clock drill whose honest client would send every 0 µs (a rate above
+// half its window in µs) is refused with a clear error before any request
+// is made, not generated forever.
+func TestClockDrillRefusesALimitItsHonestClientCannotPace(t *testing.T) {
+	d := scenarios.DefaultClockDrill()
+	d.Limit = algos.MustLimit(3_000_000, algos.Second, 20)
+	done := make(chan error, 1)
+	go func() { _, err := scenarios.RunClockDrill(d); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "honest client") {
+			t.Fatalf("RunClockDrill at %v: %v, want an error naming the honest client", d.Limit, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("RunClockDrill at %v did not return within 10 s", d.Limit)
 	}
 }
