@@ -34,7 +34,11 @@ all: lint test
 ## run under -race; its Fails and parallel checks stay raced), the judge's one-pass readings
 ## against its sorted ones and the shards' merge against the whole run (scenarios: it plays every
 ## run once whole and six times in shards: 2 s under -race alone on two cores, 0.2 s without;
-## the shards' refusals stay raced), the Lua pattern matcher and format fast path against
+## the shards' refusals stay raced), the reports' and runs' bytes at every worker count and
+## GOMAXPROCS (scenarios, model: 29 s of the race run; their sharing stays raced, in
+## TestTablesInParallelTestsAgree and TestConcurrentRunsShareOneRequestsSlice), the judge's
+## verdicts on a user's algorithm, on bad answers and against a named reference (scenarios: one
+## goroutine a run, 16 s under -race), the Lua pattern matcher and format fast path against
 ## gopher-lua's (simredis), the adversary's searches (its determinism test stays raced), the
 ## planted sliding counter's contract, the key-truncating Lua library's hunt and property on
 ## simredis (internal/planted: 237 s under -race, 3 s without), and the fast checkers against
@@ -56,7 +60,8 @@ TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudged
 TestKeyExpiringAtHalfItsIdleTimeIsCaught|TestMisbehavingPast64CallsIsCaught|TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
 TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|TestStoreClockClaimIsCheckedWithNodeClocksApart|$\
 TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds|TestScriptsAgreeWithTheirTwinsOnBothPaths|TestPlantedNegativeRefillScriptMatchesItsTwin|$\
-TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|TestShardsMergeIntoTheWholeRun|$\
+TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|TestShardsMergeIntoTheWholeRun|TestReportsDoNotDependOnWorkers|TestSameSeedSameBytes|$\
+TestUserAlgorithm|TestBadAnswersAreBreachesNotAborts|TestOverAgainstTheNamedReferenceShowsABuiltInDefect|$\
 TestSearchFindsTheAttacks|TestGoldenAttacks|TestSearchFindsNoneWhereThePromiseHolds|$\
 TestSlidingCounterWrongWeightKeepsTheContract|$\
 TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\

@@ -268,3 +268,43 @@ func TestArchitectureDocsNameEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// Every test the Makefile's SIMULATIONS names (make test runs them without
+// -race, and skips them in the raced run) is a test of one of
+// SIMULATION_PACKAGES, the packages whose simulations it runs: a name
+// there that no such package holds would be skipped in the raced run of
+// its own package and never run at all.
+func TestMakefileSimulationsAreTestsOfItsPackages(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(mk), "$\\\n", "")
+	names := regexp.MustCompile(`(?m)^SIMULATIONS := \^\(([^)]*)\)\$\$$`).FindStringSubmatch(text)
+	pkgs := regexp.MustCompile(`(?m)^SIMULATION_PACKAGES := (.*)$`).FindStringSubmatch(text)
+	if names == nil || pkgs == nil {
+		t.Fatal("the Makefile has no SIMULATIONS := ^(...)$$ or SIMULATION_PACKAGES := line")
+	}
+	defined := map[string]string{}
+	for _, pkg := range strings.Fields(pkgs[1]) {
+		files, _ := filepath.Glob(filepath.Join(pkg, "*_test.go"))
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Example)\w*)\(`).FindAllStringSubmatch(string(src), -1) {
+				defined[m[1]] = f
+			}
+		}
+	}
+	listed := strings.Split(names[1], "|")
+	if len(listed) < 10 {
+		t.Fatalf("read %d names from SIMULATIONS: the Makefile is no longer read", len(listed))
+	}
+	for _, name := range listed {
+		if _, ok := defined[name]; !ok {
+			t.Errorf("SIMULATIONS names %s, which no test file of SIMULATION_PACKAGES (%s) defines", name, pkgs[1])
+		}
+	}
+}

@@ -75,6 +75,16 @@ func TestReportsDoNotDependOnWorkers(t *testing.T) {
 			t.Errorf("the reports differ with GOMAXPROCS=%d", procs)
 		}
 	}
+}
+
+// Tables computed at once in parallel tests, each with its own workers,
+// are the table of one computed alone. Kept to one seed: it is the race
+// detector's test of the harness's sharing (make test runs it with -race),
+// where TestReportsDoNotDependOnWorkers runs without.
+func TestTablesInParallelTestsAgree(t *testing.T) {
+	o := small()
+	o.Seeds = o.Seeds[:1]
+	want := tableBytes(t, o)
 	t.Run("parallel", func(t *testing.T) {
 		for range 2 {
 			t.Run("", func(t *testing.T) {
