@@ -90,11 +90,16 @@ const (
 	// else of the key between, were denied what an idle key grants (see
 	// reset.go): the Reset twin of RetryDenied.
 	ResetDenied
+	// RetryExtended: a retry certainly decided before the wait its
+	// denial's Retry-After named was over, nothing else of the key
+	// between them, was denied and told a deadline certainly later than
+	// the one it came early for (see retries.go).
+	RetryExtended
 	numKinds
 )
 
 var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high", "retry denied",
-	"reset before retry-after", "reset past idle", "reset denied"}
+	"reset before retry-after", "reset past idle", "reset denied", "retry extended"}
 
 // String is the kind in words, as the row prints it.
 func (k Kind) String() string {
@@ -308,9 +313,14 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 	}
 	v.Keys = len(keys)
 	for _, k := range slices.Sorted(slices.Values(keys)) {
-		if rv := judgeRetries(all[k]); rv.count > 0 {
+		rv, ext := judgeRetries(all[k])
+		if rv.count > 0 {
 			b := found[RetryDenied]
 			note(RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+		}
+		if ext.count > 0 {
+			b := found[RetryExtended]
+			note(RetryExtended, ext.count, ext.first, ext.why, b != nil && ext.first.Sent < b.First.Sent)
 		}
 		spread := clockSpread(all[k])
 		for _, r := range all[k] {

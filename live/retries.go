@@ -21,23 +21,42 @@ import (
 // retry is then certain to break the promise, whatever the network did.
 // Records whose producer saw the decisions are read at those instants.
 
-// retryVerdict is one key's retries judged.
+// EARLY RETRIES. A retry that comes before the wait is over may be denied,
+// but, nothing else of the key decided between them, not told to wait
+// longer than the denial said: a denial takes nothing, so the key's
+// deadline cannot have moved. From the records it is certain only past
+// the rounding of both waits (TrueWait) and the spread of the clocks the
+// limiter read (clockSpread, as the Reset rules allow it): the retry was
+// decided before the earliest the first deadline can be, and the deadline
+// it was told is later than the latest the first can be.
+
+// retryVerdict is one key's retries of one kind judged.
 type retryVerdict struct {
 	count int64
-	first record.Record // the earliest sent denied retry
+	first record.Record // the earliest sent breaching retry
 	why   string
 }
 
+// note counts r as a breach, keeping the earliest sent and its why.
+func (rv *retryVerdict) note(r record.Record, why func() string) {
+	rv.count++
+	if rv.count == 1 || r.Sent < rv.first.Sent {
+		rv.first, rv.why = r, why()
+	}
+}
+
 // judgeRetries judges one key's decided records (errors included: an error
-// may still have been decided, so it keeps the key from being owned).
-func judgeRetries(recs []record.Record) retryVerdict {
-	var rv retryVerdict
+// may still have been decided, so it keeps the key from being owned): the
+// retries after the wait that were denied (denied), and the early retries
+// told a later deadline (extended).
+func judgeRetries(recs []record.Record) (denied, extended retryVerdict) {
 	if len(recs) < 2 {
-		return rv
+		return denied, extended
 	}
 	s := spansOf(recs)
 	slices.SortStableFunc(s, func(a, b spanned) int { return cmp.Compare(a.from, b.from) })
-	// before[i]: the latest end of the spans before i.
+	spread := clockSpread(recs)
+	// latest: the latest end of the spans before i.
 	latest := int64(-1 << 62)
 	for i := 0; i+1 < len(s); i++ {
 		d, r := s[i], s[i+1]
@@ -46,17 +65,27 @@ func judgeRetries(recs []record.Record) retryVerdict {
 		if !owned || d.r.Err != nil || r.r.Err != nil || d.r.Allowed || r.r.Allowed || !d.r.Known.Has(record.FieldRetryAfter) || d.r.RetryAfter < 0 {
 			continue
 		}
-		if r.from < d.to+d.r.RetryAfter {
-			continue // an early retry: the wait was not over
+		if r.from >= d.to+d.r.RetryAfter {
+			denied.note(r.r, func() string {
+				return fmt.Sprintf("key %s was denied by +%s with Retry-After %s; its next request, nothing else of the key between them, came at +%s, after the wait, and was denied too",
+					r.r.Key, algos.FormatTime(d.to), record.FormatDuration(d.r.RetryAfter), algos.FormatTime(r.from))
+			})
+			continue
 		}
-		rv.count++
-		if rv.count == 1 || r.r.Sent < rv.first.Sent {
-			rv.first = r.r
-			rv.why = fmt.Sprintf("key %s was denied by +%s with Retry-After %s; its next request, nothing else of the key between them, came at +%s, after the wait, and was denied too",
-				r.r.Key, algos.FormatTime(d.to), record.FormatDuration(d.r.RetryAfter), algos.FormatTime(r.from))
+		if !r.r.Known.Has(record.FieldRetryAfter) || r.r.RetryAfter < 0 {
+			continue // a negative wait is a bad answer
+		}
+		dAfter, dBy := TrueWait(d.r, record.FieldRetryAfter)
+		rAfter, _ := TrueWait(r.r, record.FieldRetryAfter)
+		if early, later := r.to+spread < d.from+dAfter, r.from+rAfter >= d.to+dBy+spread; early && later {
+			extended.note(r.r, func() string {
+				return fmt.Sprintf("key %s was denied by +%s until +%s at the latest (Retry-After %s); its next request, nothing else of the key between them, was decided early, by +%s, denied, and told to wait until +%s at the earliest (Retry-After %s)",
+					r.r.Key, algos.FormatTime(d.to), algos.FormatTime(d.to+dBy), record.FormatDuration(d.r.RetryAfter),
+					algos.FormatTime(r.to), algos.FormatTime(r.from+rAfter), record.FormatDuration(r.r.RetryAfter))
+			})
 		}
 	}
-	return rv
+	return denied, extended
 }
 
 // spanned is a record with the interval its decision lies in

@@ -303,3 +303,54 @@ func TestResetRulesOnSimulatedRecords(t *testing.T) {
 		}
 	}
 }
+
+// plantedPenalizedDenial is the GCRA charging every denial an emission
+// interval: a retry that comes early, as a burst's next request does, is
+// told a deadline later than the denial before it named.
+var plantedPenalizedDenial = func() algos.Algorithm {
+	a := algos.GCRA
+	decide := a.Decide
+	a.Name, a.Decide = "planted-gcra-penalized-denial", func(s *algos.State, now int64, l algos.Limit) algos.Decision {
+		d := decide(s, now, l)
+		if !d.Allowed {
+			g := s.GCRA()
+			g.TAT += l.Window / l.Rate
+			s.SetGCRA(g)
+		}
+		return d
+	}
+	return a
+}()
+
+// The early-retry rule on the simulator's records (the hunt's
+// RetryExtended, judged live): the six algorithms and the first-hit
+// window, where their promise holds and over a sliding window of nodes,
+// are never convicted; the GCRA that charges denials is, on every seed.
+func TestRetryExtendedOnSimulatedRecords(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
+		t.Helper()
+		spec := limiter.FromAlgorithm(a)
+		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
+			Requests: idleRequests(seed, 3, 8*algos.Second, l)}
+		_, recs := simulate(t, cfg)
+		return live.Judge(recs, spec.Promise(l), l)
+	}
+	for _, a := range append(algos.All(), algos.FirstHitWindow) {
+		for seed := uint64(1); seed <= 8; seed++ {
+			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock, model.NodeClock} {
+				if b, ok := judge(a, dep, seed).Caught(live.RetryExtended); ok {
+					t.Errorf("%s, %s, seed %d: an honest Retry-After convicted: %s\n  first: %s", a.Name, dep, seed, b.Why, b.First)
+				}
+			}
+		}
+	}
+	for seed := uint64(1); seed <= 8; seed++ {
+		b, ok := judge(plantedPenalizedDenial, model.StoreClock, seed).Caught(live.RetryExtended)
+		if !ok {
+			t.Errorf("%s, seed %d: not caught as %s", plantedPenalizedDenial.Name, seed, live.RetryExtended)
+		} else if seed == 1 {
+			t.Logf("%s: %s %d: %s\n  first: %s", plantedPenalizedDenial.Name, live.RetryExtended, b.Count, b.Why, b.First)
+		}
+	}
+}
