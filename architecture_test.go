@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model"},
 	"adversary":             {"algos", "model"},
-	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock drill's); scenarios wires them into runs and measures them
+	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
 	"replay":                {"algos", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/lua", "internal/planted", "limiter", "model"},

@@ -6,8 +6,8 @@
 // rendered by Matrix.WriteTo as the table, with each limiter's over also
 // against its named reference), the sweeps (RunSweep over skew, RunCurve
 // over any one parameter, each rendered as a text table and an SVG chart,
-// with the models that explain them), the simulated clock drill
-// (RunClockDrill: node clocks that drift and step), and the hunt (Hunt,
+// with the models that explain them), the simulated clock faults
+// (RunClockFaults: node clocks that drift and step), and the hunt (Hunt,
 // WriteVerdicts, WriteBreaches, WriteTraces), which judges a deployed
 // limiter's whole contract (judge.go): its promise, honest requests turned
 // away, retries at their Retry-After, answers no limiter may give,

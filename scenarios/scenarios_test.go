@@ -221,20 +221,20 @@ func TestEmptySweepHasNoPicture(t *testing.T) {
 	}
 }
 
-// A clock drill whose honest client would send every 0 µs (a rate above
-// half its window in µs) is refused with a clear error before any request
+// Clock faults whose honest client would send every 0 µs (a rate above
+// half its window in µs) are refused with a clear error before any request
 // is made, not generated forever.
-func TestClockDrillRefusesALimitItsHonestClientCannotPace(t *testing.T) {
-	d := scenarios.DefaultClockDrill()
+func TestClockFaultsRefuseALimitItsHonestClientCannotPace(t *testing.T) {
+	d := scenarios.DefaultClockFaultOptions()
 	d.Limit = algos.MustLimit(3_000_000, algos.Second, 20)
 	done := make(chan error, 1)
-	go func() { _, err := scenarios.RunClockDrill(d); done <- err }()
+	go func() { _, err := scenarios.RunClockFaults(d); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "honest client") {
-			t.Fatalf("RunClockDrill at %v: %v, want an error naming the honest client", d.Limit, err)
+			t.Fatalf("RunClockFaults at %v: %v, want an error naming the honest client", d.Limit, err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("RunClockDrill at %v did not return within 10 s", d.Limit)
+		t.Fatalf("RunClockFaults at %v did not return within 10 s", d.Limit)
 	}
 }

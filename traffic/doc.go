@@ -15,8 +15,9 @@
 // closed-loop clients (LoopClients: RetryAfterClient, DrainIdleClient,
 // ResetBurstClient) are model.Clients: each decides from the answer to its
 // last request when to send the next, and the model plays them.
-// DrillRequests is the clock drill's two clients. Which clients a run has,
-// and what is measured on them, is package scenarios' business.
+// ClockFaultRequests is the two clients of the simulated clock faults.
+// Which clients a run has, and what is measured on them, is package
+// scenarios' business.
 //
 // # Synthetic traffic
 //
@@ -53,14 +54,14 @@
 // # What it owns, and what it must not import
 //
 // The simulator's clients (clients.go: the open-loop ones; loop.go: the
-// closed-loop ones; edge.go: the edge prober; drill.go: the clock drill's)
-// and their merge (merge.go), the profiles (profile.go), key choice
-// (keys.go), cost and service-time distributions (dist.go), the Spec
-// (generate.go), every stream's purpose (streams.go), the Trace (trace.go)
-// and its two file formats (read.go, write.go, with exact decimal seconds
-// in decimal.go). It imports model, for its Stream, Request and Client,
-// and algos, for the Limit the simulator's clients are shaped by: never
-// scenarios, replay, study, a limiter, or anything outside the standard
-// library. It says what is sent; what a limiter does with it is the
-// simulator's business.
+// closed-loop ones; edge.go: the edge prober; clockfaults.go: the
+// simulated clock faults') and their merge (merge.go), the profiles
+// (profile.go), key choice (keys.go), cost and service-time distributions
+// (dist.go), the Spec (generate.go), every stream's purpose (streams.go),
+// the Trace (trace.go) and its two file formats (read.go, write.go, with
+// exact decimal seconds in decimal.go). It imports model, for its Stream,
+// Request and Client, and algos, for the Limit the simulator's clients are
+// shaped by: never scenarios, replay, study, a limiter, or anything
+// outside the standard library. It says what is sent; what a limiter does
+// with it is the simulator's business.
 package traffic

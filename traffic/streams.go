@@ -8,8 +8,11 @@ package traffic
 // keys, costs and service times, so that changing how keys are chosen
 // leaves every time where it was, and a longer run only adds requests at
 // the end. The simulator's clients' (from a run's seed): one per open-loop
-// client, the edge prober's phase and the clock drill's flood, so that
-// changing one client never changes another.
+// client, the edge prober's phase and the clock faults' flood, so that
+// changing one client never changes another. A purpose's value seeds its
+// stream, so it stays when its constant is renamed: purposeClockFaults
+// keeps the "clockdr1" of the clock drill it once was, so that the clock
+// faults' requests stay the same bytes.
 const (
 	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
 	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
@@ -18,11 +21,11 @@ const (
 	purposeCost    uint64 = 0x742d636f73740000 // "t-cost"
 	purposeService uint64 = 0x742d736572766963 // "t-servic"
 
-	purposeFlood    uint64 = 0x666c6f6f64000000 // "flood"
-	purposeBoundary uint64 = 0x626f756e64617279 // "boundary"
-	purposeOnOff    uint64 = 0x6f6e2d6f66660000 // "on-off"
-	purposeHonest   uint64 = 0x686f6e6573740000 // "honest"
-	purposeFirstHit uint64 = 0x66697273742d6869 // "first-hi"
-	purposeEdge     uint64 = 0x656467652d70726f // "edge-pro"
-	purposeDrill    uint64 = 0x636c6f636b647231 // "clockdr1"
+	purposeFlood       uint64 = 0x666c6f6f64000000 // "flood"
+	purposeBoundary    uint64 = 0x626f756e64617279 // "boundary"
+	purposeOnOff       uint64 = 0x6f6e2d6f66660000 // "on-off"
+	purposeHonest      uint64 = 0x686f6e6573740000 // "honest"
+	purposeFirstHit    uint64 = 0x66697273742d6869 // "first-hi"
+	purposeEdge        uint64 = 0x656467652d70726f // "edge-pro"
+	purposeClockFaults uint64 = 0x636c6f636b647231 // "clockdr1"
 )

@@ -1,10 +1,10 @@
 package overshoot_test
 
-// The clock drill's claims, on the simulator: what a step or a drift of a
-// node's clock, or of the store's, does to each algorithm in each
-// deployment (golden/drills-clock.txt). The live drills (a failover, a
-// blackholed store, eviction, a cluster, a real store's clock stepped) are
-// in package drills.
+// The simulated clock faults' claims: what a step or a drift of a node's
+// clock, or of the store's, does to each algorithm in each deployment
+// (golden/clock-faults.txt). The live drills (a failover, a blackholed
+// store, eviction, a cluster, a real store's clock stepped) are in package
+// drills.
 
 import (
 	"bytes"
@@ -17,24 +17,24 @@ import (
 	"github.com/overshoot-go/overshoot/scenarios"
 )
 
-var clockDrill = sync.OnceValues(func() (*scenarios.ClockReport, error) {
-	return scenarios.RunClockDrill(scenarios.DefaultClockDrill())
+var clockFaults = sync.OnceValues(func() (*scenarios.ClockFaultReport, error) {
+	return scenarios.RunClockFaults(scenarios.DefaultClockFaultOptions())
 })
 
-func clockDrillReport(t *testing.T) *scenarios.ClockReport {
+func clockFaultReport(t *testing.T) *scenarios.ClockFaultReport {
 	t.Helper()
-	r, err := clockDrill()
+	r, err := clockFaults()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func clockCell(t *testing.T, r *scenarios.ClockReport, fault string, d model.Deployment, algo string) scenarios.ClockCell {
+func clockFaultCell(t *testing.T, r *scenarios.ClockFaultReport, fault string, d model.Deployment, algo string) scenarios.ClockFaultCell {
 	t.Helper()
 	c, ok := r.Cell(fault, d, algo)
 	if !ok {
-		t.Fatalf("the clock drill has no cell %q, %s, %s", fault, d, algo)
+		t.Fatalf("the clock faults have no cell %q, %s, %s", fault, d, algo)
 	}
 	if c.NotApplicable != nil {
 		t.Fatalf("%q, %s, %s: %v", fault, d, algo, c.NotApplicable)
@@ -42,19 +42,19 @@ func clockCell(t *testing.T, r *scenarios.ClockReport, fault string, d model.Dep
 	return c
 }
 
-func TestGoldenClockDrill(t *testing.T) {
+func TestGoldenClockFaults(t *testing.T) {
 	var b bytes.Buffer
-	if err := clockDrillReport(t).Write(&b); err != nil {
+	if err := clockFaultReport(t).Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "drills-clock.txt", b.Bytes())
+	golden.Check(t, "clock-faults.txt", b.Bytes())
 }
 
-// nodeFaults are the drill's faults of the nodes' clocks; storeFault the
+// nodeFaults are the report's faults of the nodes' clocks; storeFault the
 // store's step of by seconds.
-func nodeFaults(r *scenarios.ClockReport) []string {
+func nodeFaults(r *scenarios.ClockFaultReport) []string {
 	var out []string
-	for _, f := range r.Drill.Faults {
+	for _, f := range r.Options.Faults {
 		if f.Clocks.Steps == nil || f.Clocks.Steps[0].Clock != model.StoreClockStep {
 			out = append(out, f.Name)
 		}
@@ -73,19 +73,19 @@ func storeFault(by int) string { return fmt.Sprintf("store steps %+ds at 20.4s",
 //
 // Badge: store clock under node clock faults
 func TestFindingStoreClockIgnoresNodeClockFaults(t *testing.T) {
-	r := clockDrillReport(t)
+	r := clockFaultReport(t)
 	faults := nodeFaults(r)
 	worst := 0 // the largest change in admits, either way, deployed store-clock
 	for _, fault := range faults {
 		moved := 0
-		for _, s := range r.Drill.Limiters {
-			c := clockCell(t, r, fault, model.StoreClock, s.Name)
+		for _, s := range r.Options.Limiters {
+			c := clockFaultCell(t, r, fault, model.StoreClock, s.Name)
 			worst = max(worst, c.Extra, -c.Extra)
 			if c.Extra != 0 || c.Refused != 0 || c.Lockout > c.Clean || c.Violations > c.CleanViolations {
 				t.Errorf("%s, store-clock %s: %+d admits, %+d honest refused, lockout %d µs (%d without): a node's clock reached it",
 					fault, s.Name, c.Extra, c.Refused, c.Lockout, c.Clean)
 			}
-			if clockCell(t, r, fault, model.NodeClock, s.Name).Extra != 0 {
+			if clockFaultCell(t, r, fault, model.NodeClock, s.Name).Extra != 0 {
 				moved++
 			}
 		}
@@ -99,27 +99,27 @@ func TestFindingStoreClockIgnoresNodeClockFaults(t *testing.T) {
 // A failover to a replica whose clock is off is a step of the store's
 // clock. 60 s behind, the leaky bucket and GCRA hold a time in the future
 // and lock the honest client (at half the limit) out for most of a minute:
-// 58.1 s and 59.1 s, as the docs state (the drill is simulated, so the
-// lockouts are exact to the 0.1 s the docs print); the token bucket loses
-// nothing. 60 s ahead, each bucket hands out one fresh burst and no more:
-// exactly +19 at a burst of 20, as the docs state.
+// 58.1 s and 59.1 s, as the docs state (the faults are simulated, so
+// the lockouts are exact to the 0.1 s the docs print); the token bucket
+// loses nothing. 60 s ahead, each bucket hands out one fresh burst and no
+// more: exactly +19 at a burst of 20, as the docs state.
 //
 // Badge: store clock step
 func TestFindingStoreClockStepLocksOutOrHandsOutABurst(t *testing.T) {
-	r := clockDrillReport(t)
-	burst := int(r.Drill.Limit.Burst)
+	r := clockFaultReport(t)
+	burst := int(r.Options.Limit.Burst)
 	longest := int64(0)
 	for name, want := range map[string]float64{"leaky-bucket": 58.1, "gcra": 59.1} {
-		c := clockCell(t, r, storeFault(-60), model.StoreClock, name)
+		c := clockFaultCell(t, r, storeFault(-60), model.StoreClock, name)
 		t.Logf("store 60 s behind, %s: %+d admits, %+d honest refused, locked out %.1f s", name, c.Extra, c.Refused, float64(c.Lockout)/1e6)
 		stated(t, name+": a store 60 s behind locks the honest client out (s)", 1, want, want, float64(c.Lockout)/1e6)
 		longest = max(longest, c.Lockout)
 	}
-	if c := clockCell(t, r, storeFault(-60), model.StoreClock, "token-bucket"); c.Extra != 0 || c.Refused != 0 {
+	if c := clockFaultCell(t, r, storeFault(-60), model.StoreClock, "token-bucket"); c.Extra != 0 || c.Refused != 0 {
 		t.Errorf("token bucket, store 60 s behind: %+d admits, %+d honest refused; want nothing lost", c.Extra, c.Refused)
 	}
 	for _, name := range bucketNames {
-		c := clockCell(t, r, storeFault(60), model.StoreClock, name)
+		c := clockFaultCell(t, r, storeFault(60), model.StoreClock, name)
 		t.Logf("store 60 s ahead, %s: %+d admits", name, c.Extra)
 		if c.Extra != burst-1 {
 			t.Errorf("%s: a store 60 s ahead handed out %+d admits, want one fresh burst: %+d at a burst of %d", name, c.Extra, burst-1, burst)
@@ -132,15 +132,15 @@ func TestFindingStoreClockStepLocksOutOrHandsOutABurst(t *testing.T) {
 // second (either way) or drifting it 100 ppm for an hour makes the token
 // bucket and the fixed window admit thousands beyond the same run without
 // the fault, while the leaky bucket and GCRA, whose state never moves
-// back, hand out at most one burst. The drill is simulated, so each count
-// is exact: the docs state the token bucket's +6,312 (a 1 s step ahead)
+// back, hand out at most one burst. The faults are simulated, so each
+// count is exact: the docs state the token bucket's +6,312 (1 s ahead)
 // and +21,086 (100 ppm slow), the fixed window's +6,312, and the most the
 // leaky bucket and GCRA hand out, +19 and +16 (both at the step ahead).
 //
 // Badge: node clock step
 func TestFindingNodeClockStepBreaksTheTokenBucket(t *testing.T) {
-	r := clockDrillReport(t)
-	burst := int(r.Drill.Limit.Burst)
+	r := clockFaultReport(t)
+	burst := int(r.Options.Limit.Burst)
 	// The admits beyond the run without the fault, token bucket and fixed
 	// window, by fault.
 	thousands := map[string][2]int{
@@ -152,14 +152,14 @@ func TestFindingNodeClockStepBreaksTheTokenBucket(t *testing.T) {
 	least, most := 1<<30, map[string]int{}
 	for fault, want := range thousands {
 		for i, name := range []string{"token-bucket", "fixed-window"} {
-			if c := clockCell(t, r, fault, model.NodeClock, name); c.Extra != want[i] {
+			if c := clockFaultCell(t, r, fault, model.NodeClock, name); c.Extra != want[i] {
 				t.Errorf("%s, node-clock %s: %+d admits beyond the run without it, want %+d", fault, name, c.Extra, want[i])
 			} else if i == 0 {
 				least = min(least, c.Extra)
 			}
 		}
 		for _, name := range []string{"leaky-bucket", "gcra"} {
-			c := clockCell(t, r, fault, model.NodeClock, name)
+			c := clockFaultCell(t, r, fault, model.NodeClock, name)
 			if c.Extra > burst {
 				t.Errorf("%s, node-clock %s: %+d admits, more than one burst (%d)", fault, name, c.Extra, burst)
 			}

@@ -11,9 +11,9 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// ClockFault is one fault of the clock drill: what the clocks do, and for
-// how long the run goes on (a drift needs an hour to show, a step a
-// minute and more after it). Active, when set, sends traffic only in the
+// ClockFault is one of the simulated clock faults: what the clocks do,
+// and for how long the run goes on (a drift needs an hour to show, a step
+// a minute and more after it). Active, when set, sends traffic only in the
 // last Active µs of every 10 minutes, so that an hour of drift costs six
 // minutes of requests.
 type ClockFault struct {
@@ -23,7 +23,7 @@ type ClockFault struct {
 	Active   int64
 }
 
-// ClockFaults are the drill's faults on a fleet of nodes: node 0's clock
+// ClockFaults are the default faults on a fleet of nodes: node 0's clock
 // stepping ±1 s and ±60 s at 20.4 s (inside a window, not at its edge);
 // node 0 drifting ±100 ppm for an hour, and half the fleet +100 ppm and
 // half −100 ppm (so that the fleet's clocks part by 720 ms in the hour),
@@ -75,9 +75,10 @@ func nodeZero(ppm int64) func(node int) int64 {
 	}
 }
 
-// ClockDrill is the clock drill's conditions: every limiter in every
-// deployment, under every fault, against the same run without the fault.
-type ClockDrill struct {
+// ClockFaultOptions are the conditions RunClockFaults plays the faults in:
+// every limiter in every deployment, under every fault, against the same
+// run without the fault.
+type ClockFaultOptions struct {
 	Limiters    []limiter.Spec
 	Deployments []model.Deployment
 	Faults      []ClockFault
@@ -90,12 +91,12 @@ type ClockDrill struct {
 	Workers int
 }
 
-// DefaultClockDrill is the six algorithms, deployed node-clock,
+// DefaultClockFaultOptions is the six algorithms, deployed node-clock,
 // store-clock and local-split (no restarts), on 4 nodes a 1 ms round trip
 // (±25%) from the store, at 20 per second with a burst of 20, under
 // ClockFaults.
-func DefaultClockDrill() ClockDrill {
-	return ClockDrill{
+func DefaultClockFaultOptions() ClockFaultOptions {
+	return ClockFaultOptions{
 		Limiters:    limiter.FromAlgorithms(algos.All()...),
 		Deployments: []model.Deployment{model.NodeClock, model.StoreClock, model.LocalSplit},
 		Faults:      ClockFaults(4),
@@ -106,8 +107,8 @@ func DefaultClockDrill() ClockDrill {
 	}
 }
 
-// ClockCell is one limiter in one deployment under one fault.
-type ClockCell struct {
+// ClockFaultCell is one limiter in one deployment under one fault.
+type ClockFaultCell struct {
 	// NotApplicable is why the deployment cannot hold the limiter, or nil.
 	NotApplicable error
 	// Extra is the admits, both clients together, beyond the same run
@@ -126,66 +127,67 @@ type ClockCell struct {
 	Violations, CleanViolations int
 }
 
-// ClockReport is what RunClockDrill measured: Cells[fault][deployment][limiter].
-type ClockReport struct {
-	Drill ClockDrill
-	Cells [][][]ClockCell
+// ClockFaultReport is what RunClockFaults measured:
+// Cells[fault][deployment][limiter].
+type ClockFaultReport struct {
+	Options ClockFaultOptions
+	Cells   [][][]ClockFaultCell
 }
 
-func (d ClockDrill) check() error {
+func (o ClockFaultOptions) check() error {
 	switch {
-	case len(d.Limiters) == 0 || len(d.Deployments) == 0 || len(d.Faults) == 0:
-		return errors.New("scenarios: a clock drill needs limiters, deployments and faults")
-	case d.Nodes < 2 || d.Nodes > 1<<10:
-		return fmt.Errorf("scenarios: a clock drill needs 2 to 1024 nodes, got %d", d.Nodes)
+	case len(o.Limiters) == 0 || len(o.Deployments) == 0 || len(o.Faults) == 0:
+		return errors.New("scenarios: clock faults need limiters, deployments and faults")
+	case o.Nodes < 2 || o.Nodes > 1<<10:
+		return fmt.Errorf("scenarios: clock faults need 2 to 1024 nodes, got %d", o.Nodes)
 	}
-	if err := d.Limit.Validate(); err != nil {
-		return fmt.Errorf("scenarios: clock drill: %w", err)
+	if err := o.Limit.Validate(); err != nil {
+		return fmt.Errorf("scenarios: clock faults: %w", err)
 	}
-	if 2*d.Limit.Window/d.Limit.Rate < 1 {
+	if 2*o.Limit.Window/o.Limit.Rate < 1 {
 		// Its requests would all fall on one µs, and never reach the end.
-		return fmt.Errorf("scenarios: clock drill at %v: the honest client sends one request every 2W/L, under 1 µs at this limit", d.Limit)
+		return fmt.Errorf("scenarios: clock faults at %v: the honest client sends one request every 2W/L, under 1 µs at this limit", o.Limit)
 	}
-	for _, f := range d.Faults {
+	for _, f := range o.Faults {
 		if f.Duration <= 0 || f.Duration > algos.MaxTime/16 || f.Active < 0 {
 			return fmt.Errorf("scenarios: fault %q needs a positive duration (and Active ≥ 0)", f.Name)
 		}
 	}
-	_, err := checkLimiters(d.Limiters)
+	_, err := checkLimiters(o.Limiters)
 	return err
 }
 
-// RunClockDrill runs every cell of d: each limiter in each deployment
+// RunClockFaults runs every cell of o: each limiter in each deployment
 // once without a fault for each traffic (duration and active time), then
 // under each fault.
-func RunClockDrill(d ClockDrill) (*ClockReport, error) {
-	if err := d.check(); err != nil {
+func RunClockFaults(o ClockFaultOptions) (*ClockFaultReport, error) {
+	if err := o.check(); err != nil {
 		return nil, err
 	}
 	type shape struct{ duration, active int64 }
 	var shapes []shape
-	shapeOf := make([]int, len(d.Faults))
-	for f, fault := range d.Faults {
+	shapeOf := make([]int, len(o.Faults))
+	for f, fault := range o.Faults {
 		s := shape{fault.Duration, fault.Active}
 		if shapeOf[f] = slices.Index(shapes, s); shapeOf[f] < 0 {
 			shapeOf[f] = len(shapes)
 			shapes = append(shapes, s)
 		}
 	}
-	// The drill's two clients (traffic.DrillRequests), each on its own key.
+	// The two clients (traffic.ClockFaultRequests), each on its own key.
 	requests := make([][]model.Request, len(shapes))
 	for i, s := range shapes {
-		requests[i] = traffic.DrillRequests(d.Seed, d.Limit, s.duration, s.active)
+		requests[i] = traffic.ClockFaultRequests(o.Seed, o.Limit, s.duration, s.active)
 	}
 	config := func(s, dep, shape int) model.Config {
 		return model.Config{
-			Limiter:    d.Limiters[s],
-			Limit:      d.Limit,
-			Deployment: d.Deployments[dep],
-			Nodes:      d.Nodes,
-			RTT:        d.RTT,
+			Limiter:    o.Limiters[s],
+			Limit:      o.Limit,
+			Deployment: o.Deployments[dep],
+			Nodes:      o.Nodes,
+			RTT:        o.RTT,
 			Jitter:     model.DefaultJitter,
-			Seed:       d.Seed,
+			Seed:       o.Seed,
 			Requests:   requests[shape],
 		}
 	}
@@ -195,13 +197,13 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 		lockout                       int64
 		na                            error
 	}
-	cleans := make([]clean, len(shapes)*len(d.Deployments)*len(d.Limiters))
+	cleans := make([]clean, len(shapes)*len(o.Deployments)*len(o.Limiters))
 	cleanAt := func(shape, dep, s int) *clean {
-		return &cleans[(shape*len(d.Deployments)+dep)*len(d.Limiters)+s]
+		return &cleans[(shape*len(o.Deployments)+dep)*len(o.Limiters)+s]
 	}
-	par := Options{Workers: d.Workers}
+	par := Options{Workers: o.Workers}
 	err := par.parallel(len(cleans), func(i int) error {
-		s, dep, shape := i%len(d.Limiters), i/len(d.Limiters)%len(d.Deployments), i/len(d.Limiters)/len(d.Deployments)
+		s, dep, shape := i%len(o.Limiters), i/len(o.Limiters)%len(o.Deployments), i/len(o.Limiters)/len(o.Deployments)
 		cfg := config(s, dep, shape)
 		r, err := model.Run(cfg)
 		var na *model.NotApplicableError
@@ -219,17 +221,17 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &ClockReport{Drill: d, Cells: make([][][]ClockCell, len(d.Faults))}
-	for f := range d.Faults {
-		rep.Cells[f] = make([][]ClockCell, len(d.Deployments))
-		for dep := range d.Deployments {
-			rep.Cells[f][dep] = make([]ClockCell, len(d.Limiters))
+	rep := &ClockFaultReport{Options: o, Cells: make([][][]ClockFaultCell, len(o.Faults))}
+	for f := range o.Faults {
+		rep.Cells[f] = make([][]ClockFaultCell, len(o.Deployments))
+		for dep := range o.Deployments {
+			rep.Cells[f][dep] = make([]ClockFaultCell, len(o.Limiters))
 		}
 	}
-	n := len(d.Faults) * len(d.Deployments) * len(d.Limiters)
+	n := len(o.Faults) * len(o.Deployments) * len(o.Limiters)
 	err = par.parallel(n, func(i int) error {
-		s, dep, f := i%len(d.Limiters), i/len(d.Limiters)%len(d.Deployments), i/len(d.Limiters)/len(d.Deployments)
-		fault := d.Faults[f]
+		s, dep, f := i%len(o.Limiters), i/len(o.Limiters)%len(o.Deployments), i/len(o.Limiters)/len(o.Deployments)
+		fault := o.Faults[f]
 		c := cleanAt(shapeOf[f], dep, s)
 		cell := &rep.Cells[f][dep][s]
 		if c.na != nil {
@@ -240,10 +242,10 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 		cfg.Clocks = fault.Clocks
 		r, err := model.Run(cfg)
 		if err != nil {
-			return fmt.Errorf("scenarios: %s, %s, %s: %w", d.Limiters[s].Name, cfg.Deployment, fault.Name, err)
+			return fmt.Errorf("scenarios: %s, %s, %s: %w", o.Limiters[s].Name, cfg.Deployment, fault.Name, err)
 		}
 		refused, lockout := honestRefusals(r, cfg.Requests, fault.Duration)
-		*cell = ClockCell{
+		*cell = ClockFaultCell{
 			Extra:           r.Admitted() - c.admitted,
 			Lockout:         lockout,
 			Clean:           c.lockout,
@@ -264,7 +266,7 @@ func RunClockDrill(d ClockDrill) (*ClockReport, error) {
 func honestRefusals(r model.Result, reqs []model.Request, end int64) (refused int, lockout int64) {
 	since := int64(-1)
 	for i, q := range reqs {
-		if q.Key != traffic.DrillHonest {
+		if q.Key != traffic.ClockFaultHonest {
 			continue
 		}
 		o := r.Outcomes[i]
@@ -286,12 +288,12 @@ func honestRefusals(r model.Result, reqs []model.Request, end int64) (refused in
 }
 
 // Cell returns the cell of the named fault, deployment and limiter.
-func (r *ClockReport) Cell(fault string, d model.Deployment, name string) (ClockCell, bool) {
-	f := slices.IndexFunc(r.Drill.Faults, func(x ClockFault) bool { return x.Name == fault })
-	dep := slices.Index(r.Drill.Deployments, d)
-	s := slices.IndexFunc(r.Drill.Limiters, func(x limiter.Spec) bool { return x.Name == name })
+func (r *ClockFaultReport) Cell(fault string, d model.Deployment, name string) (ClockFaultCell, bool) {
+	f := slices.IndexFunc(r.Options.Faults, func(x ClockFault) bool { return x.Name == fault })
+	dep := slices.Index(r.Options.Deployments, d)
+	s := slices.IndexFunc(r.Options.Limiters, func(x limiter.Spec) bool { return x.Name == name })
 	if f < 0 || dep < 0 || s < 0 {
-		return ClockCell{}, false
+		return ClockFaultCell{}, false
 	}
 	return r.Cells[f][dep][s], true
 }
