@@ -23,6 +23,11 @@
 //     switch took.
 //   - Blackhole (blackhole_test.go): a store that stops answering, behind
 //     the HTTP middleware: what a request costs, and the recovery.
+//   - A real store's clock step (clock_test.go): a Redis whose clock
+//     libfaketime steps 60 s ahead and behind, as a failover to a replica
+//     with its clock off would: what each bucket read by TIME then admits
+//     or refuses, and its keys' expiry (the simulated clock faults are
+//     scenarios.RunClockFaults, not a drill).
 //
 // The drills need Docker and a Redis image (`make redis-image` builds one
 // where no registry is reachable); without them they skip, or fail under
