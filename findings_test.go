@@ -31,7 +31,7 @@ import (
 // or merged from their shards (shard_test.go).
 var (
 	findingsTable = shardedMatrix("table", limiter.FromAlgorithms(append(algos.All(), algos.FirstHitWindow)...), scenarios.DefaultOptions())
-	findingsSweep = shardedSweep("skew", limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.DefaultSkews())
+	findingsSweep = shardedCurve("skew", limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.SkewCurve(scenarios.DefaultSkews()))
 )
 
 func findingsMatrix(t *testing.T) scenarios.Matrix {
@@ -109,7 +109,7 @@ func TestGoldenTable(t *testing.T) {
 
 func TestGoldenSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
-	s := findingsSweep.result(t)
+	s := scenarios.SkewSweep{Curve: findingsSweep.result(t)}
 	var text, svg, js, cs bytes.Buffer
 	if _, err := s.WriteTo(&text); err != nil {
 		t.Fatal(err)
@@ -379,8 +379,9 @@ func TestFindingRetryAfterClientTakesMoreThanTheFloodUnderSkew(t *testing.T) {
 		t.Errorf("leaky bucket and GCRA hold the Retry-After client to %.2fx, the docs state 2.02x", most)
 	}
 	var swept []float64
+	sweep := findingsSweep.result(t)
 	for _, skew := range scenarios.DefaultSkews() {
-		if p, ok := findingsSweep.result(t).At("token-bucket", skew); ok && skew >= 40_000 {
+		if p, ok := sweep.At("token-bucket", skew); ok && skew >= 40_000 {
 			swept = append(swept, p.PeakX)
 		}
 	}
@@ -573,7 +574,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	}
 	p, _ := findingsSweep.result(t).At("sliding-counter", 0)
 	ideal := findingsCell(t, r, "sliding-counter", model.Ideal)
-	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.Client, p.Seed, ideal.PeakX)
+	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.PeakClient, p.PeakSeed, ideal.PeakX)
 	if p.PeakX < 1.5*ideal.PeakX {
 		t.Errorf("sliding counter at no skew peaks at %.2fx, less than 1.5 × its ideal %.2fx", p.PeakX, ideal.PeakX)
 	}
@@ -593,10 +594,11 @@ func libraryOptions() scenarios.Options {
 
 var (
 	// The same requests for both: the open-loop clients alone.
-	findingsXRateSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
+	findingsXRateSweep = sync.OnceValues(func() (scenarios.SkewSweep, error) {
 		o := scenarios.DefaultOptions()
 		o.Loop = false
-		return scenarios.RunSweep([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.DefaultSkews())
+		c, err := scenarios.RunCurve([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.SkewCurve(scenarios.DefaultSkews()))
+		return scenarios.SkewSweep{Curve: c}, err
 	})
 	// Each library's matrix is computed once, by the first test that needs
 	// it, and the two apart: redis_rate's runs its script on simredis and

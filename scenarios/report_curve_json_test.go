@@ -102,11 +102,11 @@ func TestCurveJSONIsTheCurvesCells(t *testing.T) {
 func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
 	o := small()
 	skews := []int64{0, 50_000}
-	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, skews)
+	s, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, scenarios.SkewCurve(skews))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := readCurve(t, s.WriteJSON)
+	d := readCurve(t, scenarios.SkewSweep{Curve: s}.WriteJSON)
 	if d.Deployment != "node-clock" || d.Param != "skew_us" || d.Model != nil || len(d.Points) != len(skews) {
 		t.Fatalf("sweep of %q against %q, model %v, %d points", d.Deployment, d.Param, d.Model, len(d.Points))
 	}
@@ -130,12 +130,12 @@ func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
 // the param and its value.
 func TestCurveCSVIsItsCells(t *testing.T) {
 	o := small()
-	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, []int64{0, 50_000})
+	s, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, scenarios.SkewCurve([]int64{0, 50_000}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := s.WriteCSV(&b); err != nil {
+	if err := (scenarios.SkewSweep{Curve: s}).WriteCSV(&b); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
