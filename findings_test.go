@@ -379,9 +379,8 @@ func TestFindingRetryAfterClientTakesMoreThanTheFloodUnderSkew(t *testing.T) {
 		t.Errorf("leaky bucket and GCRA hold the Retry-After client to %.2fx, the docs state 2.02x", most)
 	}
 	var swept []float64
-	sweep := findingsSweep.result(t)
 	for _, skew := range scenarios.DefaultSkews() {
-		if p, ok := sweep.At("token-bucket", skew); ok && skew >= 40_000 {
+		if p, ok := findingsSweep.result(t).At("token-bucket", skew); ok && skew >= 40_000 {
 			swept = append(swept, p.PeakX)
 		}
 	}
@@ -594,11 +593,10 @@ func libraryOptions() scenarios.Options {
 
 var (
 	// The same requests for both: the open-loop clients alone.
-	findingsXRateSweep = sync.OnceValues(func() (scenarios.SkewSweep, error) {
+	findingsXRateSweep = sync.OnceValues(func() (scenarios.Curve, error) {
 		o := scenarios.DefaultOptions()
 		o.Loop = false
-		c, err := scenarios.RunCurve([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.SkewCurve(scenarios.DefaultSkews()))
-		return scenarios.SkewSweep{Curve: c}, err
+		return scenarios.RunCurve([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.SkewCurve(scenarios.DefaultSkews()))
 	})
 	// Each library's matrix is computed once, by the first test that needs
 	// it, and the two apart: redis_rate's runs its script on simredis and
@@ -634,7 +632,7 @@ func TestGoldenLibraries(t *testing.T) {
 	var b bytes.Buffer
 	for _, w := range []interface {
 		WriteTo(io.Writer) (int64, error)
-	}{xrate, sw, redisRate} {
+	}{xrate, scenarios.SkewSweep{Curve: sw}, redisRate} {
 		if _, err := w.WriteTo(&b); err != nil {
 			t.Fatal(err)
 		}
