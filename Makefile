@@ -247,7 +247,7 @@ clean-containers:
 ## shard, merge: the runs the root's findings share split by seed across machines: the table, the
 ## skew sweep, the seven curves (golden/sweep-*) and the mutants' hunt. `make shard SHARD=i/n`
 ## plays shard i of n of each (the seed at position j of each run goes to shard j mod n + 1; n is
-## at most 3, the curves' seeds) and writes its documents (schema overshoot.shard/v1) to
+## at most 3, the curves' seeds) and writes its documents (schema overshoot.shard/v2) to
 ## $(SHARD_DIR). `make merge` runs the root's simulated claims (ROOT_SIMULATIONS) with
 ## -overshoot.merge: each test reads those runs merged from every shard's documents there instead
 ## of computing them (the others compute theirs), so it fails, with the diff, unless the merged

@@ -31,7 +31,7 @@ import (
 // or merged from their shards (shard_test.go).
 var (
 	findingsTable = shardedMatrix("table", limiter.FromAlgorithms(append(algos.All(), algos.FirstHitWindow)...), scenarios.DefaultOptions())
-	findingsSweep = shardedSweep("skew", limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.DefaultSkews())
+	findingsSweep = shardedCurve("skew", limiter.FromAlgorithms(algos.All()...), scenarios.DefaultOptions(), scenarios.SkewCurve(scenarios.DefaultSkews()))
 )
 
 func findingsMatrix(t *testing.T) scenarios.Matrix {
@@ -109,7 +109,7 @@ func TestGoldenTable(t *testing.T) {
 
 func TestGoldenSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
-	s := findingsSweep.result(t)
+	s := scenarios.SkewSweep{Curve: findingsSweep.result(t)}
 	var text, svg, js, cs bytes.Buffer
 	if _, err := s.WriteTo(&text); err != nil {
 		t.Fatal(err)
@@ -573,7 +573,7 @@ func TestFindingNodeClockBreaksPromisesWithoutSkew(t *testing.T) {
 	}
 	p, _ := findingsSweep.result(t).At("sliding-counter", 0)
 	ideal := findingsCell(t, r, "sliding-counter", model.Ideal)
-	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.Client, p.Seed, ideal.PeakX)
+	t.Logf("sliding counter, node clock, no skew: peak %.2fx (%s, seed %d); ideal %.2fx", p.PeakX, p.PeakClient, p.PeakSeed, ideal.PeakX)
 	if p.PeakX < 1.5*ideal.PeakX {
 		t.Errorf("sliding counter at no skew peaks at %.2fx, less than 1.5 × its ideal %.2fx", p.PeakX, ideal.PeakX)
 	}
@@ -593,10 +593,10 @@ func libraryOptions() scenarios.Options {
 
 var (
 	// The same requests for both: the open-loop clients alone.
-	findingsXRateSweep = sync.OnceValues(func() (scenarios.Sweep, error) {
+	findingsXRateSweep = sync.OnceValues(func() (scenarios.Curve, error) {
 		o := scenarios.DefaultOptions()
 		o.Loop = false
-		return scenarios.RunSweep([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.DefaultSkews())
+		return scenarios.RunCurve([]limiter.Spec{limiter.FromAlgorithm(algos.TokenBucket), xtimerate.Spec()}, o, scenarios.SkewCurve(scenarios.DefaultSkews()))
 	})
 	// Each library's matrix is computed once, by the first test that needs
 	// it, and the two apart: redis_rate's runs its script on simredis and
@@ -632,7 +632,7 @@ func TestGoldenLibraries(t *testing.T) {
 	var b bytes.Buffer
 	for _, w := range []interface {
 		WriteTo(io.Writer) (int64, error)
-	}{xrate, sw, redisRate} {
+	}{xrate, scenarios.SkewSweep{Curve: sw}, redisRate} {
 		if _, err := w.WriteTo(&b); err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 	reports := map[string][]string{
 		scenarios.TableSchema:  {"golden/table.json"},
 		scenarios.HuntSchema:   {"golden/mutants.json"},
-		scenarios.ShardSchema:  {"matrix", "sweep", "curve", "hunt"},
+		scenarios.ShardSchema:  {"matrix", "skew", "curve", "hunt"},
 		scenarios.CurveSchema:  nil,
 		capacity.Schema:        nil,
 		httpcheck.Schema:       nil,
@@ -141,8 +141,9 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 }
 
 // tinyShards are a shard document of each kind, of runs of one seed of
-// 1 s: a matrix whose limiter names a reference, a sweep, a curve, and a
-// hunt of a deployment mistake that is caught (a breach with a trace).
+// 1 s: a matrix whose limiter names a reference, a curve with the ideal run
+// and the skew sweep's without it, and a hunt of a deployment mistake that
+// is caught (a breach with a trace).
 func tinyShards(t *testing.T) map[string][]byte {
 	t.Helper()
 	o := scenarios.DefaultOptions()
@@ -156,7 +157,7 @@ func tinyShards(t *testing.T) map[string][]byte {
 	out := map[string][]byte{}
 	for kind, run := range map[string]func(io.Writer) error{
 		"matrix": func(w io.Writer) error { return one.RunMatrix(w, specs, o) },
-		"sweep":  func(w io.Writer) error { return one.RunSweep(w, specs, o, []int64{0}) },
+		"skew":   func(w io.Writer) error { return one.RunCurve(w, specs, o, scenarios.SkewCurve([]int64{0})) },
 		"curve": func(w io.Writer) error {
 			return one.RunCurve(w, specs, o, scenarios.CurveOf{Deployment: model.GetSet, Param: scenarios.ParamRTT, Values: []int64{1000}})
 		},

@@ -1,7 +1,8 @@
 package overshoot_test
 
 // The runs the findings share, split by seed across machines: the table,
-// the skew sweep, the seven curves of golden/sweep-* and the mutants' hunt.
+// the curves (the skew sweep's and the seven of golden/sweep-*) and the
+// mutants' hunt.
 // Each is a sharded run, computed once per test binary by the first test
 // that reads it. With -overshoot.shard=i/n, TestShardRuns plays shard i of
 // n of each (the seed at position j to shard j mod n + 1) and writes its
@@ -110,23 +111,6 @@ func shardedMatrix(name string, specs []limiter.Spec, o scenarios.Options) shard
 				err = sameRunAs(specs, o, m.Algorithms, m.Options)
 			}
 			return m, err
-		})
-}
-
-// shardedSweep is RunSweep(specs, o, skews), sharded.
-func shardedSweep(name string, specs []limiter.Spec, o scenarios.Options, skews []int64) sharded[scenarios.Sweep] {
-	return newSharded(name, func() []uint64 { return o.Seeds },
-		func() (scenarios.Sweep, error) { return scenarios.RunSweep(specs, o, skews) },
-		func(w io.Writer, s scenarios.Shard) error { return s.RunSweep(w, specs, o, skews) },
-		func(files []scenarios.ShardFile) (scenarios.Sweep, error) {
-			r, err := scenarios.MergeSweep(files)
-			if err == nil {
-				err = sameRunAs(specs, o, r.Algorithms, r.Options)
-			}
-			if err == nil && !reflect.DeepEqual(r.Skews, skews) {
-				err = fmt.Errorf("the merged sweep's skews are %v, this build's %v: play the shards again", r.Skews, skews)
-			}
-			return r, err
 		})
 }
 

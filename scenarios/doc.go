@@ -4,10 +4,11 @@
 // Loop, Options.Clients; package traffic makes their requests and decides
 // what a closed-loop client sends next), the deployment matrix (RunMatrix,
 // rendered by Matrix.WriteTo as the table, with each limiter's over also
-// against its named reference), the sweeps (RunSweep over skew, RunCurve
-// over any one parameter, each rendered as a text table and an SVG chart,
-// with the models that explain them), the simulated clock faults
-// (RunClockFaults: node clocks that drift and step), and the hunt (Hunt,
+// against its named reference), the curves (RunCurve over any one
+// parameter, the skew sweep among them: SkewCurve, rendered by SkewSweep;
+// each rendered as a text table and an SVG chart, with the models that
+// explain them), the simulated clock faults (RunClockFaults: node clocks
+// that drift and step), and the hunt (Hunt,
 // WriteVerdicts, WriteBreaches, WriteTraces), which judges a deployed
 // limiter's whole contract (judge.go): its promise, honest requests turned
 // away, retries at their Retry-After, answers no limiter may give,
@@ -18,7 +19,7 @@
 // The traffic depends on the seed, the limit and the duration alone, so
 // every algorithm and every deployment sees exactly the same requests, and a
 // difference between two cells is the algorithm's or the deployment's doing.
-// RunMatrix, RunSweep, RunCurve and Hunt take any limiter.Spec, so a user
+// RunMatrix, RunCurve and Hunt take any limiter.Spec, so a user
 // can put their own limiter through the same checks as the six built in.
 // What they return, and the bytes it renders, depend on their arguments
 // alone, not on the number of workers.

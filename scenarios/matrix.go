@@ -25,8 +25,7 @@ type Column struct {
 type SeedRun struct {
 	// Algorithm is the limiter's name.
 	Algorithm string
-	// Column is the deployment, as an index into Matrix.Columns (in a
-	// Sweep, the skew, as an index into Sweep.Skews).
+	// Column is the deployment, as an index into Matrix.Columns.
 	Column int
 	// Seed is the seed of the run's traffic, balancer, legs and restarts.
 	Seed uint64
@@ -160,7 +159,8 @@ type Cell struct {
 	// Over is the admits beyond the same algorithm's ideal run on the same
 	// requests, in % of the ideal's admits: the worst seed and attack client,
 	// OverSeed and OverClient (the first to reach it). NaN when no attack
-	// client was chosen.
+	// client was chosen, or the matrix has no ideal column (a curve's point
+	// with NoIdeal).
 	Over       float64
 	OverSeed   uint64
 	OverClient traffic.Client
@@ -185,11 +185,12 @@ type Cell struct {
 }
 
 // Cell summarizes one limiter and deployment over every seed and the
-// given clients (all five if none are given). ok is false if the matrix has
-// no such limiter or deployment, or no ideal column to measure over by.
+// given clients (all of the options' if none are given). ok is false if
+// the matrix has no such limiter or deployment. Without an ideal column
+// to measure it by, the over is not measured (NaN).
 func (r Matrix) Cell(algo string, d model.Deployment, clients ...traffic.Client) (cell Cell, ok bool) {
 	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
-	if runs == nil || ideal == nil {
+	if runs == nil {
 		return Cell{}, false
 	}
 	if len(clients) == 0 {
@@ -218,9 +219,11 @@ func (r Matrix) Cell(algo string, d model.Deployment, clients ...traffic.Client)
 				cell.Peak, cell.PeakSeed, cell.PeakClient = cr.Peak, run.Seed, c
 			}
 			if c.Attack() {
-				base := ideal[s].Clients[c].Admitted
-				if over := percent(cr.Admitted-base, base); math.IsNaN(cell.Over) || over > cell.Over {
-					cell.Over, cell.OverSeed, cell.OverClient = over, run.Seed, c
+				if ideal != nil {
+					base := ideal[s].Clients[c].Admitted
+					if over := percent(cr.Admitted-base, base); math.IsNaN(cell.Over) || over > cell.Over {
+						cell.Over, cell.OverSeed, cell.OverClient = over, run.Seed, c
+					}
 				}
 				if reference != nil {
 					base := reference[s].Clients[c].Admitted

@@ -202,6 +202,9 @@ type job struct {
 	spec  limiter.Spec
 	col   Column
 	label string
+	// opts, when set, are the conditions of the job's runs in place of the
+	// pipeline's (a curve's point); they share its seeds and requests.
+	opts  *Options
 	judge bool // hold the runs to the whole contract (Hunt)
 	// ref, when set, is the limiter the runs must agree with, within
 	// tolerance admits per aligned window (Suspect.Reference).
@@ -218,7 +221,7 @@ type jobRun struct {
 	found         [traffic.NumClients]kinds // judged runs: each client's first breach of each kind
 }
 
-// runJobs is the pipeline RunMatrix, RunSweep and Hunt share: the traffic
+// runJobs is the pipeline RunMatrix, RunCurve and Hunt share: the traffic
 // of every seed of o (validated by the caller), then every job on every
 // seed, in parallel on o.Workers goroutines. Run (j, s) is at index
 // j·len(o.Seeds) + s, whatever the number of workers; the error is the one
@@ -234,8 +237,12 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 			runs[i].notApplicable = na.Reason
 			return nil
 		}
-		cfg := o.config(j.spec, j.col, o.Seeds[s], requests)
-		run, err := measure(cfg, o.WipeAt, j.judge, j.ref, j.tolerance)
+		jo := o
+		if j.opts != nil {
+			jo = *j.opts
+		}
+		cfg := jo.config(j.spec, j.col, o.Seeds[s], requests)
+		run, err := measure(cfg, jo.WipeAt, j.judge, j.ref, j.tolerance)
 		if err != nil {
 			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// Options are the conditions of a matrix, a sweep or a hunt. Start from
+// Options are the conditions of a matrix, a curve or a hunt. Start from
 // DefaultOptions (or HuntOptions) and change fields: a zero field means zero
 // (no round trip, no jitter, no restarts), not "the default".
 type Options struct {
@@ -30,9 +30,9 @@ type Options struct {
 	RTT    int64
 	Jitter int
 	// Skew is the distance between the extreme node clocks, in µs, in the
-	// matrix's node-clock and local-split columns. (RunSweep varies it
-	// instead; the deployment-bug columns use clocks in agreement; Hunt
-	// gives it to every suspect.)
+	// matrix's node-clock and local-split columns. (A curve of ParamSkew,
+	// the skew sweep's, varies it instead; the deployment-bug columns use
+	// clocks in agreement; Hunt gives it to every suspect.)
 	Skew int64
 	// WipeAt is when the store-wiped column's store loses every key.
 	WipeAt int64
@@ -78,7 +78,7 @@ func DefaultOptions() Options {
 }
 
 // Validate reports the first problem with o that would stop RunMatrix,
-// RunSweep or Hunt. The model checks the rest of each run's configuration.
+// RunCurve or Hunt. The model checks the rest of each run's configuration.
 func (o Options) Validate() error {
 	switch {
 	case len(o.Seeds) == 0:

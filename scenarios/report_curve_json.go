@@ -5,14 +5,11 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/encode"
-	"github.com/overshoot-go/overshoot/model"
 )
 
 // CurveSchema is the schema of a curve as JSON: a Curve (one deployment
-// against one condition) and a Sweep (every algorithm against the skew
-// between node clocks) alike.
+// against one condition) and the skew sweep (SkewSweep) alike.
 const CurveSchema = "overshoot.curve/v1"
 
 // curveJSON is a curve: the conditions (the varied one, param, at its base
@@ -81,10 +78,6 @@ func (r Curve) WriteCSV(w io.Writer) error {
 	return doc.writeCSV(w)
 }
 
-// WriteCSV writes the sweep's cells as Curve.WriteCSV does, its param
-// skew_us.
-func (r Sweep) WriteCSV(w io.Writer) error { return r.doc().writeCSV(w) }
-
 func (d curveJSON) writeCSV(w io.Writer) error {
 	rows := make([]cellRow, len(d.Points))
 	for k, p := range d.Points {
@@ -125,33 +118,4 @@ func (r Curve) doc() (curveJSON, error) {
 		doc.Points = append(doc.Points, p)
 	}
 	return doc, nil
-}
-
-// WriteJSON writes the skew sweep as one JSON document of schema
-// CurveSchema, its param "skew_us" in the node-clock deployment: at every
-// skew, each algorithm's peak over every client and seed, its violations
-// out of its (seed, client) runs, and its errors. The over, the reference
-// and the honest requests turned away are not measured by a sweep: null.
-func (r Sweep) WriteJSON(w io.Writer) error { return encode.JSON(w, r.doc()) }
-
-// doc is the sweep as its JSON document.
-func (r Sweep) doc() curveJSON {
-	doc := curveJSON{Schema: CurveSchema, Conditions: conditions(r.Options), Points: []curvePointJSON{},
-		curveOfJSON: *curveOf(CurveOf{Deployment: model.NodeClock, Param: ParamSkew, Values: r.Skews})}
-	runs := len(r.Options.Seeds) * len(r.Options.Clients())
-	for k, v := range r.Skews {
-		p := curvePointJSON{Value: v, Cells: []cellJSON{}}
-		for a, name := range r.Algorithms {
-			pt := r.Points[a][k]
-			c := cellJSON{Algorithm: name, Deployment: model.NodeClock.String(), Column: "skew " + algos.FormatMicros(v),
-				Peak: pt.Peak, PeakX: pt.PeakX, PeakSeed: pt.Seed, PeakClient: pt.Client.String(),
-				Violations: pt.Violations, Runs: runs, Errors: pt.Errors}
-			if pt.FirstError != nil {
-				c.FirstError = pt.FirstError.Error()
-			}
-			p.Cells = append(p.Cells, c)
-		}
-		doc.Points = append(doc.Points, p)
-	}
-	return doc
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -101,11 +102,11 @@ func TestCurveJSONIsTheCurvesCells(t *testing.T) {
 func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
 	o := small()
 	skews := []int64{0, 50_000}
-	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, skews)
+	s, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, scenarios.SkewCurve(skews))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := readCurve(t, s.WriteJSON)
+	d := readCurve(t, scenarios.SkewSweep{Curve: s}.WriteJSON)
 	if d.Deployment != "node-clock" || d.Param != "skew_us" || d.Model != nil || len(d.Points) != len(skews) {
 		t.Fatalf("sweep of %q against %q, model %v, %d points", d.Deployment, d.Param, d.Model, len(d.Points))
 	}
@@ -129,12 +130,12 @@ func TestSweepJSONIsTheSweepsPoints(t *testing.T) {
 // the param and its value.
 func TestCurveCSVIsItsCells(t *testing.T) {
 	o := small()
-	s, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, []int64{0, 50_000})
+	s, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingLog), o, scenarios.SkewCurve([]int64{0, 50_000}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := s.WriteCSV(&b); err != nil {
+	if err := (scenarios.SkewSweep{Curve: s}).WriteCSV(&b); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
@@ -150,5 +151,58 @@ func TestCurveCSVIsItsCells(t *testing.T) {
 		if row[0] != "skew_us" || row[6] != strconv.Itoa(p.Peak) {
 			t.Errorf("row %v, the sweep's peak %d", row, p.Peak)
 		}
+	}
+}
+
+// A curve without the ideal run plays the same deployment runs as the
+// whole curve and reports what they measure: the peaks, violations and
+// honest share are the whole curve's, and the over, which needs the ideal
+// run, is NaN in its cells, null in its JSON and absent from its text.
+func TestCurveWithoutTheIdealIsTheSameRuns(t *testing.T) {
+	o := small()
+	specs := limiter.FromAlgorithms(algos.TokenBucket, algos.SlidingCounter)
+	of := scenarios.CurveOf{Deployment: model.LocalSplit, Param: scenarios.ParamNodes, Values: []int64{2, 4}, Plot: scenarios.PlotPeak}
+	whole, err := scenarios.RunCurve(specs, o, of)
+	if err != nil {
+		t.Fatal(err)
+	}
+	of.NoIdeal = true
+	alone, err := scenarios.RunCurve(specs, o, of)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range of.Values {
+		for _, a := range alone.Algorithms {
+			w, _ := whole.Cell(a, k)
+			c, ok := alone.Cell(a, k)
+			if !ok || c.Peak != w.Peak || c.PeakSeed != w.PeakSeed || c.PeakClient != w.PeakClient || c.Violations != w.Violations ||
+				c.Runs != w.Runs || c.HonestRejected != w.HonestRejected || !math.IsNaN(c.Over) || math.IsNaN(w.Over) {
+				t.Errorf("%s at point %d: without the ideal %+v (%v), with it %+v", a, k, c, ok, w)
+			}
+			if runs, ideal := alone.SeedRuns(a, k); len(runs) != len(o.Seeds) || ideal != nil {
+				t.Errorf("%s at point %d: %d runs and %d ideal runs, want %d and none", a, k, len(runs), len(ideal), len(o.Seeds))
+			}
+			if cells := alone.SeedCells(a, k); len(cells) != len(o.Seeds) || !math.IsNaN(cells[0].Over) {
+				t.Errorf("%s at point %d: seed cells %+v", a, k, cells)
+			}
+		}
+	}
+	var text bytes.Buffer
+	if _, err := alone.WriteTo(&text); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); strings.Contains(s, "\nover:") || !strings.Contains(s, "\npeak:") || !strings.Contains(s, "\nhonest:") || strings.Contains(s, "NaN") {
+		t.Errorf("the text of a curve without the ideal:\n%s", s)
+	}
+	d := readCurve(t, alone.WriteJSON)
+	for _, p := range d.Points {
+		for _, c := range p.Cells {
+			if c.OverPct != nil || c.Peak == 0 {
+				t.Errorf("value %d: cell %+v, want a peak and no over", p.Value, c)
+			}
+		}
+	}
+	if _, err := alone.WriteSVG(io.Discard); err != nil {
+		t.Error(err)
 	}
 }

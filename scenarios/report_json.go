@@ -24,7 +24,7 @@ import (
 const (
 	TableSchema = "overshoot.table/v1"
 	HuntSchema  = "overshoot.hunt/v1"
-	ShardSchema = "overshoot.shard/v1"
+	ShardSchema = "overshoot.shard/v2"
 )
 
 // ConditionsDoc is the runs' conditions (Options), as every schema of
@@ -247,27 +247,26 @@ func WriteVerdictsJSON(w io.Writer, o Options, verdicts []Verdict) error {
 	return encode.JSON(w, doc)
 }
 
-// shardJSON is one shard of a matrix, a sweep, a curve or a hunt: the
-// whole run's conditions and rows, and the shard's own seeds' results, run
-// by run, with every number the merged reports are made of (shard.go).
+// shardJSON is one shard of a matrix, a curve or a hunt: the whole run's
+// conditions and rows, and the shard's own seeds' results, run by run,
+// with every number the merged reports are made of (shard.go).
 type shardJSON struct {
 	Schema     string        `json:"schema"`
-	Kind       string        `json:"kind"`  // matrix, sweep, curve or hunt
+	Kind       string        `json:"kind"`  // matrix, curve or hunt
 	Shard      string        `json:"shard"` // "i/n"
 	Conditions ConditionsDoc `json:"conditions"`
 	ShardSeeds []uint64      `json:"shard_seeds"`
-	// The rows: the limiters' names (matrix, sweep, curve) with, for a
-	// matrix, each one's reference ("" for none), or the suspects' labels.
+	// The rows: the limiters' names (matrix, curve) with, for a matrix,
+	// each one's reference ("" for none), or the suspects' labels.
 	Algorithms []string `json:"algorithms,omitempty"`
 	References []string `json:"references,omitempty"`
 	Suspects   []string `json:"suspects,omitempty"`
-	// What a sweep or a curve varies.
-	SkewsUS []int64      `json:"skews_us,omitempty"`
-	Curve   *curveOfJSON `json:"curve,omitempty"`
+	// What a curve varies.
+	Curve *shardCurveJSON `json:"curve,omitempty"`
 	// The runs, in the order of the rows, then the columns (a curve's:
-	// point by point, the ideal then the deployment), then the seeds; the
-	// matrix's references' ideal runs after its own, in row order; a
-	// hunt's verdict of each suspect on each seed.
+	// point by point, the ideal unless no_ideal, then the deployment),
+	// then the seeds; the matrix's references' ideal runs after its own,
+	// in row order; a hunt's verdict of each suspect on each seed.
 	Runs          []seedRunJSON     `json:"runs,omitempty"`
 	ReferenceRuns []seedRunJSON     `json:"reference_runs,omitempty"`
 	Verdicts      []seedVerdictJSON `json:"verdicts,omitempty"`
@@ -282,6 +281,14 @@ type curveOfJSON struct {
 	Param      string   `json:"param"`
 	Values     []int64  `json:"values"`
 	Clients    []string `json:"clients"`
+}
+
+// shardCurveJSON is what a curve a shard document holds varies, and
+// whether it ran without the ideal (CurveOf.NoIdeal): the columns of its
+// runs at each point.
+type shardCurveJSON struct {
+	curveOfJSON
+	NoIdeal bool `json:"no_ideal,omitempty"`
 }
 
 // seedRunJSON is one SeedRun, with Point the curve's point (0 otherwise).

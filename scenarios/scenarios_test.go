@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -40,15 +41,19 @@ func tableBytes(t *testing.T, o scenarios.Options) []byte {
 
 func sweepBytes(t *testing.T, o scenarios.Options) []byte {
 	t.Helper()
-	r, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), o, []int64{0, 25_000, 50_000})
+	r, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.All()...), o, scenarios.SkewCurve([]int64{0, 25_000, 50_000}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := scenarios.SkewSweep{Curve: r}
 	var b bytes.Buffer
-	if _, err := r.WriteTo(&b); err != nil {
+	if _, err := s.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.WriteSVG(&b); err != nil {
+	if _, err := s.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -159,12 +164,12 @@ func TestUserAlgorithm(t *testing.T) {
 			t.Errorf("%s: admitting everything broke no promise", d)
 		}
 	}
-	s, err := scenarios.RunSweep(limiter.FromAlgorithms(mine), o, []int64{0})
+	s, err := scenarios.RunCurve(limiter.FromAlgorithms(mine), o, scenarios.SkewCurve([]int64{0}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()
-	s.WriteSVG(&b)
+	scenarios.SkewSweep{Curve: s}.WriteSVG(&b)
 	if !strings.Contains(b.String(), "my &lt;bucket&gt;") || strings.Contains(b.String(), "my <bucket>") {
 		t.Error("the SVG does not escape the algorithm's name")
 	}
@@ -202,22 +207,68 @@ func TestOptionErrors(t *testing.T) {
 			if _, err := scenarios.RunMatrix(algs, o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("RunMatrix: %v, want an error mentioning %q", err, tc.want)
 			}
-			if _, err := scenarios.RunSweep(algs, o, []int64{0}); err == nil {
-				t.Error("RunSweep accepted it")
+			if _, err := scenarios.RunCurve(algs, o, scenarios.SkewCurve([]int64{0})); err == nil {
+				t.Error("RunCurve accepted it")
 			}
 		})
 	}
-	for _, skews := range [][]int64{nil, {-1}, {20, 10}} {
-		if _, err := scenarios.RunSweep(limiter.FromAlgorithms(algos.All()...), small(), skews); err == nil {
-			t.Errorf("RunSweep accepted skews %v", skews)
+	for _, skews := range [][]int64{nil, {-1}, {20, 10}, {10, 10}} {
+		if _, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.All()...), small(), scenarios.SkewCurve(skews)); err == nil {
+			t.Errorf("RunCurve accepted skews %v", skews)
+		}
+	}
+	// Without the ideal run there is no over: no model to measure against
+	// it, and no over to plot.
+	noIdeal := scenarios.SkewCurve([]int64{0})
+	noIdeal.Plot = scenarios.PlotOver
+	withModel := scenarios.SkewCurve([]int64{0})
+	withModel.Model = scenarios.GetSetModel()
+	for _, c := range []scenarios.CurveOf{noIdeal, withModel} {
+		if _, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.GCRA), small(), c); err == nil || !strings.Contains(err.Error(), "NoIdeal") {
+			t.Errorf("RunCurve of %+v: %v, want an error naming NoIdeal", c, err)
 		}
 	}
 }
 
-// A hand-built sweep with nothing to draw is an error, not a panic.
+// A store-clock limiter, which no node clock reaches, is n/a in the skew
+// sweep, which says why, beside the limiters the sweep does run.
+func TestSkewSweepSaysWhyAStoreClockLimiterIsNotRun(t *testing.T) {
+	o := small()
+	o.Seeds = o.Seeds[:1]
+	store := storeClockBucket("store-bucket", func(_ context.Context, now int64) int64 { return now })
+	c, err := scenarios.RunCurve([]limiter.Spec{limiter.FromAlgorithm(algos.GCRA), store}, o, scenarios.SkewCurve([]int64{0, 50_000}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := (scenarios.SkewSweep{Curve: c}).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if gcra, _ := c.At("gcra", 50_000); gcra.NotApplicable != "" || gcra.Peak == 0 ||
+		!strings.Contains(b.String(), "50ms  2.01x           n/a\n") ||
+		!strings.Contains(b.String(), "store-bucket at 50ms: n/a, it reads the store's clock") {
+		t.Errorf("GCRA at 50 ms %+v; the sweep:\n%s", gcra, b.String())
+	}
+}
+
+// A hand-built skew sweep with nothing to draw, or a curve of another
+// deployment or parameter, is an error, not a panic or another curve's
+// numbers under the skew sweep's words.
 func TestEmptySweepHasNoPicture(t *testing.T) {
-	if _, err := (scenarios.Sweep{}).WriteSVG(io.Discard); err == nil {
+	if _, err := (scenarios.SkewSweep{}).WriteSVG(io.Discard); err == nil {
 		t.Error("WriteSVG drew a sweep with no skews")
+	}
+	c, err := scenarios.RunCurve(limiter.FromAlgorithms(algos.GCRA), small(),
+		scenarios.CurveOf{Deployment: model.NodeClock, Param: scenarios.ParamRTT, Values: []int64{0}, NoIdeal: true, Plot: scenarios.PlotPeak})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scenarios.SkewSweep{Curve: c}
+	if _, err := s.WriteTo(io.Discard); err == nil || !strings.Contains(err.Error(), "against the round trip") {
+		t.Errorf("a curve against the round trip rendered as the skew sweep: %v", err)
+	}
+	if err := s.WriteJSON(io.Discard); err == nil {
+		t.Error("a curve against the round trip written as the skew sweep's JSON")
 	}
 }
 

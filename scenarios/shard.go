@@ -18,24 +18,24 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// A run split across machines by seed. Every run of a matrix, a sweep, a
-// curve or a hunt depends on its own seed alone, so a machine that plays
-// some of the seeds plays them exactly as one machine playing all of them
-// would. Each shard writes what it played, run by run, as a document of
-// ShardSchema; the merge reads every shard's document back, checks that
-// they are the shards of one run, each once, and puts the runs where one
-// machine's run would have them, so that the result, and every byte it
-// renders, is one machine's.
+// A run split across machines by seed. Every run of a matrix, a curve
+// (the skew sweep's too) or a hunt depends on its own seed alone, so a
+// machine that plays some of the seeds plays them exactly as one machine
+// playing all of them would. Each shard writes what it played, run by run,
+// as a document of ShardSchema; the merge reads every shard's document
+// back, checks that they are the shards of one run, each once, and puts
+// the runs where one machine's run would have them, so that the result,
+// and every byte it renders, is one machine's.
 
 // Shard is part Index of Count (1 ≤ Index ≤ Count) of a run split by seed:
 // the seed at position j (from 0) of Options.Seeds is shard j mod Count +
 // 1's, so that the shards' sizes differ by one seed at most. Its methods
 // run the shard's seeds of a run and write them as a shard document;
-// MergeMatrix, MergeSweep, MergeCurve and MergeHunt merge the documents of
-// every shard into the run's result. A document knows the limiters and
-// suspects by name: the merge checks the names, the conditions and the
-// seeds, and that one name is one limiter on every machine (the same
-// build) is the caller's to keep.
+// MergeMatrix, MergeCurve and MergeHunt merge the documents of every shard
+// into the run's result. A document knows the limiters and suspects by
+// name: the merge checks the names, the conditions and the seeds, and that
+// one name is one limiter on every machine (the same build) is the
+// caller's to keep.
 type Shard struct {
 	Index, Count int
 }
@@ -99,7 +99,6 @@ func (s Shard) options(o Options) (Options, error) {
 // The kinds of run a shard document holds.
 const (
 	kindMatrix = "matrix"
-	kindSweep  = "sweep"
 	kindCurve  = "curve"
 	kindHunt   = "hunt"
 )
@@ -129,23 +128,6 @@ func (s Shard) RunMatrix(w io.Writer, specs []limiter.Spec, o Options) error {
 	return encode.JSON(w, doc)
 }
 
-// RunSweep runs the shard's seeds of RunSweep(specs, o, skews) and writes
-// them to w, in one Write, as a shard document for MergeSweep.
-func (s Shard) RunSweep(w io.Writer, specs []limiter.Spec, o Options, skews []int64) error {
-	so, err := s.options(o)
-	if err != nil {
-		return err
-	}
-	r, err := RunSweep(specs, so, skews)
-	if err != nil {
-		return err
-	}
-	doc := s.document(kindSweep, o, so.Seeds)
-	doc.Algorithms, doc.SkewsUS = r.Algorithms, r.Skews
-	doc.Runs = seedRunsJSON(so.Clients(), 0, r.SeedRuns)
-	return encode.JSON(w, doc)
-}
-
 // RunCurve runs the shard's seeds of RunCurve(specs, o, c) and writes them
 // to w, in one Write, as a shard document for MergeCurve.
 func (s Shard) RunCurve(w io.Writer, specs []limiter.Spec, o Options, c CurveOf) error {
@@ -158,7 +140,7 @@ func (s Shard) RunCurve(w io.Writer, specs []limiter.Spec, o Options, c CurveOf)
 		return err
 	}
 	doc := s.document(kindCurve, o, so.Seeds)
-	doc.Algorithms, doc.Curve = r.Algorithms, curveOf(c)
+	doc.Algorithms, doc.Curve = r.Algorithms, shardCurveOf(c)
 	for k, p := range r.Points {
 		doc.Runs = append(doc.Runs, seedRunsJSON(so.Clients(), k, p.SeedRuns)...)
 	}
@@ -235,51 +217,27 @@ func MergeMatrix(files []ShardFile) (Matrix, error) {
 	return m, nil
 }
 
-// MergeSweep is the sweep whose every shard's document (Shard.RunSweep) is
-// in files: the same sweep as RunSweep of the whole run. Its errors are
-// MergeMatrix's.
-func MergeSweep(files []ShardFile) (Sweep, error) {
-	sh, err := readShards(kindSweep, files)
-	if err != nil {
-		return Sweep{}, err
-	}
-	doc := sh.docs[0]
-	if len(doc.SkewsUS) == 0 || !slices.IsSorted(doc.SkewsUS) {
-		return Sweep{}, fmt.Errorf("scenarios: %s: the skews %v are not a sweep's", sh.names[0], doc.SkewsUS)
-	}
-	r := Sweep{Options: sh.o, Algorithms: doc.Algorithms, Skews: doc.SkewsUS}
-	var keys []runKey
-	for _, name := range r.Algorithms {
-		for k := range r.Skews {
-			keys = append(keys, runKey{algorithm: name, column: k})
-		}
-	}
-	if r.SeedRuns, err = sh.place(keys, func(d *shardJSON) []seedRunJSON { return d.Runs }, "runs"); err != nil {
-		return Sweep{}, err
-	}
-	r.Points = r.points()
-	return r, nil
-}
-
 // MergeCurve is the curve c whose every shard's document (Shard.RunCurve
 // with c) is in files: the same curve as RunCurve of the whole run. c gives
 // what a document does not hold (the model, the plot, the note); what it
-// varies must be the documents'. Its errors are MergeMatrix's.
+// varies, and whether it runs the ideal, must be the documents'. Its
+// errors are MergeMatrix's.
 func MergeCurve(files []ShardFile, c CurveOf) (Curve, error) {
 	sh, err := readShards(kindCurve, files)
 	if err != nil {
 		return Curve{}, err
 	}
 	doc, o := sh.docs[0], sh.o
-	if want := curveOf(c); !reflect.DeepEqual(doc.Curve, want) {
+	if want := shardCurveOf(c); !reflect.DeepEqual(doc.Curve, want) {
 		return Curve{}, fmt.Errorf("scenarios: %s is a curve of %s, not of %s", sh.names[0], curveWords(doc.Curve), curveWords(want))
 	}
 	r := Curve{CurveOf: c, Options: o, Algorithms: doc.Algorithms, Points: make([]Matrix, len(c.Values))}
 	r.Values, r.Clients = slices.Clone(c.Values), slices.Clone(c.Clients)
+	nc := len(c.columns(o))
 	var keys []runKey
 	for k := range r.Values {
 		for _, name := range r.Algorithms {
-			for col := range 2 {
+			for col := range nc {
 				keys = append(keys, runKey{algorithm: name, point: k, column: col})
 			}
 		}
@@ -288,13 +246,13 @@ func MergeCurve(files []ShardFile, c CurveOf) (Curve, error) {
 	if err != nil {
 		return Curve{}, err
 	}
-	per := 2 * len(r.Algorithms) * len(o.Seeds)
+	per := nc * len(r.Algorithms) * len(o.Seeds)
 	for k, v := range r.Values {
 		po, err := c.Param.set(o, v)
 		if err != nil {
 			return Curve{}, err
 		}
-		r.Points[k] = Matrix{Options: po, Algorithms: r.Algorithms, Columns: []Column{po.column(model.Ideal), po.column(c.Deployment)},
+		r.Points[k] = Matrix{Options: po, Algorithms: r.Algorithms, Columns: c.columns(po),
 			SeedRuns: runs[k*per : (k+1)*per : (k+1)*per]}
 	}
 	return r, nil
@@ -435,7 +393,6 @@ func sameRun(a, b *shardJSON) error {
 		{"limiters", a.Algorithms, b.Algorithms},
 		{"references", a.References, b.References},
 		{"suspects", a.Suspects, b.Suspects},
-		{"skews", a.SkewsUS, b.SkewsUS},
 		{"curve", a.Curve, b.Curve},
 	} {
 		if !reflect.DeepEqual(part.a, part.b) {
@@ -589,7 +546,8 @@ func breachNamed(name string) Breach {
 	return 0
 }
 
-// curveOf is what c varies, as a shard document says it.
+// curveOf is what c varies, as a curve's report and a shard document say
+// it.
 func curveOf(c CurveOf) *curveOfJSON {
 	j := &curveOfJSON{Deployment: c.Deployment.String(), Param: paramKeys[c.Param], Values: c.Values, Clients: []string{}}
 	for _, cl := range c.Clients {
@@ -598,12 +556,22 @@ func curveOf(c CurveOf) *curveOfJSON {
 	return j
 }
 
+// shardCurveOf is what c varies and whether it runs the ideal, as a shard
+// document says it: the runs it holds at each point.
+func shardCurveOf(c CurveOf) *shardCurveJSON {
+	return &shardCurveJSON{curveOfJSON: *curveOf(c), NoIdeal: c.NoIdeal}
+}
+
 // curveWords is c in words, for errors.
-func curveWords(c *curveOfJSON) string {
+func curveWords(c *shardCurveJSON) string {
 	if c == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("the %s at %s %v (clients %v)", c.Deployment, c.Param, c.Values, c.Clients)
+	ideal := ""
+	if c.NoIdeal {
+		ideal = ", no ideal run"
+	}
+	return fmt.Sprintf("the %s at %s %v (clients %v%s)", c.Deployment, c.Param, c.Values, c.Clients, ideal)
 }
 
 func violationOf(v *algos.Violation) *violationJSON {

@@ -93,14 +93,16 @@ func render(t *testing.T, v any) []byte {
 	case scenarios.Matrix:
 		_, err = r.WriteTo(&b)
 		err = errors.Join(err, r.WriteJSON(&b), r.WriteCSV(&b))
-	case scenarios.Sweep:
-		_, err = r.WriteTo(&b)
-		_, err2 := r.WriteSVG(&b)
-		err = errors.Join(err, err2)
 	case scenarios.Curve:
 		_, err = r.WriteTo(&b)
 		_, err2 := r.WriteSVG(&b)
-		err = errors.Join(err, err2)
+		err = errors.Join(err, err2, r.WriteJSON(&b), r.WriteCSV(&b))
+		if r.Deployment == model.NodeClock && r.Param == scenarios.ParamSkew {
+			s := scenarios.SkewSweep{Curve: r}
+			_, err3 := s.WriteTo(&b)
+			_, err4 := s.WriteSVG(&b)
+			err = errors.Join(err, err3, err4, s.WriteJSON(&b), s.WriteCSV(&b))
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -144,12 +146,13 @@ func sameValue(t *testing.T, what string, whole, merged any) {
 	}
 }
 
-// A matrix, a sweep, a curve and a hunt split in one, two and three shards
-// by seed and merged are the whole run on one machine: the same value, and
-// the same bytes in every report, text, JSON, CSV and SVG.
+// A matrix, a curve (the skew sweep's, without the ideal run, and one
+// with it) and a hunt split in one, two and three shards by seed and
+// merged are the whole run on one machine: the same value, and the same
+// bytes in every report, text, JSON, CSV and SVG.
 func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 	o, specs := shardOptions(), shardSpecs()
-	skews := []int64{0, 50_000}
+	skew := scenarios.SkewCurve([]int64{0, 50_000})
 	curve := scenarios.CurveOf{Deployment: model.LocalSplit, Param: scenarios.ParamNodes, Values: []int64{2, 4}}
 	ho := scenarios.HuntOptions()
 	ho.Seeds, ho.Duration, ho.WipeAt = o.Seeds, o.Duration, o.WipeAt
@@ -166,7 +169,7 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweep, err := scenarios.RunSweep(specs, o, skews)
+	sweep, err := scenarios.RunCurve(specs, o, skew)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +220,7 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 				t.Error("the merged matrix renders other bytes than the whole run")
 			}
 
-			sw, err := scenarios.MergeSweep(shardFiles(t, n, func(b *bytes.Buffer, s scenarios.Shard) error { return s.RunSweep(b, specs, o, skews) }))
+			sw, err := scenarios.MergeCurve(shardFiles(t, n, func(b *bytes.Buffer, s scenarios.Shard) error { return s.RunCurve(b, specs, o, skew) }), skew)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +270,8 @@ func TestMergeRefusesShardsThatAreNotOneRun(t *testing.T) {
 	other.Nodes = 3
 	otherRun := shardFiles(t, 3, func(b *bytes.Buffer, s scenarios.Shard) error { return s.RunMatrix(b, specs, other) })[0]
 	otherRun.Name = "other-run.json"
-	sweep := shardFiles(t, 1, func(b *bytes.Buffer, s scenarios.Shard) error { return s.RunSweep(b, specs, o, []int64{0}) })[0]
+	skew := scenarios.SkewCurve([]int64{0})
+	sweep := shardFiles(t, 1, func(b *bytes.Buffer, s scenarios.Shard) error { return s.RunCurve(b, specs, o, skew) })[0]
 	renamed := func(f scenarios.ShardFile, name string, edit func(string) string) scenarios.ShardFile {
 		return scenarios.ShardFile{Name: name, Data: []byte(edit(string(f.Data)))}
 	}
@@ -282,7 +286,7 @@ func TestMergeRefusesShardsThatAreNotOneRun(t *testing.T) {
 		{"all but one missing", []scenarios.ShardFile{s2}, "shard 1/3, 3/3 of the run of shard-2-of-3.json is missing"},
 		{"another split", []scenarios.ShardFile{s1, two[0]}, "shard-2-of-2.json is shard 2/2, and shard-1-of-3.json one of 3"},
 		{"another run", []scenarios.ShardFile{s1, s2, otherRun}, "other-run.json is not of the run of shard-1-of-3.json: its conditions differ"},
-		{"another kind", []scenarios.ShardFile{sweep}, "shard-1-of-1.json is a shard of a sweep, not of a matrix"},
+		{"another kind", []scenarios.ShardFile{sweep}, "shard-1-of-1.json is a shard of a curve, not of a matrix"},
 		{"not JSON", []scenarios.ShardFile{{Name: "table.txt", Data: []byte("overshoot table")}}, "table.txt is not a shard document"},
 		{"a table", []scenarios.ShardFile{{Name: "table.json", Data: []byte(`{"schema": "overshoot.table/v1"}`)}}, `table.json is of schema "overshoot.table/v1"`},
 		{"a seed moved", []scenarios.ShardFile{s1, s2, renamed(s3, "moved.json", func(s string) string {
@@ -307,6 +311,16 @@ func TestMergeRefusesShardsThatAreNotOneRun(t *testing.T) {
 	}
 	if _, err := scenarios.MergeMatrix([]scenarios.ShardFile{s3, s1, s2}); err != nil {
 		t.Errorf("the three shards in another order: %v", err)
+	}
+	// A curve's shards merge as that curve alone, not as the same curve
+	// with the ideal run, whose runs they do not hold.
+	withIdeal := skew
+	withIdeal.NoIdeal = false
+	if _, err := scenarios.MergeCurve([]scenarios.ShardFile{sweep}, withIdeal); err == nil || !strings.Contains(err.Error(), "no ideal run), not of the node-clock") {
+		t.Errorf("the skew sweep's shard merged as a curve with the ideal run: %v", err)
+	}
+	if _, err := scenarios.MergeCurve([]scenarios.ShardFile{sweep}, skew); err != nil {
+		t.Errorf("the skew sweep's shard: %v", err)
 	}
 	var b bytes.Buffer
 	if err := (scenarios.Shard{Index: 4, Count: 4}).RunMatrix(&b, specs, o); err == nil || !strings.Contains(err.Error(), "shard 4/4 has no seed: the run has 3") {

@@ -109,6 +109,12 @@ type CurveOf struct {
 	// Options.Columns deploys it; it is compared with the ideal run on the
 	// same requests (so it cannot be model.Ideal).
 	Deployment model.Deployment
+	// NoIdeal, when set, runs the deployment alone, without the ideal run
+	// that the over is measured against: the cells' over is not measured
+	// (NaN), so the curve can have no Model and its Plot must be PlotPeak.
+	// It saves one run per limiter and seed (per point for ParamWipePhase):
+	// the skew sweep (SkewCurve) reads its peaks alone.
+	NoIdeal bool
 	// Param is the condition varied, Values its values, ascending (µs, or
 	// nodes for ParamNodes).
 	Param  Param
@@ -140,11 +146,12 @@ const (
 )
 
 // Curve is one deployment against one parameter: at each value, every
-// limiter through that deployment and through the ideal reference, on
-// every seed. Each point is a Matrix of those two columns, so its cells
-// (peak, over, honest turned away, violations) are the table's, computed
-// by Matrix.Cell. It renders itself as text with WriteTo and as a chart
-// with WriteSVG.
+// limiter through that deployment and through the ideal reference (but
+// with NoIdeal), on every seed. Each point is a Matrix of those columns,
+// so its cells (peak, over, honest turned away, violations) are the
+// table's, computed by Matrix.Cell. It renders itself as text with
+// WriteTo and as a chart with WriteSVG; SkewSweep renders the skew sweep's
+// curve in that sweep's own format.
 type Curve struct {
 	CurveOf
 	// Options are the conditions at every point, but for the parameter.
@@ -155,12 +162,13 @@ type Curve struct {
 	Points []Matrix
 }
 
-// RunCurve runs every limiter of specs through c.Deployment and the ideal
-// reference at every value of c.Param, on every seed of o, o's other
-// conditions unchanged. The ideal runs do not depend on the parameter
-// (but for where a wipe is counted from), and are run once. Like
-// RunMatrix's, the result depends on the arguments alone, not on the
-// number of workers.
+// RunCurve runs every limiter of specs through c.Deployment and, unless
+// c.NoIdeal, the ideal reference at every value of c.Param, on every seed
+// of o, o's other conditions unchanged. The ideal runs do not depend on
+// the parameter (but for where a wipe is counted from), and are run once.
+// A deployment that cannot hold a limiter (model.Applies) is not run, and
+// its cells say why. Like RunMatrix's, the result depends on the arguments
+// alone, not on the number of workers.
 func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 	if err := o.Validate(); err != nil {
 		return Curve{}, err
@@ -178,6 +186,10 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 		return Curve{}, errors.New("scenarios: no values to sweep")
 	case !slices.IsSorted(c.Values) || len(slices.Compact(slices.Clone(c.Values))) != len(c.Values):
 		return Curve{}, errors.New("scenarios: a curve's values must be ascending, each once")
+	case c.NoIdeal && c.Model != nil:
+		return Curve{}, errors.New("scenarios: a curve's model is measured against the ideal run, which NoIdeal leaves out")
+	case c.NoIdeal && c.Plot != PlotPeak:
+		return Curve{}, errors.New("scenarios: a curve with NoIdeal has no over to plot: its Plot must be PlotPeak")
 	}
 	for _, cl := range c.Clients {
 		if !slices.Contains(o.Clients(), cl) {
@@ -186,76 +198,48 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 	}
 	r := Curve{CurveOf: c, Options: o, Algorithms: names, Points: make([]Matrix, len(c.Values))}
 	r.Values, r.Clients = slices.Clone(c.Values), slices.Clone(c.Clients)
-	// Every point's runs in one batch, so that the workers are not left
-	// waiting for a point's last run: per point, per algorithm, the ideal's
-	// runs (at the first point only, unless the parameter moves where a wipe
-	// is counted from) and then the deployment's, one per seed.
-	type pointJob struct {
-		k   int
-		job job
-	}
-	var jobs []pointJob
+	// Every point's runs in one batch through the pipeline, so that the
+	// workers are not left waiting for a point's last run. Point by point,
+	// each column's limiters one after another (the ideal's at the first
+	// point only, unless the parameter moves where a wipe is counted from):
+	// the pipeline plays a seed's jobs in turn, and the model draws a
+	// plan once for the jobs of one shape that follow each other.
 	opts := make([]Options, len(c.Values))
+	var jobs []job
+	var at [][][]int // at[k][col][a]: the job of algorithm a in column col of point k
 	idealOnce := c.Param != ParamWipePhase
 	for k, v := range c.Values {
 		if opts[k], err = c.Param.set(o, v); err != nil {
 			return Curve{}, err
 		}
-		for a := range specs {
-			for i, d := range []model.Deployment{model.Ideal, c.Deployment} {
-				if i == 0 && idealOnce && k > 0 {
-					continue
-				}
-				col := opts[k].column(d)
-				label := names[a] + ", " + col.Name + " at " + c.Param.String() + " " + c.Param.label(v, o)
-				jobs = append(jobs, pointJob{k: k, job: job{spec: specs[a], col: col, label: label}})
+		cols := c.columns(opts[k])
+		at = append(at, make([][]int, len(cols)))
+		for col, column := range cols {
+			if column.Deployment == model.Ideal && idealOnce && k > 0 {
+				at[k][col] = at[0][col]
+				continue
+			}
+			for a := range specs {
+				label := names[a] + ", " + column.Name + " at " + c.Param.String() + " " + c.Param.label(v, o)
+				at[k][col] = append(at[k][col], len(jobs))
+				jobs = append(jobs, job{spec: specs[a], col: column, label: label, opts: &opts[k]})
 			}
 		}
 	}
-	requests, err := o.requests()
+	runs, err := o.runJobs(jobs)
 	if err != nil {
 		return Curve{}, err
 	}
+	// Each point as a matrix of its columns, the ideal (unless NoIdeal)
+	// and the deployment.
 	ns := len(o.Seeds)
-	runs := make([]jobRun, len(jobs)*ns)
-	err = o.parallel(len(runs), func(i int) error {
-		pj, s := jobs[i/ns], i%ns
-		j, po := pj.job, opts[pj.k]
-		var na *model.NotApplicableError
-		if err := model.Applies(j.spec, j.col.Deployment); errors.As(err, &na) {
-			runs[i].notApplicable = na.Reason
-			return nil
-		}
-		run, err := measure(po.config(j.spec, j.col, o.Seeds[s], requests[s]), po.WipeAt, false, nil, 0)
-		if err != nil {
-			return fmt.Errorf("scenarios: %s, seed %d: %w", j.label, o.Seeds[s], err)
-		}
-		runs[i] = run
-		return nil
-	})
-	if err != nil {
-		return Curve{}, err
-	}
-	// Each point as a matrix of two columns, the ideal and the deployment.
-	next := 0
-	var ideal [][]jobRun // per algorithm, kept from the first point
 	for k := range c.Values {
-		cols := []Column{opts[k].column(model.Ideal), opts[k].column(c.Deployment)}
-		m := Matrix{Options: opts[k], Algorithms: names, Columns: cols, SeedRuns: make([]SeedRun, 0, 2*len(specs)*ns)}
+		cols := c.columns(opts[k])
+		m := Matrix{Options: opts[k], Algorithms: names, Columns: cols, SeedRuns: make([]SeedRun, 0, len(cols)*len(specs)*ns)}
 		for a := range specs {
-			var idealRuns []jobRun
-			if k == 0 || !idealOnce {
-				idealRuns, next = runs[next:next+ns], next+ns
-				if k == 0 {
-					ideal = append(ideal, idealRuns)
-				}
-			} else {
-				idealRuns = ideal[a]
-			}
-			depRuns := runs[next : next+ns]
-			next += ns
-			for col, rs := range [][]jobRun{idealRuns, depRuns} {
-				for s, run := range rs {
+			for col := range cols {
+				j := at[k][col][a]
+				for s, run := range runs[j*ns : (j+1)*ns] {
 					m.SeedRuns = append(m.SeedRuns, SeedRun{Algorithm: names[a], Column: col, Seed: o.Seeds[s],
 						Clients: run.clients, FirstError: run.firstError, NotApplicable: run.notApplicable})
 				}
@@ -264,6 +248,15 @@ func RunCurve(specs []limiter.Spec, o Options, c CurveOf) (Curve, error) {
 		r.Points[k] = m
 	}
 	return r, nil
+}
+
+// columns are the columns of each point's matrix under o: the ideal
+// (unless NoIdeal), then the deployment.
+func (c CurveOf) columns(o Options) []Column {
+	if c.NoIdeal {
+		return []Column{o.column(c.Deployment)}
+	}
+	return []Column{o.column(model.Ideal), o.column(c.Deployment)}
 }
 
 // column is deployment d's column of the matrix under o.
@@ -301,7 +294,8 @@ func (r Curve) At(algo string, v int64, clients ...traffic.Client) (Cell, bool) 
 }
 
 // SeedRuns are the runs of one algorithm at point k, the deployment's and
-// the ideal's, one per seed in the order of Options.Seeds.
+// the ideal's (nil with NoIdeal), one per seed in the order of
+// Options.Seeds.
 func (r Curve) SeedRuns(algo string, k int) (runs, ideal []SeedRun) {
 	if k < 0 || k >= len(r.Points) {
 		return nil, nil
@@ -315,7 +309,7 @@ func (r Curve) SeedRuns(algo string, k int) (runs, ideal []SeedRun) {
 // none are given).
 func (r Curve) SeedCells(algo string, k int, clients ...traffic.Client) []Cell {
 	runs, ideal := r.SeedRuns(algo, k)
-	if runs == nil || ideal == nil {
+	if runs == nil {
 		return nil
 	}
 	if len(clients) == 0 {
@@ -326,7 +320,10 @@ func (r Curve) SeedCells(algo string, k int, clients ...traffic.Client) []Cell {
 		m := r.Points[k]
 		m.Options.Seeds = []uint64{runs[s].Seed}
 		m.Algorithms = []string{algo}
-		m.SeedRuns = []SeedRun{ideal[s], runs[s]}
+		m.SeedRuns = []SeedRun{runs[s]}
+		if ideal != nil {
+			m.SeedRuns = []SeedRun{ideal[s], runs[s]}
+		}
 		out[s], _ = m.Cell(algo, r.Deployment, clients...)
 	}
 	return out

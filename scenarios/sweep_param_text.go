@@ -11,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/svgchart"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // paramHead is the heading of the curve's first column.
@@ -69,12 +70,18 @@ func deploymentWords(d model.Deployment, o Options, p Param) string {
 	return d.String()
 }
 
+// cellClients are the clients a curve's cells are taken over: its
+// Clients, or every client of its options.
+func (r Curve) cellClients() []traffic.Client {
+	if len(r.Clients) == 0 {
+		return r.Options.Clients()
+	}
+	return r.Clients
+}
+
 // clientWords names the clients a curve's cells are taken over.
 func (r Curve) clientWords() string {
-	cs := r.Clients
-	if len(cs) == 0 {
-		cs = r.Options.Clients()
-	}
+	cs := r.cellClients()
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.String()
@@ -102,10 +109,18 @@ func (r Curve) WriteTo(w io.Writer) (int64, error) {
 	}
 	fmt.Fprintf(&b, "%s.\n", deploymentWords(r.Deployment, o, r.Param))
 	fmt.Fprintf(&b, "Each client on its own key with a limit of %v, L per W with burst B; %s per run, seeds %s,\n", l, algos.FormatMicros(o.Duration), seedList(o.Seeds))
-	fmt.Fprintf(&b, "each leg to or from the store ±%d%%; the same requests at every point and in the ideal run (one node, true\n", o.Jitter)
-	fmt.Fprintf(&b, "clock, no latency) each point is measured against. Every cell is the table's: the worst seed and the worst of\n")
-	fmt.Fprintf(&b, "the clients %s.\n", r.clientWords())
+	if r.NoIdeal {
+		fmt.Fprintf(&b, "each leg to or from the store ±%d%%; the same requests at every point, and no ideal run to measure the over\n", o.Jitter)
+		fmt.Fprintf(&b, "against. Every cell is the table's: the worst seed and the worst of the clients %s.\n", r.clientWords())
+	} else {
+		fmt.Fprintf(&b, "each leg to or from the store ±%d%%; the same requests at every point and in the ideal run (one node, true\n", o.Jitter)
+		fmt.Fprintf(&b, "clock, no latency) each point is measured against. Every cell is the table's: the worst seed and the worst of\n")
+		fmt.Fprintf(&b, "the clients %s.\n", r.clientWords())
+	}
 	for _, m := range metrics(r.Deployment) {
+		if m.head == overMetric.head && r.NoIdeal {
+			continue // not measured
+		}
 		fmt.Fprintf(&b, "\n%s\n\n", metricWords[m.head])
 		r.writeGrid(&b, func(a string, k int) string {
 			c, _ := r.Cell(a, k)
@@ -115,10 +130,7 @@ func (r Curve) WriteTo(w io.Writer) (int64, error) {
 			return m.print(c)
 		})
 	}
-	runs := len(o.Seeds) * len(r.Clients)
-	if len(r.Clients) == 0 {
-		runs = len(o.Seeds) * len(o.Clients())
-	}
+	runs := len(o.Seeds) * len(r.cellClients())
 	fmt.Fprintf(&b, "\nviolations: runs (seed × client, %d per cell) whose admits broke the algorithm's own promise.\n\n", runs)
 	r.writeGrid(&b, func(a string, k int) string {
 		c, _ := r.Cell(a, k)

@@ -3,53 +3,16 @@ package scenarios
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"slices"
 
-	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/svgchart"
 )
 
-// WriteSVG draws the sweep as a line chart: peak (× the limit) against the
-// skew in ms, one line per algorithm, the limit as a dashed line at 1×. It
-// is drawn as every chart of the module is (internal/svgchart); the bytes
-// depend on the sweep alone.
-func (r Sweep) WriteSVG(w io.Writer) (int64, error) {
-	if len(r.Skews) == 0 || len(r.Points) != len(r.Algorithms) {
-		return 0, errors.New("scenarios: a sweep with no skews, or not one line of points per algorithm, has nothing to draw (RunSweep makes one that has)")
-	}
-	o := r.Options
-	win := algos.FormatMicros(o.Limit.Window)
-	c := chart{
-		title: fmt.Sprintf("Most admitted in any %s, as a multiple of the limit, against clock skew", win),
-		sub: []string{
-			fmt.Sprintf("node-clock deployment: %d nodes, each telling the store its own time; the store %s away (±%d%% a leg)", o.Nodes, algos.FormatMicros(o.RTT), o.Jitter),
-			fmt.Sprintf("%v per client; worst of seeds %s and of the %d clients, %s per run", o.Limit, seedList(o.Seeds), len(o.Clients()), algos.FormatMicros(o.Duration)),
-		},
-		xLabel: "skew between the two extreme node clocks (ms)",
-		yLabel: fmt.Sprintf("most admitted in any %s (× limit)", win),
-		unit:   "×",
-		ref:    svgchart.Ref{Y: 1, Label: fmt.Sprintf("limit: %d per %s", o.Limit.Rate, win), Legend: "the limit (1×)"},
-		notes:  []string{"Lines that coincide are", "drawn solid and dashed.", "Peaks are counted by", "true decision time."},
-	}
-	for _, skew := range r.Skews {
-		c.xs = append(c.xs, float64(skew)/1000)
-	}
-	for a, name := range r.Algorithms {
-		ys := make([]float64, len(r.Skews))
-		for k := range r.Skews {
-			ys[k] = r.Points[a][k].PeakX
-		}
-		c.series = append(c.series, chartSeries{name: name, ys: ys, style: svgchart.MarkedStyle(a)})
-	}
-	return c.write(w)
-}
-
-// chart is what a sweep's or a curve's chart shows: some series against
-// one x axis, from 0; a reference line (the limit, the ideal run); one
-// line with markers per series. write chooses the axes and hands it to
+// chart is what a curve's chart (or the skew sweep's) shows: some series
+// against one x axis, from 0; a reference line (the limit, the ideal run);
+// one line with markers per series. write chooses the axes and hands it to
 // svgchart.
 type chart struct {
 	title          string
