@@ -163,7 +163,7 @@ type LiveRecording struct {
 // copy of store, and its own limiter (lv.Subject's Connect), sending its
 // requests of the plan at their planned times, or as soon as its previous
 // call has returned. A limiter's error is recorded, never taken for a
-// denial. It gives up 30 s after the traffic's last planned send; the
+// denial. It gives up GiveUpAfter past the traffic's last planned send; the
 // limiters are closed (limiter.Close) before it returns.
 func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live) (rec *LiveRecording, err error) {
 	if err := lv.check(); err != nil {
@@ -174,7 +174,7 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}
 	span := lv.Requests[len(lv.Requests)-1].Sent
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
 	clients, err := connectNodes(ctx, store, lv.Nodes)

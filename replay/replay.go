@@ -69,11 +69,18 @@ type Recording struct {
 	Played      []Played // parallel to Case.Requests
 }
 
+// GiveUpAfter is how long past the traffic's last planned send Play and
+// PlayLive wait before giving up. A play judges from the times it
+// recorded, so a machine too busy to keep to the plan only stretches it:
+// on two busy cores a 6 s play was measured past 36 s. The bound is
+// there for a store that stopped answering.
+const GiveUpAfter = 2 * time.Minute
+
 // Play runs c against the Redis that store reaches (its Addr, and its
 // Username and Password, TLSConfig and Dialer when set; each node gets a
 // connection of its own made from a copy) in real time, with keys under
 // prefix, and returns what happened. It takes as long as the traffic lasts
-// (plus the start delay) and gives up after that plus 30 s.
+// (plus the start delay) and gives up after that plus GiveUpAfter.
 func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Recording, error) {
 	switch c.Deployment {
 	case model.NodeClock, model.StoreClock, model.GetSet:
@@ -92,7 +99,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	span := c.Requests[len(c.Requests)-1].Sent
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
 	clients, err := connectNodes(ctx, store, c.Nodes)
