@@ -69,12 +69,20 @@ func TestNodesWithABucketEachAreCaughtWhateverResetSays(t *testing.T) {
 	var b strings.Builder
 	_ = r.Write(&b)
 	t.Logf("a bucket each:\n%s", b.String())
+	// Within the window, the burst may be held to 20 (the limit and one
+	// refill whatever Reset says); a burst a busy machine stretched past
+	// the window is refilled more, and only its missing 429 is certain.
+	want := "admits at most 20, whatever Reset says"
+	if r.BurstTime >= o.Window {
+		want = "met no 429"
+		t.Logf("the burst took %v, past the %v window: held to its missing 429 only", r.BurstTime, o.Window)
+	}
 	found := false
 	for _, br := range r.Breaches {
-		found = found || br.Rule == httpcheck.RuleLimitEnforced && strings.Contains(br.Why, "admits at most 20, whatever Reset says")
+		found = found || br.Rule == httpcheck.RuleLimitEnforced && strings.Contains(br.Why, want)
 	}
 	if !found || r.Admitted < 25 {
-		t.Errorf("three buckets admitted %d of a burst of %d against a limit of 10, and limit-enforced did not hold them to it: %v", r.Admitted, r.Burst, r.Broken())
+		t.Errorf("three buckets admitted %d of a burst of %d against a limit of 10, and limit-enforced did not hold them to it (%q): %v", r.Admitted, r.Burst, want, r.Broken())
 	}
 
 	urls = serve(t, one...)
