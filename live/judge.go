@@ -91,8 +91,8 @@ const (
 	// reset.go): the Reset twin of RetryDenied.
 	ResetDenied
 	// RetryExtended: a retry certainly decided before the wait its
-	// denial's Retry-After named was over, nothing else of the key
-	// between them, was denied and told a deadline certainly later than
+	// denial's Retry-After named was over, on the same node, nothing else
+	// of the key between them, was denied and told a deadline certainly later than
 	// the one it came early for (see retries.go).
 	RetryExtended
 	numKinds

@@ -28,7 +28,8 @@ import (
 // the rounding of both waits (TrueWait) and the spread of the clocks the
 // limiter read (clockSpread, as the Reset rules allow it): the retry was
 // decided before the earliest the first deadline can be, and the deadline
-// it was told is later than the latest the first can be.
+// it was told is later than the latest the first can be. Both must reach
+// one node: a deployment may keep a key's state on each node.
 
 // retryVerdict is one key's retries of one kind judged.
 type retryVerdict struct {
@@ -72,8 +73,11 @@ func judgeRetries(recs []record.Record) (denied, extended retryVerdict) {
 			})
 			continue
 		}
-		if !r.r.Known.Has(record.FieldRetryAfter) || r.r.RetryAfter < 0 {
-			continue // a negative wait is a bad answer
+		if !r.r.Known.Has(record.FieldRetryAfter) || r.r.RetryAfter < 0 || r.r.Node != d.r.Node {
+			// A negative wait is a bad answer; and a node may keep a key's
+			// state of its own (a quota split over the nodes), where the
+			// next node's deadline owes nothing to this one's.
+			continue
 		}
 		dAfter, dBy := TrueWait(d.r, record.FieldRetryAfter)
 		rAfter, _ := TrueWait(r.r, record.FieldRetryAfter)

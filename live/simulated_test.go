@@ -48,9 +48,9 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 				if v.Unjudged != "" {
 					t.Fatalf("%s, %s: unjudged: %s", a.Name, dep, v.Unjudged)
 				}
-				for _, k := range resetKinds {
+				for _, k := range waitKinds {
 					if b, ok := v.Caught(k); ok {
-						t.Errorf("%s, %s, seed %d: a correct algorithm's Resets convicted: %s %d: %s\n  first: %s", a.Name, dep, seed, k, b.Count, b.Why, b.First)
+						t.Errorf("%s, %s, seed %d: a correct algorithm's waits convicted: %s %d: %s\n  first: %s", a.Name, dep, seed, k, b.Count, b.Why, b.First)
 					}
 				}
 				_, caught := v.Caught(live.OverAdmission)
@@ -196,8 +196,9 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 	}
 }
 
-// resetKinds are the breaches of the Reset rules (reset.go).
-var resetKinds = []live.Kind{live.ResetBeforeRetryAfter, live.ResetPastIdle, live.ResetDenied}
+// waitKinds are the breaches of the rules on stated waits: the Reset
+// rules (reset.go) and the early retry (retries.go).
+var waitKinds = []live.Kind{live.ResetBeforeRetryAfter, live.ResetPastIdle, live.ResetDenied, live.RetryExtended}
 
 // idleRequests is keys keys' requests over span, each key's on its own:
 // bursts of 1 to 25 at one instant, each after a quiet gap of up to one and
@@ -247,15 +248,17 @@ var (
 	plantedNextButOneEdge = withReset(algos.FirstHitWindow, "planted-first-hit-window-next-but-one-edge", func(d algos.Decision, l algos.Limit) int64 { return d.Reset + l.Window })
 )
 
-// The Reset rules on the simulator's records: the six algorithms, each
-// where its promise holds and over a sliding window of nodes, on traffic
-// that comes back to idle keys, are never convicted; Resets planted wrong
-// are caught by the rule each breaks, on every seed: a Reset in the wrong
-// unit (shorter than its Retry-After, and the key not idle at it), half
-// the wait (the key not idle at it), a Reset past an empty bucket's refill
-// and a window's edge after next. The fixed window that names the start
-// of its window is caught too, where it names an edge before the true one.
-func TestResetRulesOnSimulatedRecords(t *testing.T) {
+// The rules on stated waits on the simulator's records: the six
+// algorithms, each where its promise holds and over a sliding window of
+// nodes, on traffic that comes back to idle keys, are never convicted;
+// waits planted wrong are caught by the rule each breaks, on every seed: a
+// Reset in the wrong unit (shorter than its Retry-After, and the key not
+// idle at it), half the wait (the key not idle at it), a Reset past an
+// empty bucket's refill and a window's edge after next. The fixed window
+// that names the start of its window is caught too, where it names an
+// edge before the true one, and the GCRA that charges each denial an
+// interval by the early retries its bursts make (RetryExtended).
+func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
 		t.Helper()
@@ -269,9 +272,9 @@ func TestResetRulesOnSimulatedRecords(t *testing.T) {
 		for seed := uint64(1); seed <= 8; seed++ {
 			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock, model.NodeClock} {
 				v := judge(a, dep, seed)
-				for _, k := range resetKinds {
+				for _, k := range waitKinds {
 					if b, ok := v.Caught(k); ok {
-						t.Errorf("%s, %s, seed %d: an honest Reset convicted: %s: %s\n  first: %s", a.Name, dep, seed, k, b.Why, b.First)
+						t.Errorf("%s, %s, seed %d: an honest wait convicted: %s: %s\n  first: %s", a.Name, dep, seed, k, b.Why, b.First)
 					}
 				}
 			}
@@ -286,6 +289,7 @@ func TestResetRulesOnSimulatedRecords(t *testing.T) {
 		{plantedResetPlusTolerance, []live.Kind{live.ResetPastIdle}},
 		{plantedNextButOneEdge, []live.Kind{live.ResetPastIdle}},
 		{planted.FixedWindowResetFromStart, []live.Kind{live.ResetDenied}},
+		{plantedPenalizedDenial, []live.Kind{live.RetryExtended}},
 	} {
 		for seed := uint64(1); seed <= 8; seed++ {
 			v := judge(c.a, model.StoreClock, seed)
@@ -298,7 +302,7 @@ func TestResetRulesOnSimulatedRecords(t *testing.T) {
 				}
 			}
 			if _, ok := v.Caught(live.OverAdmission); ok {
-				t.Errorf("%s, seed %d: over-admission, but only its Reset is planted", c.a.Name, seed)
+				t.Errorf("%s, seed %d: over-admission, but only its waits are planted", c.a.Name, seed)
 			}
 		}
 	}
@@ -321,36 +325,3 @@ var plantedPenalizedDenial = func() algos.Algorithm {
 	}
 	return a
 }()
-
-// The early-retry rule on the simulator's records (the hunt's
-// RetryExtended, judged live): the six algorithms and the first-hit
-// window, where their promise holds and over a sliding window of nodes,
-// are never convicted; the GCRA that charges denials is, on every seed.
-func TestRetryExtendedOnSimulatedRecords(t *testing.T) {
-	l := algos.MustLimit(10, algos.Second, 10)
-	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
-		t.Helper()
-		spec := limiter.FromAlgorithm(a)
-		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
-			Requests: idleRequests(seed, 3, 8*algos.Second, l)}
-		_, recs := simulate(t, cfg)
-		return live.Judge(recs, spec.Promise(l), l)
-	}
-	for _, a := range append(algos.All(), algos.FirstHitWindow) {
-		for seed := uint64(1); seed <= 8; seed++ {
-			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock, model.NodeClock} {
-				if b, ok := judge(a, dep, seed).Caught(live.RetryExtended); ok {
-					t.Errorf("%s, %s, seed %d: an honest Retry-After convicted: %s\n  first: %s", a.Name, dep, seed, b.Why, b.First)
-				}
-			}
-		}
-	}
-	for seed := uint64(1); seed <= 8; seed++ {
-		b, ok := judge(plantedPenalizedDenial, model.StoreClock, seed).Caught(live.RetryExtended)
-		if !ok {
-			t.Errorf("%s, seed %d: not caught as %s", plantedPenalizedDenial.Name, seed, live.RetryExtended)
-		} else if seed == 1 {
-			t.Logf("%s: %s %d: %s\n  first: %s", plantedPenalizedDenial.Name, live.RetryExtended, b.Count, b.Why, b.First)
-		}
-	}
-}
