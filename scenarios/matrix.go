@@ -160,7 +160,8 @@ type Cell struct {
 	// requests, in % of the ideal's admits: the worst seed and attack client,
 	// OverSeed and OverClient (the first to reach it). NaN when no attack
 	// client was chosen, or the matrix has no ideal column (a curve's point
-	// with NoIdeal).
+	// with NoIdeal); OverSeed and OverClient then say nothing (their zero
+	// values: seed 0 and the first client), and the reports leave them out.
 	Over       float64
 	OverSeed   uint64
 	OverClient traffic.Client

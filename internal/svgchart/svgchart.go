@@ -19,7 +19,10 @@ import (
 type Chart struct {
 	Title string
 	// Sub are the lines under the title (the conditions of the run), 18 px
-	// apart from y = 52.
+	// apart from y = 52. A line longer than the chart is wide (subRunes
+	// characters) is wrapped at its spaces, and everything below the lines
+	// (the plot, the legend, the height) moves down 18 px for each line the
+	// wrapping adds, so that no condition is cut off at the right edge.
 	Sub []string
 	// Height is the least height of the chart in px; it grows to fit a
 	// long legend. The width is always 820.
@@ -160,6 +163,7 @@ const (
 	plotRight   = 590.0
 	legendX     = 612.0
 	legendRunes = 22 // a legend entry's most characters, to stay inside the width
+	subRunes    = 96 // a line under the title's most characters, to stay inside the width (13 px text)
 	maxTicks    = 1000
 	markerR     = 3.6
 )
@@ -172,6 +176,13 @@ const (
 func (c Chart) WriteTo(w io.Writer) (int64, error) {
 	if err := c.check(); err != nil {
 		return 0, err
+	}
+	var sub []string
+	for _, line := range c.Sub {
+		sub = append(sub, wrap(printable(line), subRunes)...)
+	}
+	if added := float64(18 * max(0, len(sub)-len(c.Sub))); added > 0 {
+		c.Top, c.Bottom, c.Height = c.Top+added, c.Bottom+added, c.Height+int(added)
 	}
 	x := func(v float64) float64 { return plotLeft + (plotRight-plotLeft)*(v-c.X.Min)/(c.X.Max-c.X.Min) }
 	y := func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*(v-c.Y.Min)/(c.Y.Max-c.Y.Min) }
@@ -188,8 +199,8 @@ func (c Chart) WriteTo(w io.Writer) (int64, error) {
 		width, height, width, height)
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%.1f" y="28" font-size="17" font-weight="bold" fill="#222222">%s</text>`+"\n", plotLeft, text(c.Title))
-	for i, line := range c.Sub {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="13" fill="#444444">%s</text>`+"\n", plotLeft, 52+18*i, text(line))
+	for i, line := range sub {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="13" fill="#444444">%s</text>`+"\n", plotLeft, 52+18*i, html.EscapeString(line))
 	}
 
 	// Grid and ticks.
@@ -360,6 +371,25 @@ func (a Axis) label(v float64) string {
 
 // text makes s safe as SVG text: printable, then escaped.
 func text(s string) string { return html.EscapeString(printable(s)) }
+
+// wrap breaks s at its spaces into lines of at most n characters; a word
+// longer than n keeps a line of its own, whole.
+func wrap(s string, n int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Split(s, " ") {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
+}
 
 // legendText is s as a legend entry: printable, at most legendRunes
 // characters (ending with … when it was cut, so that it stays inside the

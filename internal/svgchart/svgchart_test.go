@@ -106,6 +106,20 @@ func TestWriteTo(t *testing.T) {
 			has: []string{"<title>cached-counter(5 nodes, sync 200ms)</title>", ">cached-counter(5 node…</text>"},
 		},
 		{
+			name: "a condition wider than the chart wraps at its spaces and moves the plot down",
+			chart: func() Chart {
+				c := chart(one)
+				c.Sub = []string{strings.Repeat("ninechars ", 15) + "end", "short"}
+				return c
+			}(),
+			has: []string{
+				`y="52" font-size="13" fill="#444444">` + strings.TrimSpace(strings.Repeat("ninechars ", 9)) + `</text>`,
+				`y="70" font-size="13" fill="#444444">` + strings.Repeat("ninechars ", 6) + `end</text>`,
+				`y="88" font-size="13" fill="#444444">short</text>`,
+				`<path d="M78.0 96.0V426.0H590.0"`, `height="498"`,
+			},
+		},
+		{
 			name:  "a series with one point is a point and its marker",
 			chart: chart(one),
 			has:   []string{`<path d="M334.0 243.0" fill="none" stroke="#d55e00" stroke-width="2"/>`, `<circle cx="334.0" cy="243.0" r="4.0"`},
