@@ -29,6 +29,7 @@ const module = "github.com/overshoot-go/overshoot"
 var allowedImports = map[string][]string{
 	"algos":                 {"internal/arith"},
 	"redis/lua":             {"algos", "internal/planted"},
+	"redis/conn":            {},
 	"limiter":               {"algos"},
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
@@ -36,7 +37,7 @@ var allowedImports = map[string][]string{
 	"adversary":             {"algos", "model"},
 	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
-	"replay":                {"algos", "redis/lua", "limiter", "model", "record"},
+	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/lua", "internal/planted", "limiter", "model"},
 	"simredis":              {},
 	"adapters/xtimerate":    {"algos", "limiter"},

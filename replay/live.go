@@ -15,6 +15,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
@@ -146,10 +147,10 @@ func (c Call) Reached() int64 {
 
 // LiveRecording is a played Live.
 type LiveRecording struct {
-	Case        Live
-	Origin      int64 // the store's TIME, in µs, at the run's time 0
-	ClockOffset int64 // the store's TIME minus this machine's clock, in µs
-	Calls       []Call
+	Case   Live
+	Origin int64      // the store's TIME, in µs, at the run's time 0
+	Clock  conn.Clock // the store's TIME as this machine followed it during the run
+	Calls  []Call
 	// Order is "MONITOR" when every call's commands were found, in order,
 	// among the lines MONITOR showed for its node's connection; otherwise
 	// it says why not, and the calls are ordered by estimate (Reached).
@@ -177,11 +178,14 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
-	clients, err := connectNodes(ctx, store, lv.Nodes)
-	defer closeAll(clients)
+	if store == nil {
+		return nil, fmt.Errorf("replay: %s: no Redis: nil options", lv.Name)
+	}
+	clients, err := conn.Dial(ctx, store, "", lv.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}
+	defer conn.Close(clients)
 	nodeAddrs := make([]string, len(clients))
 	counters := make([]*commandCounter, len(clients))
 	for i, c := range clients {
@@ -192,13 +196,13 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 		nodeAddrs[i], counters[i] = info.Addr, &commandCounter{}
 		c.AddHook(counters[i])
 	}
-	offset, err := clockOffset(ctx, clients[0])
+	clock, err := conn.Sync(ctx, clients[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)
 	}
 	w := lv.Limit.Window
-	start := time.Now().UnixMicro() + offset + 300_000 // time for every node to connect its limiter and wait
-	rec = &LiveRecording{Case: lv, Origin: (start/w + 1) * w, ClockOffset: offset, Calls: make([]Call, len(plan))}
+	start := clock.Now() + 300_000 // time for every node to connect its limiter and wait
+	rec = &LiveRecording{Case: lv, Origin: (start/w + 1) * w, Clock: clock, Calls: make([]Call, len(plan))}
 
 	limiters := make([]limiter.Limiter, lv.Nodes)
 	defer func() {
@@ -301,60 +305,16 @@ func connect(s Subject, n Node) (lim limiter.Limiter, err error) {
 	return lim, err
 }
 
-// connectNodes opens one connection per node to the Redis store reaches,
-// each connected before the clock starts so that no first call dials. It
-// returns the clients it made even with an error, for the caller to close.
-func connectNodes(ctx context.Context, store *redis.Options, nodes int) ([]*redis.Client, error) {
-	if store == nil {
-		return nil, errors.New("no Redis: nil options")
-	}
-	clients := make([]*redis.Client, 0, nodes)
-	for range nodes {
-		o := *store
-		o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 1, 0
-		o.DisableIdentity, o.MaxRetries = true, -1
-		c := redis.NewClient(&o)
-		clients = append(clients, c)
-		if err := c.Ping(ctx).Err(); err != nil {
-			return clients, err
-		}
-	}
-	return clients, nil
-}
-
-func closeAll(clients []*redis.Client) {
-	for _, c := range clients {
-		_ = c.Close()
-	}
-}
-
-// waitUntil sleeps until the store's clock, as this machine reads it
-// through offset, reaches at (µs of Unix time).
-func waitUntil(ctx context.Context, offset, at int64) error {
-	wait := time.Duration(at-(time.Now().UnixMicro()+offset)) * time.Microsecond
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // playNode makes node's calls, in plan order. Only a cancelled context
 // stops it; a limiter's error is recorded with its call.
 func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sent *commandCounter, node int, plan []model.Planned) error {
 	cfg := rec.Case.config()
-	now := func() int64 { return time.Now().UnixMicro() + rec.ClockOffset - rec.Origin }
+	now := func() int64 { return rec.Clock.Now() - rec.Origin }
 	for i, p := range plan {
 		if p.Node != node {
 			continue
 		}
-		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Sent); err != nil {
+		if err := rec.Clock.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
 			return err
 		}
 		before := sent.commands.Load()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
 )
@@ -63,10 +63,10 @@ type Recording struct {
 	// Origin is the Redis TIME, in µs, of the model's time 0: a whole
 	// number of windows, so that windows align in both.
 	Origin int64
-	// ClockOffset is Redis TIME minus this machine's clock, as measured
-	// before the run (0 ± a few µs when Redis runs on this host).
-	ClockOffset int64
-	Played      []Played // parallel to Case.Requests
+	// Clock is Redis TIME as this machine followed it during the run,
+	// synced before it (conn.Sync).
+	Clock  conn.Clock
+	Played []Played // parallel to Case.Requests
 }
 
 // GiveUpAfter is how long past the traffic's last planned send Play and
@@ -102,21 +102,24 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
-	clients, err := connectNodes(ctx, store, c.Nodes)
-	defer closeAll(clients)
+	if store == nil {
+		return nil, errors.New("replay: no Redis: nil options")
+	}
+	clients, err := conn.Dial(ctx, store, "", c.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	defer conn.Close(clients)
 	if err := script.Load(ctx, clients[0]); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	offset, err := clockOffset(ctx, clients[0])
+	clock, err := conn.Sync(ctx, clients[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	w := c.Limit.Window
-	start := time.Now().UnixMicro() + offset + 200_000 // time for every node to be waiting
-	rec := &Recording{Case: c, Origin: (start/w + 1) * w, ClockOffset: offset, Played: make([]Played, len(plan))}
+	start := clock.Now() + 200_000 // time for every node to be waiting
+	rec := &Recording{Case: c, Origin: (start/w + 1) * w, Clock: clock, Played: make([]Played, len(plan))}
 	seqKey := prefix + "seq"
 	keys := make([]string, 0)
 	for _, p := range plan {
@@ -144,7 +147,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Limiter, keys []string, seqKey string) error {
 	cs := rec.Case
 	nodeOffset := model.Offset(node, cs.Nodes, cs.Skew)
-	redisNow := func() int64 { return time.Now().UnixMicro() + rec.ClockOffset }
+	redisNow := rec.Clock.Now
 	na, err := lua.NewGetSet(cs.Algorithm.Name)
 	if err != nil {
 		return err
@@ -155,7 +158,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 		if p.Node != node {
 			continue
 		}
-		if err := waitUntil(ctx, rec.ClockOffset, rec.Origin+p.Sent); err != nil {
+		if err := rec.Clock.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
 			return err
 		}
 		r := Played{Plan: p, Sent: redisNow() - rec.Origin}
@@ -188,24 +191,6 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 		rec.Played[i] = r
 	}
 	return nil
-}
-
-// clockOffset is Redis TIME minus this machine's clock, from the TIME
-// round trip that took least time.
-func clockOffset(ctx context.Context, c *redis.Client) (int64, error) {
-	best, offset := int64(math.MaxInt64), int64(0)
-	for range 20 {
-		before := time.Now().UnixMicro()
-		t, err := c.Time(ctx).Result()
-		after := time.Now().UnixMicro()
-		if err != nil {
-			return 0, fmt.Errorf("replay: TIME: %w", err)
-		}
-		if rtt := after - before; rtt < best {
-			best, offset = rtt, t.UnixMicro()-(before+after)/2
-		}
-	}
-	return offset, nil
 }
 
 // Tally is what a run admitted: the count, and the peak, the most admits
