@@ -34,11 +34,11 @@ var allowedImports = map[string][]string{
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model"},
-	"adversary":             {"algos", "model"},
+	"adversary":             {"algos", "model", "traffic"},                                                                    // traffic places the search's drawn waits and edits into requests within the bounds (traffic.Envelope); the rapid draws stay in adversary
 	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
-	"study":                 {"algos", "redis/lua", "internal/planted", "limiter", "model"},
+	"study":                 {"algos", "redis/lua", "internal/planted", "limiter", "model", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them and sends them
 	"simredis":              {},
 	"adapters/xtimerate":    {"algos", "limiter"},
 	"adapters/redisrate":    {"adapters/redislib", "algos", "limiter"},

@@ -10,12 +10,14 @@
 // target()) built on rapid, which has no targeting of its own. A round is
 // one rapid.Check of the property "this attack admits at most T beyond the
 // promise", run through a rapid.TB that records instead of failing. Each
-// case draws an attack (generate.go), plays it through model.Run on the
-// deployment under attack and measures it (measure.go). A round that fails
-// hands back rapid's shrunk counterexample, the last failing case rapid
-// replays; the threshold T then climbs to the best measure seen, and the
-// next round looks for more. The search stops when two rounds in a row find
-// nothing better, or when its budget of simulated runs is spent.
+// case draws an attack (generate.go: a start and its waits, or edits of the
+// best attack so far), which a traffic.Envelope places within the bounds,
+// plays it through model.Run on the deployment under attack and measures it
+// (measure.go). A round that fails hands back rapid's shrunk
+// counterexample, the last failing case rapid replays; the threshold T then
+// climbs to the best measure seen, and the next round looks for more. The
+// search stops when two rounds in a row find nothing better, or when its
+// budget of simulated runs is spent.
 //
 // rapid's shrinker leaves slack (it minimises its draws, not the trace), so
 // the search finishes with a deterministic shrink of its own (shrink.go):
@@ -49,9 +51,17 @@
 //
 // # What it owns, and what it must not import
 //
-// The search (Search, Bounds, Report, Attack, Step), its generator, its
-// measure, its shrink and the report's text. Of this module it imports algos
-// and model only (the limiter under attack reaches it inside a
-// model.Config), and rapid: it drives the simulator, never Redis, the
-// scenarios or the properties, and no package of the reports imports it.
+// The search (Search, Bounds, Report, Attack, Step), its rapid generators
+// (what it draws, and how the draws spread over the gaps that break a
+// deployment), its measure, its shrink and the report's text. What the
+// draws become is package traffic's: traffic.Envelope turns waits and
+// edits into requests at times within the bounds and says whether an
+// attack is within them, as traffic makes every other request of the
+// module. The generators stay here because they draw with *rapid.T: rapid
+// shrinks an attack by shrinking those draws, so they are the search's own,
+// and traffic, which the reports and the capacity plan import, must not
+// import rapid. Of this module it imports algos, model and traffic only
+// (the limiter under attack reaches it inside a model.Config), and rapid:
+// it drives the simulator, never Redis, the scenarios or the properties,
+// and no package of the reports imports it.
 package adversary

@@ -1,43 +1,25 @@
 package adversary
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 	"pgregory.net/rapid"
 )
 
-// step is one drawn request: the wait after the one before (after the
-// start, for the first) and, when the attacker picks nodes, its node.
-type step struct {
-	gap  int64
-	node int
-}
+// The search's draws: what rapid chooses (starts, gaps, nodes, edits) and
+// how those choices are spread over the gaps that break deployments. They
+// stay here, not in package traffic, because they draw with *rapid.T: rapid
+// shrinks an attack by shrinking these draws, and traffic, which the
+// reports and the capacity plan import, must not import rapid (a test
+// library that reads the test flags). What the draws become, requests at
+// times within the bounds, is traffic.Envelope's.
 
 // generators are the search's rapid generators, made once per search.
 type generators struct {
 	start *rapid.Generator[int64]
-	steps *rapid.Generator[[]step]
-	edits *rapid.Generator[[]edit]
+	waits *rapid.Generator[[]traffic.Wait]
+	edits *rapid.Generator[[]traffic.Edit]
 }
-
-// edit is one change to an attack: insert a request gap after request at
-// (on node), move request at by ±gap, send it to node, or remove it. at is
-// taken modulo the attack's length when the edit is applied.
-type edit struct {
-	kind int
-	at   int
-	step step
-	back bool
-}
-
-const (
-	insertEdit = iota
-	moveEdit
-	nodeEdit
-	removeEdit
-)
 
 // generators draws attacks that shrink towards fewer requests, all at
 // instant 0 on node 0. The gaps mix what breaks deployments: requests at
@@ -61,36 +43,38 @@ func (s *searcher) generators() generators {
 	}
 	starts = append(starts, upTo(d))
 
-	kinds := stepKinds{
+	kinds := waitKinds{
 		pick:  s.cfg.Pinned && s.cfg.Deployment != model.Ideal && s.cfg.Nodes > 1,
 		nodes: s.cfg.Nodes, interval: interval, rtt: rtt, skew: skew, w: w, d: d,
+		env: s.env,
 	}
-	one := rapid.Custom(kinds.drawStep)
-	edits := rapid.Custom(func(t *rapid.T) edit {
-		return edit{
-			kind: rapid.IntRange(insertEdit, removeEdit).Draw(t, "edit"),
-			at:   rapid.IntRange(0, s.b.MaxRequests-1).Draw(t, "at"),
-			step: one.Draw(t, "step"),
-			back: rapid.Bool().Draw(t, "back"),
+	one := rapid.Custom(kinds.drawWait)
+	edits := rapid.Custom(func(t *rapid.T) traffic.Edit {
+		return traffic.Edit{
+			Kind: rapid.IntRange(traffic.InsertEdit, traffic.RemoveEdit).Draw(t, "edit"),
+			At:   rapid.IntRange(0, s.b.MaxRequests-1).Draw(t, "at"),
+			Wait: one.Draw(t, "wait"),
+			Back: rapid.Bool().Draw(t, "back"),
 		}
 	})
 	return generators{
 		start: rapid.OneOf(starts...),
-		steps: rapid.SliceOfN(one, 1, s.b.MaxRequests),
+		waits: rapid.SliceOfN(one, 1, s.b.MaxRequests),
 		edits: rapid.SliceOfN(edits, 0, 8),
 	}
 }
 
-// stepKinds are what drawStep needs of the deployment and the bounds.
-type stepKinds struct {
+// waitKinds are what drawWait needs of the deployment and the bounds.
+type waitKinds struct {
 	pick                      bool // the attacker picks the node
 	nodes                     int
 	interval, rtt, skew, w, d int64
+	env                       traffic.Envelope // clamps the gaps
 }
 
-// drawStep draws one step: a gap of one of the kinds generators lists and,
-// when the attacker picks them, a node.
-func (k stepKinds) drawStep(t *rapid.T) step {
+// drawWait draws one request's wait: a gap of one of the kinds generators
+// lists and, when the attacker picks them, a node.
+func (k waitKinds) drawWait(t *rapid.T) traffic.Wait {
 	var g int64
 	switch rapid.IntRange(0, 13).Draw(t, "kind") {
 	case 0, 1, 2, 3:
@@ -112,11 +96,11 @@ func (k stepKinds) drawStep(t *rapid.T) step {
 	default:
 		g = rapid.Int64Range(0, k.d).Draw(t, "jump")
 	}
-	st := step{gap: max(0, min(g, k.d))}
+	node := 0
 	if k.pick {
-		st.node = rapid.IntRange(0, k.nodes-1).Draw(t, "node")
+		node = rapid.IntRange(0, k.nodes-1).Draw(t, "node")
 	}
-	return st
+	return k.env.Wait(g, node)
 }
 
 // nudge is a small shift either way, about a round trip or a µs.
@@ -127,107 +111,15 @@ func nudge(t *rapid.T, rtt int64) int64 {
 	return rapid.Int64Range(-rtt, rtt).Draw(t, "shift")
 }
 
-// draw draws one attack.
+// draw draws one attack: a start and its waits, placed within the bounds.
 func (s *searcher) draw(t *rapid.T) []model.Request {
 	start := s.gen.start.Draw(t, "start")
-	return s.place(start, s.gen.steps.Draw(t, "steps"))
+	return s.env.Place(start, s.gen.waits.Draw(t, "waits"))
 }
 
-// mutate draws a few edits and applies them to base, a copy of it: how
-// the climb searches near its best attack. It shrinks towards no edit at
-// all, base itself.
+// mutate draws a few edits and applies them to a copy of base: how the
+// climb searches near its best attack. It shrinks towards no edit at all,
+// base itself.
 func (s *searcher) mutate(t *rapid.T, base []model.Request) []model.Request {
-	reqs := slices.Clone(base)
-	for _, e := range s.gen.edits.Draw(t, "edits") {
-		if len(reqs) == 0 {
-			break
-		}
-		i := e.at % len(reqs)
-		switch e.kind {
-		case insertEdit:
-			r := reqs[i]
-			r.Sent, r.Node = min(r.Sent+e.step.gap, s.b.Duration), e.step.node
-			reqs = slices.Insert(reqs, i+1, r)
-		case moveEdit:
-			if e.back {
-				reqs[i].Sent = max(0, reqs[i].Sent-e.step.gap)
-			} else {
-				reqs[i].Sent = min(s.b.Duration, reqs[i].Sent+e.step.gap)
-			}
-		case nodeEdit:
-			reqs[i].Node = e.step.node
-		case removeEdit:
-			reqs = slices.Delete(reqs, i, i+1)
-		}
-	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
-	return s.within(reqs)
-}
-
-// within keeps the requests of a sorted list, in order, that the bounds
-// allow: each one that would make a window of the limit hold more than the
-// offered rate allows is left out, and so is any past MaxRequests.
-func (s *searcher) within(reqs []model.Request) []model.Request {
-	w := s.cfg.Limit.Window
-	out := reqs[:0]
-	for _, r := range reqs {
-		if len(out) == s.b.MaxRequests {
-			break
-		}
-		if n := len(out); n >= s.perWindow && r.Sent-out[n-s.perWindow].Sent < w {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// place turns drawn steps into requests within the bounds: each request
-// waits its gap after the one before, and then, if the window before it
-// already holds the most requests the offered rate allows, until the
-// earliest of those leaves it. Requests past the duration are dropped
-// (the first is moved to the end of it instead).
-func (s *searcher) place(start int64, steps []step) []model.Request {
-	w, d := s.cfg.Limit.Window, s.b.Duration
-	reqs := make([]model.Request, 0, len(steps))
-	at := start
-	for i, st := range steps {
-		at += st.gap // both at most d, which is far from overflowing
-		if i >= s.perWindow {
-			first := reqs[i-s.perWindow].Sent
-			if w > d-first {
-				break // it would wait past the duration
-			}
-			at = max(at, first+w)
-		}
-		if at > d {
-			if i > 0 {
-				break
-			}
-			at = d // an attack has at least one request
-		}
-		reqs = append(reqs, model.Request{Sent: at, Node: st.node})
-	}
-	return reqs
-}
-
-// valid reports whether reqs is an attack within the bounds: at least one
-// request, sorted, within [0, Duration], no more than the offered rate
-// allows in any window, on the nodes there are.
-func (s *searcher) valid(reqs []model.Request) bool {
-	if len(reqs) == 0 || len(reqs) > s.b.MaxRequests {
-		return false
-	}
-	w := s.cfg.Limit.Window
-	for i, r := range reqs {
-		switch {
-		case r.Key != 0 || r.Sent < 0 || r.Sent > s.b.Duration || r.Node < 0 || r.Node >= max(1, s.cfg.Nodes):
-			return false
-		case i > 0 && r.Sent < reqs[i-1].Sent:
-			return false
-		case i >= s.perWindow && r.Sent-reqs[i-s.perWindow].Sent < w:
-			return false
-		}
-	}
-	return true
+	return s.env.Edit(base, s.gen.edits.Draw(t, "edits"))
 }

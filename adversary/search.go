@@ -9,6 +9,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 	"pgregory.net/rapid"
 )
 
@@ -255,8 +256,8 @@ type searcher struct {
 	cfg       model.Config
 	b         Bounds
 	promise   algos.Promise
-	perWindow int     // the most requests sent in any window of the limit
-	landmarks []int64 // true times worth starting an attack near
+	env       traffic.Envelope // the bounds, resolved against the deployment
+	landmarks []int64          // true times worth starting an attack near
 	gen       generators
 
 	tries int
@@ -308,11 +309,8 @@ func newSearcher(cfg model.Config, b Bounds) (*searcher, error) {
 	if v := promise.CheckAdmits(nil); v != nil {
 		return nil, fmt.Errorf("adversary: %s's promise under %v cannot judge a run: %v", cfg.Limiter.Name, cfg.Limit, v)
 	}
-	perWindow := b.MaxRequests // no bound tighter than the attack's length
-	if b.MaxRate <= int64(b.MaxRequests)/cfg.Limit.Rate {
-		perWindow = int(b.MaxRate * cfg.Limit.Rate)
-	}
-	s := &searcher{cfg: cfg, b: b, promise: promise, perWindow: perWindow}
+	env := traffic.EnvelopeFor(cfg.Limit, b.Duration, b.MaxRequests, b.MaxRate, cfg.Nodes)
+	s := &searcher{cfg: cfg, b: b, promise: promise, env: env}
 	if cfg.Deployment == model.StoreWiped && cfg.WipeAt <= b.Duration {
 		s.landmarks = append(s.landmarks, cfg.WipeAt)
 	}

@@ -21,7 +21,7 @@ import (
 func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFirst bool) ([]model.Request, error) {
 	cur := slices.Clone(reqs)
 	try := func(cand []model.Request) (bool, error) {
-		if !s.valid(cand) {
+		if !s.env.Valid(cand) {
 			return false, nil
 		}
 		_, sc, err := s.run(cand)

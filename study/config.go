@@ -3,6 +3,7 @@ package study
 import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // The study's fixed configuration, shared by the findings, the sweep and
@@ -52,9 +53,9 @@ var (
 	// admits follow its refill.
 	SkewLimit = algos.MustLimit(100, algos.Second, 10)
 	// SkewSkews are the clock skews of the caller-clock trials, each the
-	// distance between the first and the last worker's clock (SkewPlan.Skew):
-	// 0, 20 ms, 200 ms and 2 s, which the reports print as the worker
-	// offsets' range ±Skew/2 (±0µs, ±10ms, ±100ms, ±1s).
+	// distance between the first and the last worker's clock
+	// (traffic.SkewPlan.Skew): 0, 20 ms, 200 ms and 2 s, which the reports
+	// print as the worker offsets' range ±Skew/2 (±0µs, ±10ms, ±100ms, ±1s).
 	SkewSkews = []int64{0, 20 * algos.Second / 1000, 200 * algos.Second / 1000, 2 * algos.Second}
 	// SkewBuckets are the token buckets of the caller-clock trials, side by
 	// side: the shipped one, whose refill max(0, now-last) is clamped at
@@ -74,12 +75,12 @@ func ConcurrencyLimitFor(rate int) (algos.Limit, error) {
 // SkewPlanFor is the study's caller-clock plan at a skew (µs between the
 // first and the last worker's clock): 8 workers offering 1.2 times
 // SkewLimit's rate for 3 s, phases seeded by 1.
-func SkewPlanFor(skew int64) SkewPlan {
-	return SkewPlan{Limit: SkewLimit, Workers: 8, Skew: skew, Load: 1.2, Duration: 3 * algos.Second, Seed: 1}
+func SkewPlanFor(skew int64) traffic.SkewPlan {
+	return traffic.SkewPlan{Limit: SkewLimit, Workers: 8, Skew: skew, Load: 1.2, Duration: 3 * algos.Second, Seed: 1}
 }
 
 // EdgePlanFor is the study's edge plan for a lead (µs before the edge):
 // EdgeLimit, one request every EdgeGap.
-func EdgePlanFor(lead int64) EdgePlan {
-	return EdgePlan{Limit: EdgeLimit, Lead: lead, Gap: EdgeGap}
+func EdgePlanFor(lead int64) traffic.EdgePlan {
+	return traffic.EdgePlan{Limit: EdgeLimit, Lead: lead, Gap: EdgeGap}
 }

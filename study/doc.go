@@ -24,10 +24,13 @@
 //     both legs; its RTT is measured with PING and reported.
 //   - Models beside the measurements: the lockstep model of check-then-act
 //     (LockstepOver), and the Go algorithms run through package model's
-//     simulator on the same plans (EdgeModel, SkewModel). A SkewPlan's Skew
-//     is model's: the distance between the first and the last worker's
-//     clock; the reports print ±Skew/2. WriteModelReport writes
-//     golden/concurrency.txt.
+//     simulator on the same plans (EdgeModel, SkewModel). The plans are
+//     package traffic's (traffic.EdgePlan, traffic.SkewPlan, and
+//     traffic.ReleaseOffsets for the Random release): the study chooses
+//     them (EdgePlanFor, SkewPlanFor) and sends what they say. A
+//     SkewPlan's Skew is model's: the distance between the first and the
+//     last worker's clock; the reports print ±Skew/2. WriteModelReport
+//     writes golden/concurrency.txt.
 //   - What must be exact is kept apart from what scheduling moves. A live
 //     script's every decision is replayed through its Go twin at the time
 //     Redis decided it (EdgeResult and SkewResult count the differences,
@@ -42,12 +45,14 @@
 //
 // # What it owns
 //
-// The study owns its strategies, trials, live runs against Redis, plans,
-// fixed configuration (config.go) and rendering (report.go). The algorithms
-// are package algos's, the scripts redis/lua's, and the simulator package
-// model's: EdgeModel and SkewModel run model.Run rather than a loop of their
-// own. It imports algos, redis/lua, internal/planted (the negative-refill
-// bucket), limiter, model and infrastructure (go-redis,
-// toxiproxy; internal/golden and internal/redistest in its tests); it must
-// not import scenarios, replay, properties or the root package.
+// The study owns its strategies, trials, live runs against Redis, which
+// plans run (config.go) and rendering (report.go). The algorithms are
+// package algos's, the scripts redis/lua's, the simulator package model's
+// (EdgeModel and SkewModel run model.Run rather than a loop of their own),
+// and the traffic package traffic's: the plans' send times, phases and
+// offsets, which the live trials and the models share. It imports algos,
+// redis/lua, internal/planted (the negative-refill bucket), limiter, model,
+// traffic and infrastructure (go-redis, toxiproxy; internal/golden and
+// internal/redistest in its tests); it must not import scenarios, replay,
+// properties or the root package.
 package study

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,8 +58,8 @@ const EdgeMaxLag = 40 * algos.Second / 1000
 // sent late (its worker was still waiting for the previous reply) is sent at
 // once; Lag says how late the latest was. It returns one result a script,
 // in order.
-func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan EdgePlan, workers int, key string) ([]EdgeResult, error) {
-	if err := plan.validate(); err != nil {
+func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan traffic.EdgePlan, workers int, key string) ([]EdgeResult, error) {
+	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
 	if workers < 1 {
@@ -86,7 +87,7 @@ func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan Edg
 
 // runEdgeOnce runs plan against one script, on its own workers' clients
 // (the first also sets up, before the flood).
-func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan EdgePlan, key string) (EdgeResult, error) {
+func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan traffic.EdgePlan, key string) (EdgeResult, error) {
 	a := s.Algorithm()
 	modelMost, err := EdgeModel(a, plan)
 	if err != nil {

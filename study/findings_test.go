@@ -13,6 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // Each TestFinding runs its own small trials against a real Redis and
@@ -514,7 +515,7 @@ func TestFindingCallerClockWithoutClampStarvesAtTwoSecondSkew(t *testing.T) {
 // request to give, which measures the machine, not the limiter; the test
 // then says how late it was. How far the counts sit from the model on the
 // planned times is logged.
-func (l *lab) skewTrial(plan SkewPlan, a algos.Algorithm) (redisClock, callerClock SkewResult) {
+func (l *lab) skewTrial(plan traffic.SkewPlan, a algos.Algorithm) (redisClock, callerClock SkewResult) {
 	t := l.t
 	t.Helper()
 	all, err := l.sharedSkewTrial(plan)
@@ -570,7 +571,7 @@ var skewShared struct {
 // skewRun is one shared caller-clock trial: done closes once rs and err
 // are set; read names the tests that have taken its results.
 type skewRun struct {
-	plan SkewPlan
+	plan traffic.SkewPlan
 	done chan struct{}
 	rs   []SkewResult
 	err  error
@@ -581,7 +582,7 @@ type skewRun struct {
 // SkewBuckets: the current shared trial's, running or done, unless this
 // test has read it already (a second -count, or a test run alone), in which
 // case it runs a fresh one for itself and whichever finding asks next.
-func (l *lab) sharedSkewTrial(plan SkewPlan) ([]SkewResult, error) {
+func (l *lab) sharedSkewTrial(plan traffic.SkewPlan) ([]SkewResult, error) {
 	name := l.t.Name()
 	skewShared.mu.Lock()
 	r := skewShared.cur

@@ -1,13 +1,12 @@
 package study
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // The models beside the measurements: the lockstep model's closed form, and
@@ -36,15 +35,11 @@ func LockstepOver(c, l int) int {
 // edge 1000·W: the deterministic twin of the live edge trial. It returns
 // the most admits in any window [s, s+W) of true decision time, and fails
 // only for an invalid plan.
-func EdgeModel(a algos.Algorithm, p EdgePlan) (int, error) {
-	if err := p.validate(); err != nil {
+func EdgeModel(a algos.Algorithm, p traffic.EdgePlan) (int, error) {
+	if err := p.Validate(); err != nil {
 		return 0, err
 	}
-	times := p.Times(1000 * p.Limit.Window) // any aligned edge; the arithmetic is shift-invariant
-	reqs := make([]model.Request, len(times))
-	for i, t := range times {
-		reqs[i] = model.Request{Sent: t}
-	}
+	reqs := p.Requests(1000 * p.Limit.Window) // any aligned edge; the arithmetic is shift-invariant
 	res, err := model.Run(model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
 	if err != nil {
 		return 0, fmt.Errorf("study: edge model of %s: %w", a.Name, err)
@@ -60,17 +55,11 @@ func EdgeModel(a algos.Algorithm, p EdgePlan) (int, error) {
 // worker's clock, true time + Offset (model.NodeClock). Requests sent at the
 // same instant are decided in worker order. It returns how many were sent
 // and admitted, and fails only for an invalid plan.
-func SkewModel(a algos.Algorithm, p SkewPlan, callerClock bool) (sent, admitted int, err error) {
-	if err := p.validate(); err != nil {
+func SkewModel(a algos.Algorithm, p traffic.SkewPlan, callerClock bool) (sent, admitted int, err error) {
+	if err := p.Validate(); err != nil {
 		return 0, 0, err
 	}
-	sends := slices.Concat(p.Sends()...)
-	slices.SortStableFunc(sends, func(x, y SkewSend) int { return cmp.Compare(x.Sent, y.Sent) })
-	const start = 1000 * algos.Second
-	reqs := make([]model.Request, len(sends))
-	for i, s := range sends {
-		reqs[i] = model.Request{Sent: start + s.Sent, Node: s.Worker}
-	}
+	reqs := p.Requests(1000 * algos.Second) // Requests orders ties by worker
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: p.Limit, Deployment: model.StoreClock,
 		Nodes: p.Workers, Skew: p.Skew, Pinned: true, Requests: reqs}
 	if callerClock {

@@ -70,7 +70,7 @@ func WriteModelReport(w io.Writer) error {
 	b.WriteString("== caller clocks (Go token buckets, one store, no network)\n\n")
 	p := SkewPlanFor(0)
 	fmt.Fprintf(&b, "limit %s; %d workers offering %.1fx the rate for %s, phases seeded; allowed = B + L·T/W = %d\n",
-		SkewLimit, p.Workers, p.Load, algos.FormatMicros(p.Duration), p.Allowed())
+		SkewLimit, p.Workers, p.Load, algos.FormatMicros(p.Duration), skewAllowed(p))
 	fmt.Fprintf(&b, "clamped:   %s (shipped), tokens += max(0, now-last)·rate: a caller behind adds nothing\n", algos.TokenBucket.Name)
 	fmt.Fprintf(&b, "unclamped: %s, tokens += (now-last)·rate: a caller behind drains it\n", planted.TokenBucketNegativeRefill.Name)
 	b.WriteString("each cell: admitted, and its share of allowed\n\n")
@@ -101,8 +101,8 @@ func WriteModelReport(w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(&b, "   %6d %5.0f%% %6d %6.0f%%", redisAdm, 100*float64(redisAdm)/float64(p.Allowed()),
-				callerAdm, 100*float64(callerAdm)/float64(p.Allowed()))
+			fmt.Fprintf(&b, "   %6d %5.0f%% %6d %6.0f%%", redisAdm, 100*float64(redisAdm)/float64(skewAllowed(p)),
+				callerAdm, 100*float64(callerAdm)/float64(skewAllowed(p)))
 		}
 		b.WriteString("\n")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,7 +20,7 @@ type SkewResult struct {
 	// request carries its worker's own clock).
 	Clock string
 	// Skew is the plan's skew: the distance between the first and the last
-	// worker's clock (SkewPlan.Skew); the reports print ±Skew/2.
+	// worker's clock (traffic.SkewPlan.Skew); the reports print ±Skew/2.
 	Skew     time.Duration
 	Sent     int // requests of the plan
 	Admitted int // of them, admitted by the script
@@ -49,6 +50,12 @@ func (r SkewResult) Promised(l algos.Limit) int64 {
 	return l.Burst + l.Rate*r.Span/l.Window
 }
 
+// skewAllowed is what the limit lets through in the plan's duration: the
+// burst plus the rate times the duration, B + L·T/W.
+func skewAllowed(p traffic.SkewPlan) int64 {
+	return p.Limit.Burst + p.Limit.Rate*p.Duration/p.Limit.Window
+}
+
 // Share is Admitted over Allowed: 1 is a bucket that admits exactly what it
 // is configured to.
 func (r SkewResult) Share() float64 { return float64(r.Admitted) / float64(r.Allowed) }
@@ -62,8 +69,8 @@ func (r SkewResult) Share() float64 { return float64(r.Admitted) / float64(r.All
 // so the only difference between a bucket's two keys is the offsets, and
 // between the buckets their arithmetic. It returns, for each bucket in
 // order, the Redis-clock result and then the caller-clock one.
-func RunSkew(ctx context.Context, opt *redis.Options, plan SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
-	if err := plan.validate(); err != nil {
+func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
+	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
 	if len(buckets) == 0 {
@@ -83,7 +90,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan SkewPlan, buckets []S
 			return nil, err
 		}
 		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond,
-			Sent: n, Allowed: plan.Allowed(), Model: modelAdmitted}
+			Sent: n, Allowed: skewAllowed(plan), Model: modelAdmitted}
 	}
 	admin := newWorkerClient(opt, opt.Addr)
 	defer admin.Close()

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -21,7 +21,8 @@ const (
 	// barrier and sends its share back to back.
 	Adversarial Release = iota + 1
 	// Random: every worker waits a seeded random offset, uniform in
-	// [0, Trial.Spread), after the barrier, then sends its share back to back.
+	// [0, Trial.Spread), after the barrier, then sends its share back to
+	// back (the offsets are traffic.ReleaseOffsets').
 	Random
 	// Rounds: a barrier before every request, not only the first: every
 	// worker's k-th request is released together, once every worker's
@@ -180,11 +181,8 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		}
 	}
 	offsets := make([]time.Duration, t.Workers)
-	if t.Release == Random && t.Spread > 0 {
-		rng := rand.New(rand.NewPCG(t.Seed, 0x6f76657273686f74))
-		for i := range offsets {
-			offsets[i] = time.Duration(rng.Int64N(int64(t.Spread)))
-		}
+	if t.Release == Random {
+		offsets = traffic.ReleaseOffsets(t.Workers, t.Spread, t.Seed)
 	}
 	before, err := redisNow(ctx, admin)
 	if err != nil {

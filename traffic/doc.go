@@ -1,8 +1,9 @@
 // Package traffic makes the traffic overshoot sends: the simulator's
-// clients, which every check runs, and the traffic a capacity plan is
-// about — "what happens if I set this to 100 per minute, with my
-// traffic?" — either synthetic, from a seeded Spec, or recorded, read from
-// a CSV or JSON-lines file.
+// clients, which every check runs, the study's live trials' plans, the
+// adversary's attacks placed within their bounds, and the traffic a
+// capacity plan is about — "what happens if I set this to 100 per minute,
+// with my traffic?" — either synthetic, from a seeded Spec, or recorded,
+// read from a CSV or JSON-lines file.
 //
 // # The simulator's clients
 //
@@ -19,6 +20,22 @@
 // Which clients a run has, and what is measured on them, is package
 // scenarios' business.
 //
+// # The study's plans and the adversary's attacks
+//
+// Package study's live trials send what a plan says, and its models play
+// the same plan through package model: an EdgePlan (a flood around a
+// window edge, Times and Requests) and a SkewPlan (workers with seeded
+// phases and clocks Skew apart, Sends and Requests), and ReleaseOffsets,
+// the seeded starts of a trial released at random. Which plans run is the
+// study's choice (its config.go).
+//
+// Package adversary's search draws an attack as a start and Steps, or as
+// Edits of its best attack, with rapid; an Envelope (EnvelopeFor, the
+// attacker's bounds resolved against a deployment) turns them into
+// requests within the bounds (Place, Edit, Within) and says whether an
+// attack is within them (Valid). The draws stay in adversary: they are
+// rapid's, and this package does not import rapid.
+//
 // # Synthetic traffic
 //
 // A Spec is a Profile of arrivals over time (Constant, Poisson, Diurnal,
@@ -31,12 +48,14 @@
 // time. Trace.Model hands one to the simulator.
 //
 // Generation is deterministic: the same Spec, or the same seed, limit and
-// duration for the simulator's clients, gives the same requests, byte for
-// byte, whatever GOMAXPROCS. Every draw comes from a model.Stream, one per
-// purpose (streams.go lists them all: arrival times, thinning, the herd's
-// storm, keys, costs, service times; each of the simulator's clients),
-// through arithmetic written here (53 bits to a uniform, -ln U to an
-// exponential), never from math/rand's methods or the clock.
+// duration for the simulator's clients, or the same plan, gives the same
+// requests, byte for byte, whatever GOMAXPROCS. Every draw comes from a
+// model.Stream, one per purpose (streams.go lists them all: arrival times,
+// thinning, the herd's storm, keys, costs, service times; each of the
+// simulator's clients; the study's phases and release offsets), through
+// arithmetic written here (53 bits to a uniform, -ln U to an exponential,
+// math/rand/v2's bounded draw for the study's plans, which were first
+// drawn with it), never from math/rand's methods or the clock.
 //
 // # Recorded traces
 //
@@ -55,13 +74,15 @@
 //
 // The simulator's clients (clients.go: the open-loop ones; loop.go: the
 // closed-loop ones; edge.go: the edge prober; clockfaults.go: the
-// simulated clock faults') and their merge (merge.go), the profiles
+// simulated clock faults') and their merge (merge.go), the study's plans
+// (plans.go), the adversary's envelope (attack.go), the profiles
 // (profile.go), key choice (keys.go), cost and service-time distributions
 // (dist.go), the Spec (generate.go), every stream's purpose (streams.go),
 // the Trace (trace.go) and its two file formats (read.go, write.go, with
 // exact decimal seconds in decimal.go). It imports model, for its Stream,
-// Request and Client, and algos, for the Limit the simulator's clients are
-// shaped by: never scenarios, replay, study, a limiter, or anything
-// outside the standard library. It says what is sent; what a limiter does
-// with it is the simulator's business.
+// Request and Client, and algos, for the Limit the simulator's clients and
+// the study's plans are shaped by: never scenarios, replay, study,
+// adversary, a limiter, rapid, or anything outside the standard library.
+// It says what is sent; what a limiter does with it is the simulator's
+// business.
 package traffic

@@ -12,7 +12,11 @@ package traffic
 // changing one client never changes another. A purpose's value seeds its
 // stream, so it stays when its constant is renamed: purposeClockFaults
 // keeps the "clockdr1" of the clock drill it once was, so that the clock
-// faults' requests stay the same bytes.
+// faults' requests stay the same bytes. The study's live trials' (from a
+// plan's seed): the caller-clock workers' phases and the random release's
+// start offsets, whose values are the ones package study seeded them with
+// before their traffic moved here ("skew" right-aligned, "overshot"), so
+// that its plans stay the same.
 const (
 	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
 	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
@@ -28,4 +32,7 @@ const (
 	purposeFirstHit    uint64 = 0x66697273742d6869 // "first-hi"
 	purposeEdge        uint64 = 0x656467652d70726f // "edge-pro"
 	purposeClockFaults uint64 = 0x636c6f636b647231 // "clockdr1"
+
+	purposeSkewPhases     uint64 = 0x736b6577         // "skew"
+	purposeReleaseOffsets uint64 = 0x6f76657273686f74 // "overshot"
 )
