@@ -216,10 +216,16 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 			add(r)
 			continue
 		}
+		// Sent is stamped here, in the order the requests are let go, not
+		// by the goroutine that sends it: a goroutine a loaded machine
+		// starts late would otherwise give a request a later Sent than
+		// the next one of its key, and the records, sorted by Sent, would
+		// no longer show each key's nodes in turn. It is at most the true
+		// send, as the judge's soundness needs.
+		r.Sent = since()
 		wg.Go(func() {
 			// The slot is held until the call returns, even one that
 			// ignores its context and outlives the record.
-			r.Sent = since()
 			add(timedCall(ctx, call, r, ld.Timeout, since, func() { <-slots }))
 		})
 	}
