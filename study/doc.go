@@ -50,7 +50,9 @@
 // package algos's, the scripts redis/lua's, the simulator package model's
 // (EdgeModel and SkewModel run model.Run rather than a loop of their own),
 // and the traffic package traffic's: the plans' send times, phases and
-// offsets, which the live trials and the models share. It imports algos,
+// offsets, which the live trials and the models share; the workers'
+// connections and the store's clock the plans are played by are
+// redis/conn's, as the live replay's are. It imports algos, redis/conn,
 // redis/lua, internal/planted (the negative-refill bucket), limiter, model,
 // traffic and infrastructure (go-redis, toxiproxy; internal/golden and
 // internal/redistest in its tests); it must not import scenarios, replay,

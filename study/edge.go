@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
@@ -103,13 +103,13 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan tr
 	}
 	defer admin.Del(context.WithoutCancel(ctx), key, seqKey)
 
-	sync0, err := syncClock(ctx, admin)
+	sync0, err := conn.Sync(ctx, admin)
 	if err != nil {
 		return EdgeResult{}, err
 	}
 	const setup = 20 * algos.Second / 1000 // time to spare before the flood starts
 	w := plan.Limit.Window
-	edge := (sync0.redis + plan.Lead + setup + w - 1) / w * w
+	edge := (sync0.Store + plan.Lead + setup + w - 1) / w * w
 	times := plan.Times(edge)
 
 	workers := len(clients)
@@ -120,7 +120,10 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan tr
 		wg.Go(func() {
 			target := Target{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
 			for j := wi; j < len(times); j += workers {
-				time.Sleep(time.Until(sync0.local(times[j])))
+				if err := sync0.SleepUntil(ctx, times[j]); err != nil {
+					errs[wi] = err
+					return
+				}
 				ans, err := s.Allow(ctx, target)
 				if err != nil {
 					errs[wi] = err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -34,7 +35,7 @@ type Path struct {
 // Options are go-redis options that reach Redis through the path: Addr is
 // the path's, and the credentials (Username, Password, DB) are those the
 // path was made with. The caller may change the pool settings.
-func (p *Path) Options() *redis.Options { return workerOptions(p.upstream, p.Addr) }
+func (p *Path) Options() *redis.Options { return conn.Options(p.upstream, p.Addr) }
 
 // upstreamOptions is a copy of opt (never nil), so that a path keeps the
 // credentials it was made with whatever the caller does to opt later.
@@ -121,7 +122,7 @@ func (p *Path) Close() {
 // connection is opened, and warmed by one PING, first).
 func MeasureRTT(ctx context.Context, opt *redis.Options, n int) (time.Duration, error) {
 	addr := opt.Addr
-	c := newWorkerClient(opt, addr)
+	c := redis.NewClient(conn.Options(opt, ""))
 	defer c.Close()
 	if err := c.Ping(ctx).Err(); err != nil {
 		return 0, fmt.Errorf("study: PING %s: %w", addr, err)
@@ -143,34 +144,4 @@ func rttName(d time.Duration) string {
 		return "proxy"
 	}
 	return fmt.Sprintf("+%vms", d.Milliseconds())
-}
-
-// newWorkerClient is one worker's client to addr, logging in with base's
-// credentials (see workerOptions).
-func newWorkerClient(base *redis.Options, addr string) *redis.Client {
-	return redis.NewClient(workerOptions(base, addr))
-}
-
-// workerOptions are one worker's client options: addr, the credentials
-// (Username, Password, DB) of base, a pool of exactly one connection, no
-// retries (a retried INCR could count twice), and timeouts long enough for
-// the slowest path.
-func workerOptions(base *redis.Options, addr string) *redis.Options {
-	if base == nil {
-		base = &redis.Options{}
-	}
-	return &redis.Options{
-		Addr:            addr,
-		Username:        base.Username,
-		Password:        base.Password,
-		DB:              base.DB,
-		PoolSize:        1,
-		MinIdleConns:    0,
-		MaxRetries:      -1,
-		DisableIdentity: true,
-		DialTimeout:     5 * time.Second,
-		ReadTimeout:     10 * time.Second,
-		WriteTimeout:    10 * time.Second,
-		PoolTimeout:     30 * time.Second,
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
@@ -92,7 +93,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		res[k] = SkewResult{Bucket: a.Name, Clock: clock, Skew: time.Duration(plan.Skew) * time.Microsecond,
 			Sent: n, Allowed: skewAllowed(plan), Model: modelAdmitted}
 	}
-	admin := newWorkerClient(opt, opt.Addr)
+	admin := redis.NewClient(conn.Options(opt, ""))
 	defer admin.Close()
 	var keys []string
 	for _, b := range buckets {
@@ -116,11 +117,11 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 	defer closeWorkers(clients)
 
 	sends := plan.Sends()
-	sync0, err := syncClock(ctx, admin)
+	sync0, err := conn.Sync(ctx, admin)
 	if err != nil {
 		return nil, err
 	}
-	start := sync0.redis + 20*algos.Second/1000 // time to spare before the first send
+	start := sync0.Store + 20*algos.Second/1000 // time to spare before the first send
 	decided := make([][][]liveDecision, trials) // [trial][worker]
 	errs := make([]error, trials*plan.Workers)
 	var wg sync.WaitGroup
@@ -132,12 +133,15 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 				target := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
 					planned := start + s.Sent
-					time.Sleep(time.Until(sync0.local(planned)))
+					if err := sync0.SleepUntil(ctx, planned); err != nil {
+						errs[k*plan.Workers+w] = err
+						return
+					}
 					var ans Answer
 					var err error
 					at := int64(-1)
 					if callerClock {
-						at = sync0.now() + plan.Offset(w)
+						at = sync0.Now() + plan.Offset(w)
 						planned += plan.Offset(w) // in the clock at is read on
 						ans, err = bucket.AllowAt(ctx, target, at)
 					} else {

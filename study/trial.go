@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
@@ -108,28 +109,15 @@ type Conns struct {
 // NewConns opens n worker connections through p and PINGs each (all at
 // once: through a slow path, one after another would take n round trips).
 func NewConns(ctx context.Context, p *Path, n int) (*Conns, error) {
-	f := &Conns{Path: p}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		c := newWorkerClient(p.upstream, p.Addr)
-		f.clients = append(f.clients, c)
-		wg.Go(func() { errs[i] = c.Ping(ctx).Err() })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		f.Close()
+	clients, err := conn.Dial(ctx, p.upstream, p.Addr, n)
+	if err != nil {
 		return nil, fmt.Errorf("study: opening worker connections to %s: %w", p.Addr, err)
 	}
-	return f, nil
+	return &Conns{Path: p, clients: clients}, nil
 }
 
 // Close closes every worker connection.
-func (f *Conns) Close() {
-	for _, c := range f.clients {
-		c.Close()
-	}
-}
+func (f *Conns) Close() { conn.Close(f.clients) }
 
 // maxTrialReruns bounds how often Run repeats a trial that straddled a
 // window edge; two in a row would need a window shorter than two trials.
