@@ -7,6 +7,7 @@ package overshoot_test
 // import.
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -34,7 +35,7 @@ var allowedImports = map[string][]string{
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model"},
-	"adversary":             {"algos", "model", "traffic"},                                                                    // traffic places the search's drawn waits and edits into requests within the bounds (traffic.Envelope); the rapid draws stay in adversary
+	"adversary":             {"algos", "model", "traffic"},                                                                    // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
 	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
@@ -306,6 +307,98 @@ func TestMakefileSimulationsAreTestsOfItsPackages(t *testing.T) {
 	for _, name := range listed {
 		if _, ok := defined[name]; !ok {
 			t.Errorf("SIMULATIONS names %s, which no test file of SIMULATION_PACKAGES (%s) defines", name, pkgs[1])
+		}
+	}
+}
+
+// sharedTypeNames are the exported type names more than one package
+// defines, each with the packages that do and why the word is shared. One
+// name is one idea: a new type whose name another package already
+// exports is either that idea (use the existing type) or a different one
+// (name it for what it is), and adding it here takes a reason.
+var sharedTypeNames = map[string]struct {
+	packages []string
+	why      string
+}{
+	"Answer":     {[]string{"record", "study"}, "the answer a client saw (record) and a study trial's decision with its place in Redis's order (study); to become one record"},
+	"Breach":     {[]string{"httpcheck", "live", "scenarios"}, "a breach with its evidence: the header contract's, the live judge's and the hunt's judge's (the two judges of issue 26)"},
+	"Client":     {[]string{"live", "model", "traffic"}, "a closed-loop client in real time (live) and in simulated time (model), and which of the simulator's clients (traffic)"},
+	"Config":     {[]string{"fleet", "model"}, "a fleet's shape (fleet) and one simulated run (model)"},
+	"Deployment": {[]string{"ceiling", "model"}, "a limiter run by live HTTP nodes (ceiling) and how the simulator deploys one (model)"},
+	"Event":      {[]string{"algos", "fleet"}, "one decided request as the checker sees it (algos) and one thing a recorded fleet did (fleet)"},
+	"Kind":       {[]string{"live", "study"}, "a kind of live breach (live) and a kind of strategy (study)"},
+	"Limit":      {[]string{"algos", "ceiling", "internal/encode"}, "the limit (algos), the rate a ceiling table is read against (ceiling), and the limit as a schema writes it (internal/encode)"},
+	"Limiter":    {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
+	"Load":       {[]string{"ceiling", "live"}, "an open-loop drive: of one key through the ceiling's nodes (ceiling, on live.Drive) and of any target (live)"},
+	"Options":    {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
+	"ParseError": {[]string{"record", "traffic"}, "a line of a file that could not be read: a record file (record) and a trace file (traffic)"},
+	"Path":       {[]string{"redis/lua", "study"}, "where a script's time comes from (redis/lua) and the network path to Redis (study)"},
+	"Policy":     {[]string{"drift", "httplimit"}, "a documented limit the drift gate compares (drift) and what the middleware does when its limiter fails (httplimit)"},
+	"Reply":      {[]string{"model", "redis/lua"}, "a closed-loop client's answer in the simulator (model) and what a script answers (redis/lua)"},
+	"Report":     {[]string{"adversary", "differential", "httpcheck"}, "what each package's run found: a search, a comparison, a header check"},
+	"Request":    {[]string{"model", "traffic"}, "a simulated request (model) and a request of a trace file (traffic), which becomes one"},
+	"Result":     {[]string{"capacity", "ceiling", "model"}, "what one run did: a trace through a limiter, a live drive, a simulated run"},
+	"Row":        {[]string{"ceiling", "differential"}, "a row of each package's table"},
+	"Series":     {[]string{"internal/svgchart", "metrics"}, "a line of a chart (svgchart draws it, metrics computes accepted over time)"},
+	"Server":     {[]string{"internal/redistest", "simredis"}, "a test's real Redis (internal/redistest) and the in-process one (simredis)"},
+	"Spec":       {[]string{"limiter", "traffic"}, "a limiter under test (limiter) and a synthetic trace to generate (traffic)"},
+	"Step":       {[]string{"adversary", "model"}, "what happened to one request of an attack (adversary) and one clock jumping (model)"},
+	"Store":      {[]string{"adapters/redislib", "model"}, "simredis with a client for one library (adapters/redislib) and the simulator's store (model)"},
+	"Summary":    {[]string{"report", "study"}, "what a written report shows (report) and a grid point's trials (study)"},
+	"Target":     {[]string{"live", "study"}, "what live.Drive sends to (live) and where a study strategy sends one request (study)"},
+	"Verdict":    {[]string{"ceiling", "live", "scenarios"}, "a judged rate against its baseline (ceiling), a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
+}
+
+// An exported type name is defined by one package, or its sharing is
+// stated in sharedTypeNames with the same packages: two packages may not
+// take one word for two ideas, nor for one idea twice, unnoticed.
+func TestExportedTypeNamesAreSharedOnlyWhereStated(t *testing.T) {
+	defined := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" || path == "golden") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, s := range g.Specs {
+				if name := s.(*ast.TypeSpec).Name.Name; ast.IsExported(name) && !slices.Contains(defined[name], dir) {
+					defined[name] = append(defined[name], dir)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dirs := range defined {
+		slices.Sort(dirs)
+		stated, ok := sharedTypeNames[name]
+		switch {
+		case len(dirs) > 1 && !ok:
+			t.Errorf("type %s is defined in %s: one name, one idea (use the existing type, or name the new one for what it is; a shared word takes a reason in sharedTypeNames)", name, strings.Join(dirs, ", "))
+		case ok && !slices.Equal(dirs, stated.packages):
+			t.Errorf("type %s is defined in %s; sharedTypeNames states %s", name, strings.Join(dirs, ", "), strings.Join(stated.packages, ", "))
+		}
+	}
+	for name := range sharedTypeNames {
+		if len(defined[name]) < 2 {
+			t.Errorf("sharedTypeNames states %s, which one package or none defines now: remove it", name)
 		}
 	}
 }

@@ -11,7 +11,7 @@
 // one rapid.Check of the property "this attack admits at most T beyond the
 // promise", run through a rapid.TB that records instead of failing. Each
 // case draws an attack (generate.go: a start and its waits, or edits of the
-// best attack so far), which a traffic.Envelope places within the bounds,
+// best attack so far), which a traffic.AttackBounds places within the bounds,
 // plays it through model.Run on the deployment under attack and measures it
 // (measure.go). A round that fails hands back rapid's shrunk
 // counterexample, the last failing case rapid replays; the threshold T then
@@ -54,7 +54,7 @@
 // The search (Search, Bounds, Report, Attack, Step), its rapid generators
 // (what it draws, and how the draws spread over the gaps that break a
 // deployment), its measure, its shrink and the report's text. What the
-// draws become is package traffic's: traffic.Envelope turns waits and
+// draws become is package traffic's: traffic.AttackBounds turns waits and
 // edits into requests at times within the bounds and says whether an
 // attack is within them, as traffic makes every other request of the
 // module. The generators stay here because they draw with *rapid.T: rapid

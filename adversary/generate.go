@@ -12,7 +12,7 @@ import (
 // shrinks an attack by shrinking these draws, and traffic, which the
 // reports and the capacity plan import, must not import rapid (a test
 // library that reads the test flags). What the draws become, requests at
-// times within the bounds, is traffic.Envelope's.
+// times within the bounds, is traffic.AttackBounds's.
 
 // generators are the search's rapid generators, made once per search.
 type generators struct {
@@ -69,7 +69,7 @@ type waitKinds struct {
 	pick                      bool // the attacker picks the node
 	nodes                     int
 	interval, rtt, skew, w, d int64
-	env                       traffic.Envelope // clamps the gaps
+	env                       traffic.AttackBounds // clamps the gaps
 }
 
 // drawWait draws one request's wait: a gap of one of the kinds generators

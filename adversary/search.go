@@ -256,8 +256,8 @@ type searcher struct {
 	cfg       model.Config
 	b         Bounds
 	promise   algos.Promise
-	env       traffic.Envelope // the bounds, resolved against the deployment
-	landmarks []int64          // true times worth starting an attack near
+	env       traffic.AttackBounds // the bounds, resolved against the deployment
+	landmarks []int64              // true times worth starting an attack near
 	gen       generators
 
 	tries int
@@ -309,7 +309,7 @@ func newSearcher(cfg model.Config, b Bounds) (*searcher, error) {
 	if v := promise.CheckAdmits(nil); v != nil {
 		return nil, fmt.Errorf("adversary: %s's promise under %v cannot judge a run: %v", cfg.Limiter.Name, cfg.Limit, v)
 	}
-	env := traffic.EnvelopeFor(cfg.Limit, b.Duration, b.MaxRequests, b.MaxRate, cfg.Nodes)
+	env := traffic.AttackBoundsFor(cfg.Limit, b.Duration, b.MaxRequests, b.MaxRate, cfg.Nodes)
 	s := &searcher{cfg: cfg, b: b, promise: promise, env: env}
 	if cfg.Deployment == model.StoreWiped && cfg.WipeAt <= b.Duration {
 		s.landmarks = append(s.landmarks, cfg.WipeAt)

@@ -147,10 +147,10 @@ func (c Call) Reached() int64 {
 
 // LiveRecording is a played Live.
 type LiveRecording struct {
-	Case   Live
-	Origin int64      // the store's TIME, in µs, at the run's time 0
-	Clock  conn.Clock // the store's TIME as this machine followed it during the run
-	Calls  []Call
+	Case      Live
+	Origin    int64          // the store's TIME, in µs, at the run's time 0
+	StoreTime conn.StoreTime // the store's TIME as this machine followed it during the run
+	Calls     []Call
 	// Order is "MONITOR" when every call's commands were found, in order,
 	// among the lines MONITOR showed for its node's connection; otherwise
 	// it says why not, and the calls are ordered by estimate (Reached).
@@ -202,7 +202,7 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 	}
 	w := lv.Limit.Window
 	start := clock.Now() + 300_000 // time for every node to connect its limiter and wait
-	rec = &LiveRecording{Case: lv, Origin: (start/w + 1) * w, Clock: clock, Calls: make([]Call, len(plan))}
+	rec = &LiveRecording{Case: lv, Origin: (start/w + 1) * w, StoreTime: clock, Calls: make([]Call, len(plan))}
 
 	limiters := make([]limiter.Limiter, lv.Nodes)
 	defer func() {
@@ -309,12 +309,12 @@ func connect(s Subject, n Node) (lim limiter.Limiter, err error) {
 // stops it; a limiter's error is recorded with its call.
 func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sent *commandCounter, node int, plan []model.Planned) error {
 	cfg := rec.Case.config()
-	now := func() int64 { return rec.Clock.Now() - rec.Origin }
+	now := func() int64 { return rec.StoreTime.Now() - rec.Origin }
 	for i, p := range plan {
 		if p.Node != node {
 			continue
 		}
-		if err := rec.Clock.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
+		if err := rec.StoreTime.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
 			return err
 		}
 		before := sent.commands.Load()

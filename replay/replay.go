@@ -63,10 +63,10 @@ type Recording struct {
 	// Origin is the Redis TIME, in µs, of the model's time 0: a whole
 	// number of windows, so that windows align in both.
 	Origin int64
-	// Clock is Redis TIME as this machine followed it during the run,
+	// StoreTime is Redis TIME as this machine followed it during the run,
 	// synced before it (conn.Sync).
-	Clock  conn.Clock
-	Played []Played // parallel to Case.Requests
+	StoreTime conn.StoreTime
+	Played    []Played // parallel to Case.Requests
 }
 
 // GiveUpAfter is how long past the traffic's last planned send Play and
@@ -119,7 +119,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 	}
 	w := c.Limit.Window
 	start := clock.Now() + 200_000 // time for every node to be waiting
-	rec := &Recording{Case: c, Origin: (start/w + 1) * w, Clock: clock, Played: make([]Played, len(plan))}
+	rec := &Recording{Case: c, Origin: (start/w + 1) * w, StoreTime: clock, Played: make([]Played, len(plan))}
 	seqKey := prefix + "seq"
 	keys := make([]string, 0)
 	for _, p := range plan {
@@ -147,7 +147,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Limiter, keys []string, seqKey string) error {
 	cs := rec.Case
 	nodeOffset := model.Offset(node, cs.Nodes, cs.Skew)
-	redisNow := rec.Clock.Now
+	redisNow := rec.StoreTime.Now
 	na, err := lua.NewGetSet(cs.Algorithm.Name)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 		if p.Node != node {
 			continue
 		}
-		if err := rec.Clock.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
+		if err := rec.StoreTime.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
 			return err
 		}
 		r := Played{Plan: p, Sent: redisNow() - rec.Origin}

@@ -12,12 +12,12 @@ import (
 // as waits and edits (the search draws them, with rapid), and turned here
 // into requests at times within the attacker's bounds.
 
-// Envelope is what an attack on one key may send: every request on key 0,
+// AttackBounds is what an attack on one key may send: every request on key 0,
 // sent at a true time in [0, Duration] µs, on a node in [0, max(1, Nodes)),
 // at most MaxRequests of them, and at most PerWindow in any window
 // [s, s+Window) of the limit's window. It is adversary.Bounds resolved
-// against the deployment under attack (EnvelopeFor).
-type Envelope struct {
+// against the deployment under attack (AttackBoundsFor).
+type AttackBounds struct {
 	Window      int64 // the limit's window W, µs
 	Duration    int64 // the span of an attack, µs
 	MaxRequests int   // the most requests of one attack
@@ -25,17 +25,17 @@ type Envelope struct {
 	Nodes       int   // the deployment's nodes
 }
 
-// EnvelopeFor is the envelope of an attack on limit l, over duration µs,
+// AttackBoundsFor is the bounds of an attack on limit l, over duration µs,
 // of at most maxRequests requests offered at no more than maxRate times the
 // limit's rate, on a deployment of nodes nodes: PerWindow is maxRate·L, or
 // maxRequests when that is no tighter. It expects a valid limit, and
 // maxRequests and maxRate of at least 1.
-func EnvelopeFor(l algos.Limit, duration int64, maxRequests int, maxRate int64, nodes int) Envelope {
+func AttackBoundsFor(l algos.Limit, duration int64, maxRequests int, maxRate int64, nodes int) AttackBounds {
 	perWindow := maxRequests // no bound tighter than the attack's length
 	if maxRate <= int64(maxRequests)/l.Rate {
 		perWindow = int(maxRate * l.Rate)
 	}
-	return Envelope{Window: l.Window, Duration: duration, MaxRequests: maxRequests, PerWindow: perWindow, Nodes: nodes}
+	return AttackBounds{Window: l.Window, Duration: duration, MaxRequests: maxRequests, PerWindow: perWindow, Nodes: nodes}
 }
 
 // Wait is one request of an attack before it is placed: Gap, its wait in
@@ -49,18 +49,18 @@ type Wait struct {
 // Wait is a wait of gap µs for a request on node, its gap clamped into
 // [0, Duration]: a request never waits backwards, nor longer than the
 // attack lasts (so that adding gaps cannot overflow).
-func (e Envelope) Wait(gap int64, node int) Wait {
+func (e AttackBounds) Wait(gap int64, node int) Wait {
 	return Wait{Gap: max(0, min(gap, e.Duration)), Node: node}
 }
 
-// Place turns waits into requests within the envelope: each request waits
+// Place turns waits into requests within the bounds: each request waits
 // its gap after the one before, and then, if the window before it already
 // holds PerWindow requests, until the earliest of those leaves it. Requests
 // past Duration are dropped; the first is moved to the end of it instead,
 // so that an attack has at least one request. The result is sorted, and
-// Valid for at most MaxRequests waits, clamped (Envelope.Wait), on the
+// Valid for at most MaxRequests waits, clamped (AttackBounds.Wait), on the
 // nodes there are, from a start in [0, Duration].
-func (e Envelope) Place(start int64, waits []Wait) []model.Request {
+func (e AttackBounds) Place(start int64, waits []Wait) []model.Request {
 	w, d := e.Window, e.Duration
 	reqs := make([]model.Request, 0, len(waits))
 	at := start
@@ -103,12 +103,12 @@ type Edit struct {
 }
 
 // Edit applies edits to a copy of base, a sorted attack within the
-// envelope, in order, stopping if the attack runs out of requests: a time
+// bounds, in order, stopping if the attack runs out of requests: a time
 // moved or inserted past either end of [0, Duration] stays at that end.
 // It then sorts the requests by time (stably: among requests at the same
 // instant, in the edited order) and keeps those that are Within the
-// envelope. base is not modified.
-func (e Envelope) Edit(base []model.Request, edits []Edit) []model.Request {
+// bounds. base is not modified.
+func (e AttackBounds) Edit(base []model.Request, edits []Edit) []model.Request {
 	reqs := slices.Clone(base)
 	for _, ed := range edits {
 		if len(reqs) == 0 {
@@ -136,11 +136,11 @@ func (e Envelope) Edit(base []model.Request, edits []Edit) []model.Request {
 	return e.Within(reqs)
 }
 
-// Within keeps the requests of a sorted list, in order, that the envelope
+// Within keeps the requests of a sorted list, in order, that the bounds
 // allows: each one that would make a window hold more than PerWindow
 // requests is left out, and so is any past MaxRequests. It filters reqs in
 // place and returns the kept prefix.
-func (e Envelope) Within(reqs []model.Request) []model.Request {
+func (e AttackBounds) Within(reqs []model.Request) []model.Request {
 	out := reqs[:0]
 	for _, r := range reqs {
 		if len(out) == e.MaxRequests {
@@ -154,11 +154,11 @@ func (e Envelope) Within(reqs []model.Request) []model.Request {
 	return out
 }
 
-// Valid reports whether reqs is an attack within the envelope: at least
+// Valid reports whether reqs is an attack within the bounds: at least
 // one request and at most MaxRequests, all on key 0, sorted by time,
 // within [0, Duration], no more than PerWindow in any window, on the nodes
 // there are.
-func (e Envelope) Valid(reqs []model.Request) bool {
+func (e AttackBounds) Valid(reqs []model.Request) bool {
 	if len(reqs) == 0 || len(reqs) > e.MaxRequests {
 		return false
 	}

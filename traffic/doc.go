@@ -30,7 +30,7 @@
 // study's choice (its config.go).
 //
 // Package adversary's search draws an attack as a start and Steps, or as
-// Edits of its best attack, with rapid; an Envelope (EnvelopeFor, the
+// Edits of its best attack, with rapid; an AttackBounds (AttackBoundsFor, the
 // attacker's bounds resolved against a deployment) turns them into
 // requests within the bounds (Place, Edit, Within) and says whether an
 // attack is within them (Valid). The draws stay in adversary: they are

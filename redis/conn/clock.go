@@ -8,26 +8,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Clock is the store's clock as this machine follows it: Redis TIME read
+// StoreTime is the store's clock as this machine follows it: Redis TIME read
 // Store µs of Unix time at the local instant At. It follows the store by
 // this machine's monotonic clock, so a step of the wall clock does not
 // move it; it is off the store by at most half the round trip Sync kept.
-type Clock struct {
+type StoreTime struct {
 	Store int64
 	At    time.Time
 }
 
 // Now is the store's TIME now, in µs of Unix time.
-func (c Clock) Now() int64 { return c.Store + time.Since(c.At).Microseconds() }
+func (c StoreTime) Now() int64 { return c.Store + time.Since(c.At).Microseconds() }
 
 // Local is the local instant at which the store's TIME reads t.
-func (c Clock) Local(t int64) time.Time {
+func (c StoreTime) Local(t int64) time.Time {
 	return c.At.Add(time.Duration(t-c.Store) * time.Microsecond)
 }
 
 // Offset is the store's TIME minus this machine's wall clock, in µs, at
 // the sync.
-func (c Clock) Offset() int64 { return c.Store - c.At.UnixMicro() }
+func (c StoreTime) Offset() int64 { return c.Store - c.At.UnixMicro() }
 
 // SyncSamples is how many TIME round trips Sync takes the best of.
 const SyncSamples = 16
@@ -37,17 +37,17 @@ const SyncSamples = 16
 // read that a busy machine held for 100 ms would put every planned
 // instant up to 50 ms off, where the best of several is off by half the
 // shortest round trip.
-func Sync(ctx context.Context, c *redis.Client) (Clock, error) {
-	var best Clock
+func Sync(ctx context.Context, c *redis.Client) (StoreTime, error) {
+	var best StoreTime
 	bestRTT := time.Duration(-1)
 	for range SyncSamples {
 		t0 := time.Now()
 		t, err := c.Time(ctx).Result()
 		if err != nil {
-			return Clock{}, fmt.Errorf("conn: TIME: %w", err)
+			return StoreTime{}, fmt.Errorf("conn: TIME: %w", err)
 		}
 		if rtt := time.Since(t0); bestRTT < 0 || rtt < bestRTT {
-			best, bestRTT = Clock{Store: t.UnixMicro(), At: t0.Add(rtt / 2)}, rtt
+			best, bestRTT = StoreTime{Store: t.UnixMicro(), At: t0.Add(rtt / 2)}, rtt
 		}
 	}
 	return best, nil
@@ -56,7 +56,7 @@ func Sync(ctx context.Context, c *redis.Client) (Clock, error) {
 // SleepUntil returns when the store's clock, as c follows it, reaches t
 // (µs of Unix time), at once when it already has, or early with ctx's
 // error.
-func (c Clock) SleepUntil(ctx context.Context, t int64) error {
+func (c StoreTime) SleepUntil(ctx context.Context, t int64) error {
 	wait := time.Until(c.Local(t))
 	if wait <= 0 {
 		return ctx.Err()

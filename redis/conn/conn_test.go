@@ -124,7 +124,7 @@ func TestSyncFollowsTheStoresClock(t *testing.T) {
 // SleepUntil never returns before the store's clock reaches the instant,
 // returns at once for a past one, and gives way to a cancelled context.
 func TestSleepUntil(t *testing.T) {
-	clk := conn.Clock{Store: 5_000_000, At: time.Now()}
+	clk := conn.StoreTime{Store: 5_000_000, At: time.Now()}
 	if err := clk.SleepUntil(context.Background(), clk.Store+20_000); err != nil {
 		t.Fatal(err)
 	}
