@@ -76,17 +76,7 @@ func (c OwnerConfig) Offset(node int) int64 {
 // Conservative is false: for calls in time order every node's count is at
 // most what the fleet truly admitted in the window.
 func (c OwnerConfig) Spec() (limiter.Spec, error) {
-	if err := c.Validate(); err != nil {
-		return limiter.Spec{}, err
-	}
-	return limiter.Spec{
-		Name:    c.Name(),
-		Clock:   limiter.CallerClock,
-		Promise: algos.AlignedWindowPromise,
-		New: func(l algos.Limit) (limiter.Limiter, error) {
-			return NewOwner(c, l)
-		},
-	}, nil
+	return spec(c.Name(), c.Validate(), func(l algos.Limit) (limiter.Limiter, error) { return NewOwner(c, l) })
 }
 
 // ownerKey is one key: the owner's authoritative record, every peer's
