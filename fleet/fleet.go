@@ -172,10 +172,7 @@ func (f *Limiter) Allow(ctx context.Context, key int, now int64) (algos.Decision
 // It fails, reaching no node, for an invalid Weight, a negative key or a
 // time outside ±algos.MaxTime.
 func (f *Limiter) AllowWeighed(_ context.Context, key int, now int64, w limiter.Weight) (algos.Decision, error) {
-	if err := w.Validate(); err != nil {
-		return algos.Decision{}, err
-	}
-	if err := checkCall(key, now); err != nil {
+	if err := checkCall(w, key, now); err != nil {
 		return algos.Decision{}, err
 	}
 	for key >= len(f.keys) {

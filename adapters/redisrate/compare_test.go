@@ -24,13 +24,8 @@ var half = 1e6 / math.Exp2(26) // 0.0149 µs
 // 10^10 µs, so errors below 10^-5 µs).
 const slack = 1e-5
 
-var limits = []algos.Limit{
-	algos.MustLimit(10, s, 20),
-	algos.MustLimit(7, 3*s, 5),
-	algos.MustLimit(1000, s, 1),
-	algos.MustLimit(3, ms, 4),
-	algos.MustLimit(1, 60*s, 3),
-}
+// limits are the adapters' shared limits.
+var limits = adaptertest.Limits()
 
 const calls = 400
 

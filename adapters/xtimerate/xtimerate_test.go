@@ -213,17 +213,10 @@ func TestBeforeTheEpoch(t *testing.T) {
 }
 
 // agreeing are limits at most 10⁹ a second, where the library's 1 ns
-// resolution is finer than any token: integer and fractional emission
-// intervals, bursts of 1 and more, down to a minute and up to 5·10⁸ a
-// second.
-var agreeing = []algos.Limit{
-	algos.MustLimit(10, s, 20),
-	algos.MustLimit(7, 3*s, 5),
-	algos.MustLimit(1000, s, 1),
-	algos.MustLimit(3, ms, 4),
-	algos.MustLimit(1, 60*s, 3),
-	algos.MustLimit(1001, 2, 3),
-}
+// resolution is finer than any token: the adapters' shared limits (integer
+// and fractional emission intervals, bursts of 1 and more, down to a
+// minute), and 5·10⁸ a second.
+var agreeing = append(adaptertest.Limits(), algos.MustLimit(1001, 2, 3))
 
 const calls = 400
 

@@ -38,6 +38,20 @@ func Burst(now, n, interval int64) []Step {
 	return steps
 }
 
+// Limits are the limits the adapters compare their libraries with their
+// algos twins on: integer and fractional emission intervals (3/7 s), bursts
+// of 1 and more, from a minute down to a millisecond. Each call makes a
+// new slice, which a caller may extend.
+func Limits() []algos.Limit {
+	return []algos.Limit{
+		algos.MustLimit(10, algos.Second, 20),
+		algos.MustLimit(7, 3*algos.Second, 5),
+		algos.MustLimit(1000, algos.Second, 1),
+		algos.MustLimit(3, 1000, 4),
+		algos.MustLimit(1, 60*algos.Second, 3),
+	}
+}
+
 // Sequence is a seeded stream of request times for a limit: a quarter at
 // the same instant, the rest gaps up to a quarter, a half, two emission
 // intervals T = W/L, and rarely (2%) an idle of up to a full refill: on
