@@ -7,7 +7,6 @@ package overshoot_test
 // drills.
 
 import (
-	"bytes"
 	"fmt"
 	"sync"
 	"testing"
@@ -43,11 +42,7 @@ func clockFaultCell(t *testing.T, r *scenarios.ClockFaultReport, fault string, d
 }
 
 func TestGoldenClockFaults(t *testing.T) {
-	var b bytes.Buffer
-	if err := clockFaultReport(t).Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "clock-faults.txt", b.Bytes())
+	golden.CheckWrite(t, "clock-faults.txt", clockFaultReport(t).Write)
 }
 
 // nodeFaults are the report's faults of the nodes' clocks; storeFault the

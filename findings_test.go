@@ -92,41 +92,18 @@ func stated(t *testing.T, what string, digits int, lo, hi float64, values ...flo
 
 func TestGoldenTable(t *testing.T) {
 	m := findingsMatrix(t)
-	var text, js, csv bytes.Buffer
-	if _, err := m.WriteTo(&text); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "table.txt", text.Bytes())
-	golden.Check(t, "table.json", js.Bytes())
-	golden.Check(t, "table.csv", csv.Bytes())
+	golden.CheckWriteTo(t, "table.txt", m.WriteTo)
+	golden.CheckWrite(t, "table.json", m.WriteJSON)
+	golden.CheckWrite(t, "table.csv", m.WriteCSV)
 }
 
 func TestGoldenSkew(t *testing.T) {
 	t.Parallel() // deterministic; overlaps the live tests' waiting
 	s := scenarios.SkewSweep{Curve: findingsSweep.result(t)}
-	var text, svg, js, cs bytes.Buffer
-	if _, err := s.WriteTo(&text); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.WriteSVG(&svg); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "skew.txt", text.Bytes())
-	golden.Check(t, "skew.svg", svg.Bytes())
-	golden.Check(t, "skew.json", js.Bytes())
-	golden.Check(t, "skew.csv", cs.Bytes())
+	golden.CheckWriteTo(t, "skew.txt", s.WriteTo)
+	golden.CheckWriteTo(t, "skew.svg", s.WriteSVG)
+	golden.CheckWrite(t, "skew.json", s.WriteJSON)
+	golden.CheckWrite(t, "skew.csv", s.WriteCSV)
 }
 
 // At 50 ms of skew the token bucket refuses the flood nothing, on every

@@ -10,6 +10,7 @@ package overshoot_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -305,11 +306,9 @@ func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
 	}
 	t.Logf("measured: peaks %s at sync 0, 50ms, 200ms, 1s", strings.Join(peaks, ", "))
 	golden.Check(t, "planning-sync.txt", b.Bytes())
-	var svg bytes.Buffer
-	if err := metrics.WriteSVG(&svg, "5 nodes sharing a cached counter of 100/s, offered 200/s: admitted per 1 s window", series); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "planning-sync.svg", svg.Bytes())
+	golden.CheckWrite(t, "planning-sync.svg", func(w io.Writer) error {
+		return metrics.WriteSVG(w, "5 nodes sharing a cached counter of 100/s, offered 200/s: admitted per 1 s window", series)
+	})
 }
 
 func syncName(us int64) string {
@@ -334,19 +333,13 @@ func TestGoldenPlanningSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b, js, cs bytes.Buffer
+	var b bytes.Buffer // the table, which a failure shows
 	if err := res.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	if err := res.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	if err := res.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
 	golden.Check(t, "planning-sweep.txt", b.Bytes())
-	golden.Check(t, "planning-sweep.json", js.Bytes())
-	golden.Check(t, "planning-sweep.csv", cs.Bytes())
+	golden.CheckWrite(t, "planning-sweep.json", res.WriteJSON)
+	golden.CheckWrite(t, "planning-sweep.csv", res.WriteCSV)
 	if _, ok := res.Tightest(); !ok {
 		t.Errorf("no limit from 8 to 24 fits:\n%s", b.String())
 	}
@@ -380,28 +373,16 @@ func TestGoldenPlanningComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b, js, cs bytes.Buffer
-	if err := capacity.WriteComparison(&b, tr, results); err != nil {
-		t.Fatal(err)
-	}
-	if err := capacity.WriteComparisonJSON(&js, tr, results); err != nil {
-		t.Fatal(err)
-	}
-	if err := capacity.WriteComparisonCSV(&cs, tr, results); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "planning-comparison.txt", b.Bytes())
-	golden.Check(t, "planning-comparison.json", js.Bytes())
-	golden.Check(t, "planning-comparison.csv", cs.Bytes())
+	golden.CheckWrite(t, "planning-comparison.txt", func(w io.Writer) error { return capacity.WriteComparison(w, tr, results) })
+	golden.CheckWrite(t, "planning-comparison.json", func(w io.Writer) error { return capacity.WriteComparisonJSON(w, tr, results) })
+	golden.CheckWrite(t, "planning-comparison.csv", func(w io.Writer) error { return capacity.WriteComparisonCSV(w, tr, results) })
 	var series []metrics.Series
 	for _, r := range results {
 		series = append(series, r.Run.Series(r.Limiter, 60))
 	}
-	var svg bytes.Buffer
-	if err := metrics.WriteSVG(&svg, "every limiter at 10/s (burst 10), 4 keys offered 50/s: admitted per 1 s window", series); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "planning-comparison.svg", svg.Bytes())
+	golden.CheckWrite(t, "planning-comparison.svg", func(w io.Writer) error {
+		return metrics.WriteSVG(w, "every limiter at 10/s (burst 10), 4 keys offered 50/s: admitted per 1 s window", series)
+	})
 	l := algos.MustLimit(10, algos.Second, 10)
 	for i, r := range results {
 		broken := 0

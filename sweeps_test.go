@@ -9,7 +9,6 @@ package overshoot_test
 // where a simple model explains it, the measurement against the model.
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -97,23 +96,10 @@ func TestGoldenSweeps(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel() // the curves run side by side, each on every core
 			c := s.result(t)
-			var text, svg, js, cs bytes.Buffer
-			if _, err := c.WriteTo(&text); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.WriteSVG(&svg); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.WriteJSON(&js); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.WriteCSV(&cs); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, s.name+".txt", text.Bytes())
-			golden.Check(t, s.name+".svg", svg.Bytes())
-			golden.Check(t, s.name+".json", js.Bytes())
-			golden.Check(t, s.name+".csv", cs.Bytes())
+			golden.CheckWriteTo(t, s.name+".txt", c.WriteTo)
+			golden.CheckWriteTo(t, s.name+".svg", c.WriteSVG)
+			golden.CheckWrite(t, s.name+".json", c.WriteJSON)
+			golden.CheckWrite(t, s.name+".csv", c.WriteCSV)
 		})
 	}
 }

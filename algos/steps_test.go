@@ -65,16 +65,21 @@ func TestTokenBucketBehindRefillsTwice(t *testing.T) {
 	})
 }
 
+// meterSteps are the leaky bucket's decisions at 2 per 10 µs on a true
+// clock, and GCRA's: GCRA is the leaky bucket as a meter (its TAT is the
+// time the bucket drains empty), so both must give these same steps.
+var meterSteps = []step{
+	{t: 100, allowed: true, remaining: 1, reset: 5},
+	{t: 100, allowed: true, remaining: 0, reset: 10},
+	{t: 100, retryAfter: 5, reset: 10},
+	{t: 104, retryAfter: 1, reset: 6},
+	{t: 105, allowed: true, remaining: 0, reset: 10},
+	{t: 115, allowed: true, remaining: 1, reset: 5},
+	{t: 115 + hour, allowed: true, remaining: 1, reset: 5},
+}
+
 func TestLeakyBucketSteps(t *testing.T) {
-	run(t, algos.LeakyBucket, lim2per10, []step{
-		{t: 100, allowed: true, remaining: 1, reset: 5},
-		{t: 100, allowed: true, remaining: 0, reset: 10},
-		{t: 100, retryAfter: 5, reset: 10},
-		{t: 104, retryAfter: 1, reset: 6},
-		{t: 105, allowed: true, remaining: 0, reset: 10},
-		{t: 115, allowed: true, remaining: 1, reset: 5},
-		{t: 115 + hour, allowed: true, remaining: 1, reset: 5},
-	})
+	run(t, algos.LeakyBucket, lim2per10, meterSteps)
 }
 
 // A node behind cannot rewind the leaky bucket's last: its wait includes
@@ -100,15 +105,7 @@ func TestLeakyBucketBehindDoesNotRefillTwice(t *testing.T) {
 }
 
 func TestGCRASteps(t *testing.T) {
-	run(t, algos.GCRA, lim2per10, []step{
-		{t: 100, allowed: true, remaining: 1, reset: 5},
-		{t: 100, allowed: true, remaining: 0, reset: 10},
-		{t: 100, retryAfter: 5, reset: 10},
-		{t: 104, retryAfter: 1, reset: 6},
-		{t: 105, allowed: true, remaining: 0, reset: 10},
-		{t: 115, allowed: true, remaining: 1, reset: 5},
-		{t: 115 + hour, allowed: true, remaining: 1, reset: 5},
-	})
+	run(t, algos.GCRA, lim2per10, meterSteps)
 }
 
 // GCRA with an emission interval of 10/3 µs: TAT carries a third of a µs,

@@ -81,17 +81,17 @@ func (c Config) Offset(node int) int64 {
 // fleet truly admitted in the window, so it refuses nothing the promise
 // would allow.
 func (c Config) Spec() (limiter.Spec, error) {
-	if err := c.Validate(); err != nil {
-		return limiter.Spec{}, err
+	return spec(c.Name(), c.Validate(), func(l algos.Limit) (limiter.Limiter, error) { return New(c, l) })
+}
+
+// spec is both fleets' Spec: the fleet named name, on the caller's clock,
+// promising algos.AlignedWindowPromise, made by open for each limit; or
+// invalid, the fleet's validation error, when it is not nil.
+func spec(name string, invalid error, open func(algos.Limit) (limiter.Limiter, error)) (limiter.Spec, error) {
+	if invalid != nil {
+		return limiter.Spec{}, invalid
 	}
-	return limiter.Spec{
-		Name:    c.Name(),
-		Clock:   limiter.CallerClock,
-		Promise: algos.AlignedWindowPromise,
-		New: func(l algos.Limit) (limiter.Limiter, error) {
-			return New(c, l)
-		},
-	}, nil
+	return limiter.Spec{Name: name, Clock: limiter.CallerClock, Promise: algos.AlignedWindowPromise, New: open}, nil
 }
 
 // view is one node's knowledge of one key.
@@ -172,14 +172,8 @@ func (f *Limiter) Allow(ctx context.Context, key int, now int64) (algos.Decision
 // It fails, reaching no node, for an invalid Weight, a negative key or a
 // time outside ±algos.MaxTime.
 func (f *Limiter) AllowWeighed(_ context.Context, key int, now int64, w limiter.Weight) (algos.Decision, error) {
-	if err := w.Validate(); err != nil {
+	if err := checkCall(w, key, now); err != nil {
 		return algos.Decision{}, err
-	}
-	if key < 0 {
-		return algos.Decision{}, fmt.Errorf("fleet: negative key %d", key)
-	}
-	if now < -algos.MaxTime || now > algos.MaxTime {
-		return algos.Decision{}, fmt.Errorf("fleet: time %d µs is outside ±algos.MaxTime", now)
 	}
 	for key >= len(f.keys) {
 		f.keys = append(f.keys, keyState{})

@@ -76,17 +76,7 @@ func (c OwnerConfig) Offset(node int) int64 {
 // Conservative is false: for calls in time order every node's count is at
 // most what the fleet truly admitted in the window.
 func (c OwnerConfig) Spec() (limiter.Spec, error) {
-	if err := c.Validate(); err != nil {
-		return limiter.Spec{}, err
-	}
-	return limiter.Spec{
-		Name:    c.Name(),
-		Clock:   limiter.CallerClock,
-		Promise: algos.AlignedWindowPromise,
-		New: func(l algos.Limit) (limiter.Limiter, error) {
-			return NewOwner(c, l)
-		},
-	}, nil
+	return spec(c.Name(), c.Validate(), func(l algos.Limit) (limiter.Limiter, error) { return NewOwner(c, l) })
 }
 
 // ownerKey is one key: the owner's authoritative record, every peer's
@@ -142,10 +132,7 @@ func (o *Owner) Allow(ctx context.Context, key int, now int64) (algos.Decision, 
 // node, for an invalid Weight, a negative key or a time outside
 // ±algos.MaxTime.
 func (o *Owner) AllowWeighed(_ context.Context, key int, now int64, w limiter.Weight) (algos.Decision, error) {
-	if err := w.Validate(); err != nil {
-		return algos.Decision{}, err
-	}
-	if err := checkCall(key, now); err != nil {
+	if err := checkCall(w, key, now); err != nil {
 		return algos.Decision{}, err
 	}
 	node := int(o.calls % int64(o.cfg.Nodes))
@@ -153,7 +140,13 @@ func (o *Owner) AllowWeighed(_ context.Context, key int, now int64, w limiter.We
 	return o.decide(node, key, now, w.Cost), nil
 }
 
-func checkCall(key int, now int64) error {
+// checkCall is why a call of w for key at now reaches no node of either
+// fleet: an invalid Weight, a negative key, a time outside ±algos.MaxTime;
+// nil when it may.
+func checkCall(w limiter.Weight, key int, now int64) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
 	if key < 0 {
 		return fmt.Errorf("fleet: negative key %d", key)
 	}

@@ -52,24 +52,14 @@ func (c Config) Replay(l algos.Limit, events []Event) ([]algos.Decision, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]algos.Decision, len(events))
-	for i, e := range events {
-		if err := e.check(c.Nodes); err != nil {
-			return nil, fmt.Errorf("event %d: %w", i, err)
-		}
-		if e.Tick {
-			if c.Sync > 0 {
-				for key := range f.keys {
-					if k := &f.keys[key]; k.views != nil {
-						f.sync(k, e.Node, e.At)
-					}
-				}
+	tick := func(e Event) {
+		for key := range f.keys {
+			if k := &f.keys[key]; k.views != nil {
+				f.sync(k, e.Node, e.At)
 			}
-			continue
 		}
-		out[i] = f.decideOn(e.Node, e.Key, e.At, e.Cost)
 	}
-	return out, nil
+	return replay(c.Nodes, c.Sync, events, tick, f.decideOn)
 }
 
 // decideOn is AllowWeighed's decision on node, with no sync applied.
@@ -105,20 +95,31 @@ func (c OwnerConfig) Replay(l algos.Limit, events []Event) ([]algos.Decision, er
 		return nil, err
 	}
 	o.manual = true
+	tick := func(e Event) {
+		for key := e.Node; key < len(o.keys); key += c.Nodes {
+			o.broadcast(key, &o.keys[key], e.At)
+		}
+	}
+	return replay(c.Nodes, c.Sync, events, tick, o.decide)
+}
+
+// replay is both fleets' Replay on a fleet of nodes nodes syncing every
+// sync µs: each event checked, a tick handed to tick (none when sync is 0,
+// where the fleet is synchronous) and decided as the zero Decision, a
+// request decided by decide on its node.
+func replay(nodes int, sync int64, events []Event, tick func(Event), decide func(node, key int, now, cost int64) algos.Decision) ([]algos.Decision, error) {
 	out := make([]algos.Decision, len(events))
 	for i, e := range events {
-		if err := e.check(c.Nodes); err != nil {
+		if err := e.check(nodes); err != nil {
 			return nil, fmt.Errorf("event %d: %w", i, err)
 		}
 		if e.Tick {
-			if c.Sync > 0 {
-				for key := e.Node; key < len(o.keys); key += c.Nodes {
-					o.broadcast(key, &o.keys[key], e.At)
-				}
+			if sync > 0 {
+				tick(e)
 			}
 			continue
 		}
-		out[i] = o.decide(e.Node, e.Key, e.At, e.Cost)
+		out[i] = decide(e.Node, e.Key, e.At, e.Cost)
 	}
 	return out, nil
 }

@@ -74,6 +74,18 @@ func started(t *testing.T, h http.Handler, o httpcheck.Options) func() (*httpche
 	})
 }
 
+// finished waits for a check started began and returns its report,
+// failing t when the check could not run to its end.
+func finished(t testing.TB, check func() (*httpcheck.Report, error)) *httpcheck.Report {
+	t.Helper()
+	r, err := check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// written is r's text report, as a failure shows it.
 func written(t testing.TB, r *httpcheck.Report) string {
 	t.Helper()
 	var b strings.Builder
@@ -194,10 +206,7 @@ func TestTheReferenceMiddlewarePasses(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			q := quotas[i]
-			r, err := checks[i]()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := finished(t, checks[i])
 			if !r.OK() {
 				t.Fatalf("a correct limiter breached the contract:\n%s", written(t, r))
 			}

@@ -68,10 +68,7 @@ func TestTheCheckReadsEveryConvention(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := checks[i]()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := finished(t, checks[i])
 			out := written(t, r)
 			t.Logf("\n%s", out)
 			for _, e := range r.Exchanges {

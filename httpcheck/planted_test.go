@@ -305,10 +305,7 @@ func TestPlantedBugsAreCaughtByTheRuleTheyBreak(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.claim, func(t *testing.T) {
-			r, err := checks[i]()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := finished(t, checks[i])
 			out := written(t, r)
 			if got := r.Broken(); !slices.Equal(got, c.want) {
 				t.Errorf("broke %v, want exactly %v:\n%s", got, c.want, out)

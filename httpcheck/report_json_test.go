@@ -120,10 +120,7 @@ func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
 	l := algos.MustLimit(10, 2*algos.Second, 10)
 	h, _ := reference(t, algos.TokenBucket, l)
 	late := rewrite(h, func(_, _ int, h http.Header) { h.Set(httpcheck.HeaderReset, "5") })
-	r, err := started(t, late, httpcheck.Options{Window: 2 * time.Second})()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := finished(t, started(t, late, httpcheck.Options{Window: 2 * time.Second}))
 	b, caught := r.Live.Caught(live.ResetPastIdle)
 	if !caught || len(r.Breaches) != 0 || r.OK() {
 		t.Fatalf("want the contract kept and the live judge to catch a Reset past idle:\n%s", written(t, r))

@@ -15,15 +15,9 @@ import (
 func RefillCappedAfterIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		times := Arrivals(l).Draw(t, "arrivals")
-		r := newRun(t, spec, l)
-		lim := r.open()
-		calls := r.replay(lim, 0, times, nil)
-		last := int64(0)
-		if len(times) > 0 {
-			last = times[len(times)-1]
-		}
+		r, times := c.draw(t, spec)
+		l := r.l
+		lim, calls, last := r.replayAll(times)
 		least := max(Hour, c.maxWait(l))
 		extra := rapid.OneOf(
 			rapid.Int64Range(0, 2*l.Window),

@@ -12,9 +12,8 @@ import (
 func PromiseHolds(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		times := Arrivals(l).Draw(t, "arrivals")
-		r := newRun(t, spec, l)
+		r, times := c.draw(t, spec)
+		l := r.l
 		var admits []int64
 		calls := r.replay(r.open(), 0, times, func(i int, d algos.Decision) {
 			if d.Allowed {

@@ -13,9 +13,8 @@ import (
 func RemainingNeverNegative(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		r := newRun(t, spec, l)
-		times := withFlood(Arrivals(l).Draw(t, "arrivals"), c.instant(t, spec, l)+1)
+		r, times := c.drawFlooded(t, spec)
+		l := r.l
 		calls := r.replay(r.open(), 0, times, nil)
 		for i, c := range calls {
 			if msg := badDecision(c.d); msg != "" {
@@ -56,9 +55,8 @@ func badDecision(d algos.Decision) string {
 func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		times := Arrivals(l).Draw(t, "arrivals")
-		r := newRun(t, spec, l)
+		r, times := c.draw(t, spec)
+		l := r.l
 		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
 		// Up to the first decision that claims too much.
@@ -143,9 +141,8 @@ func sameInstant(r run, h history, end int) []int64 {
 func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		times := Arrivals(l).Draw(t, "arrivals")
-		r := newRun(t, spec, l)
+		r, times := c.draw(t, spec)
+		l := r.l
 		n := c.instant(t, spec, l)
 		h := r.replayHistory(times)
 		keep := edges(h.calls)

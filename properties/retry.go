@@ -18,9 +18,8 @@ import (
 func RetryAfterHonest(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		r := newRun(t, spec, l)
-		times := withFlood(Arrivals(l).Draw(t, "arrivals"), c.instant(t, spec, l)+1)
+		r, times := c.drawFlooded(t, spec)
+		l := r.l
 		h := r.replayHistory(times)
 		// After each denial, up to the first without a retry-after: a retry
 		// at the deadline (to be admitted) and, if ExactRetry, one 1µs
@@ -79,15 +78,9 @@ func RetryAfterHonest(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 func RetryLoopNeverExtends(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		l := c.limits.Draw(t, "limit")
-		times := Arrivals(l).Draw(t, "arrivals")
-		r := newRun(t, spec, l)
-		lim := r.open()
-		calls := r.replay(lim, 0, times, nil)
-		now := int64(0)
-		if len(times) > 0 {
-			now = times[len(times)-1]
-		}
+		r, times := c.draw(t, spec)
+		l := r.l
+		lim, calls, now := r.replayAll(times)
 		n := c.instant(t, spec, l)
 		d := r.allow(lim, 0, now, calls)
 		calls = append(calls, call{now, d})

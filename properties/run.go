@@ -60,6 +60,25 @@ func newRun(t *rapid.T, spec limiter.Spec, l algos.Limit) run {
 	return run{t: t, spec: spec, l: l}
 }
 
+// draw starts a case of spec as most properties do: a limit, arrivals
+// under it, and the run of spec under that limit. The draws keep their
+// order and labels, "limit" then "arrivals": a seed gives the same case,
+// and the same shrunk counterexample (golden/mutants.txt holds some), as
+// when each property drew them itself.
+func (c config) draw(t *rapid.T, spec limiter.Spec) (run, []int64) {
+	l := c.limits.Draw(t, "limit")
+	times := Arrivals(l).Draw(t, "arrivals")
+	return newRun(t, spec, l), times
+}
+
+// drawFlooded is draw with the arrivals ending in a flood of one call more
+// at one instant than the promise allows there, so that a case always has
+// a denial.
+func (c config) drawFlooded(t *rapid.T, spec limiter.Spec) (run, []int64) {
+	r, times := c.draw(t, spec)
+	return r, withFlood(times, c.instant(t, spec, r.l)+1)
+}
+
 // who names the spec and the limit in a failure message.
 func (r run) who() string { return fmt.Sprintf("%s under %v", r.spec.Name, r.l) }
 
@@ -97,6 +116,18 @@ func (r run) allow(lim limiter.Limiter, key int, now int64, before []call) algos
 		r.callFailed(key, now, err, before)
 	}
 	return d
+}
+
+// replayAll plays times on key 0 of a fresh limiter, and returns it, the
+// calls, and the last time (0 for no arrivals), for a property that goes
+// on from there.
+func (r run) replayAll(times []int64) (lim limiter.Limiter, calls []call, last int64) {
+	lim = r.open()
+	calls = r.replay(lim, 0, times, nil)
+	if len(times) > 0 {
+		last = times[len(times)-1]
+	}
+	return lim, calls, last
 }
 
 // replay calls key of lim at each time, in order, calling visit (if not

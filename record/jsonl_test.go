@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,25 +65,33 @@ func TestRecordsReadBackAsWritten(t *testing.T) {
 		{Key: "both", Sent: 250, Answered: 260, Status: 429, Answer: record.Answer{Decision: algos.Decision{Reset: 2_000_000, RetryAfter: 1_000_000}, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}},
 		{Key: "b", Node: 1, Sent: 300, Answered: 9_000, Err: errors.New("context deadline exceeded")},
 	}
+	readBack(t, "JSON lines", recs, record.WriteJSONL, record.ReadJSONL)
+}
+
+// readBack writes recs in a form (write) and reads them back (read),
+// failing t for every record that does not come back as written: its
+// fields equal, its error the same text.
+func readBack(t *testing.T, form string, recs []record.Record, write func(io.Writer, []record.Record) error, read func(io.Reader) ([]record.Record, error)) {
+	t.Helper()
 	var b bytes.Buffer
-	if err := record.WriteJSONL(&b, recs); err != nil {
+	if err := write(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	got, err := record.ReadJSONL(&b)
+	got, err := read(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != len(recs) {
-		t.Fatalf("read %d records, wrote %d", len(got), len(recs))
+		t.Fatalf("read %d records from %s, wrote %d", len(got), form, len(recs))
 	}
 	for i := range recs {
 		want, have := recs[i], got[i]
 		if (want.Err == nil) != (have.Err == nil) || want.Err != nil && want.Err.Error() != have.Err.Error() {
-			t.Errorf("record %d: error %v, wrote %v", i, have.Err, want.Err)
+			t.Errorf("record %d: error %v read back from %s, wrote %v", i, have.Err, form, want.Err)
 		}
 		want.Err, have.Err = nil, nil
 		if !reflect.DeepEqual(want, have) {
-			t.Errorf("record %d read back as\n %+v\nwrote\n %+v", i, have, want)
+			t.Errorf("record %d read back from %s as\n %+v\nwrote\n %+v", i, form, have, want)
 		}
 	}
 }

@@ -157,33 +157,24 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 // on correct ones with a skew, and on a conservative limiter. A run whose
 // decisions come out of order is left to honesty.
 func TestHonestyInOrderIsHonesty(t *testing.T) {
-	o := HuntOptions()
-	o.Seeds = []uint64{1, 2, 3}
-	requests, err := o.requests()
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := 0
-	for _, a := range []algos.Algorithm{planted.TokenBucketBurstOneShort, planted.FixedWindowShifted, algos.TokenBucket, algos.SlidingLog, algos.SlidingCounter} {
-		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.LocalFull, model.NodeClock, model.Ideal} {
-			for s, seed := range o.Seeds {
-				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
-				res, err := model.Run(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sc := new(judgeScratch)
-				v := newRunView(&cfg, &res)
-				var got, want [traffic.NumClients]kinds
-				if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
-					t.Fatalf("%s %s seed %d: the model's order was refused", a.Name, d, seed)
-				}
-				all := sc.requestsOf(cfg, &res)
-				honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &want)
-				found += sameFindings(t, fmt.Sprintf("%s %s seed %d", a.Name, d, seed), "in order", "sorted", &got, &want)
-			}
+	algs := []algos.Algorithm{planted.TokenBucketBurstOneShort, planted.FixedWindowShifted, algos.TokenBucket, algos.SlidingLog, algos.SlidingCounter}
+	ds := []model.Deployment{model.StoreClock, model.LocalSplit, model.LocalFull, model.NodeClock, model.Ideal}
+	onHuntRuns(t, algs, ds, func(run string, cfg model.Config) {
+		res, err := model.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		sc := new(judgeScratch)
+		v := newRunView(&cfg, &res)
+		var got, want [traffic.NumClients]kinds
+		if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
+			t.Fatalf("%s: the model's order was refused", run)
+		}
+		all := sc.requestsOf(cfg, &res)
+		honesty(cfg.Limiter, cfg, all, sc.byInstance(all), &want)
+		found += sameFindings(t, run, "in order", "sorted", &got, &want)
+	})
 	if found < 10 {
 		t.Errorf("only %d findings to compare", found)
 	}
@@ -196,6 +187,29 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
 	}
+}
+
+// onHuntRuns calls check with the hunt's config of each algorithm of algs
+// on each deployment of ds and each of seeds 1, 2 and 3 (the column skewed
+// 20 ms more each seed), named for a failure; it returns the options the
+// configs are of.
+func onHuntRuns(t *testing.T, algs []algos.Algorithm, ds []model.Deployment, check func(run string, cfg model.Config)) Options {
+	t.Helper()
+	o := HuntOptions()
+	o.Seeds = []uint64{1, 2, 3}
+	requests, err := o.requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range algs {
+		for _, d := range ds {
+			for s, seed := range o.Seeds {
+				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
+				check(fmt.Sprintf("%s %s seed %d", a.Name, d, seed), cfg)
+			}
+		}
+	}
+	return o
 }
 
 // sameFindings reports on t every client and kind whose finding got (by
@@ -242,35 +256,26 @@ func describe(f *finding) string {
 // one, behind a store and on nodes, and on correct limiters; a run whose
 // closed-loop key also has fixed requests is left to the lists.
 func TestRetriesInOrderIsRetries(t *testing.T) {
-	o := HuntOptions()
-	o.Seeds = []uint64{1, 2, 3}
-	requests, err := o.requests()
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := 0
-	for _, a := range []algos.Algorithm{planted.GCRARetryAfterFloored, planted.TokenBucketBurstOneShort, algos.TokenBucket, algos.FixedWindow, algos.SlidingCounter} {
-		for _, d := range []model.Deployment{model.StoreClock, model.LocalSplit, model.NodeClock, model.Ideal} {
-			for s, seed := range o.Seeds {
-				sc := new(judgeScratch)
-				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
-				cfg.Loop = sc.record(cfg.Loop)
-				if err := model.RunInto(cfg, &sc.res); err != nil {
-					t.Fatal(err)
-				}
-				v := newRunView(&cfg, &sc.res)
-				var got, want [traffic.NumClients]kinds
-				if !sc.retriesInOrder(&v, &got) {
-					t.Fatalf("%s %s seed %d: the one pass was refused", a.Name, d, seed)
-				}
-				mine := sc.sentBy(&v)
-				for _, lc := range cfg.Loop {
-					retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &want)
-				}
-				found += sameFindings(t, fmt.Sprintf("%s %s seed %d", a.Name, d, seed), "in one pass", "listed", &got, &want)
-			}
+	algs := []algos.Algorithm{planted.GCRARetryAfterFloored, planted.TokenBucketBurstOneShort, algos.TokenBucket, algos.FixedWindow, algos.SlidingCounter}
+	ds := []model.Deployment{model.StoreClock, model.LocalSplit, model.NodeClock, model.Ideal}
+	o := onHuntRuns(t, algs, ds, func(run string, cfg model.Config) {
+		sc := new(judgeScratch)
+		cfg.Loop = sc.record(cfg.Loop)
+		if err := model.RunInto(cfg, &sc.res); err != nil {
+			t.Fatal(err)
 		}
-	}
+		v := newRunView(&cfg, &sc.res)
+		var got, want [traffic.NumClients]kinds
+		if !sc.retriesInOrder(&v, &got) {
+			t.Fatalf("%s: the one pass was refused", run)
+		}
+		mine := sc.sentBy(&v)
+		for _, lc := range cfg.Loop {
+			retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], &want)
+		}
+		found += sameFindings(t, run, "in one pass", "listed", &got, &want)
+	})
 	if found < 5 {
 		t.Errorf("only %d findings to compare", found)
 	}

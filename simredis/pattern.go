@@ -621,17 +621,21 @@ type pmProgram struct {
 	ncap     int // the number of capture positions, for each match's slice
 }
 
+// recoverPmError is the recover of pm.Find: a *pmError that parsing or
+// matching panics with becomes *err; any other panic goes on.
+func recoverPmError(err *error) {
+	if v := recover(); v != nil {
+		if perr, ok := v.(*pmError); ok {
+			*err = perr
+		} else {
+			panic(v)
+		}
+	}
+}
+
 // pmCompile parses and compiles p, as pm.Find does first.
 func pmCompile(p string) (prog *pmProgram, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if perr, ok := v.(*pmError); ok {
-				err = perr
-			} else {
-				panic(v)
-			}
-		}
-	}()
+	defer recoverPmError(&err)
 	pat := pmParsePattern(pmNewScanner([]byte(p)), true)
 	ptr := &pmIptr{[]pmInst{{pmOpSave, nil, 0, -1}}, 2}
 	pmCompilePattern(pat, ptr)
@@ -644,15 +648,7 @@ func pmCompile(p string) (prog *pmProgram, err error) {
 
 // find is pm.Find(p, src, offset, limit) for prog compiled from p.
 func (prog *pmProgram) find(src []byte, offset, limit int) (matches []*pmMatch, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if perr, ok := v.(*pmError); ok {
-				err = perr
-			} else {
-				panic(v)
-			}
-		}
-	}()
+	defer recoverPmError(&err)
 	matches = []*pmMatch{}
 	for sp := offset; sp <= len(src); {
 		ok, nsp, ms := pmRecursiveVM(src, prog.insts, 0, sp, &pmMatch{make([]uint32, 0, prog.ncap)})
@@ -709,30 +705,16 @@ func (c *patternCache) strMatch(L *lua.LState) int {
 		offset = 0
 	}
 
-	mds, err := c.find(pattern, readOnlyBytes(str), offset, 1)
-	if err != nil {
-		L.RaiseError("%s", err.Error()) // raiseError formats no message given alone
-	}
-	if len(mds) == 0 {
+	md := c.first(L, pattern, str, offset)
+	if md == nil {
 		L.Push(lua.LNil)
 		return 0
 	}
-	md := mds[0]
-	nsubs := md.CaptureLength() / 2
-	switch nsubs {
-	case 1:
+	if md.CaptureLength() == 2 {
 		L.Push(lua.LString(str[md.Capture(0):md.Capture(1)]))
 		return 1
-	default:
-		for i := 2; i < md.CaptureLength(); i += 2 {
-			if md.IsPosCapture(i) {
-				L.Push(lua.LNumber(md.Capture(i)))
-			} else {
-				L.Push(lua.LString(str[md.Capture(i):md.Capture(i+1)]))
-			}
-		}
-		return nsubs - 1
 	}
+	return pushCaptures(L, str, md)
 }
 
 // strFind is gopher-lua's string.find, on the cache.
@@ -761,17 +743,34 @@ func (c *patternCache) strFind(L *lua.LState) int {
 		return 2
 	}
 
-	mds, err := c.find(pattern, readOnlyBytes(str), init, 1)
+	md := c.first(L, pattern, str, init)
+	if md == nil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(lua.LNumber(md.Capture(0) + 1))
+	L.Push(lua.LNumber(md.Capture(1)))
+	return 2 + pushCaptures(L, str, md)
+}
+
+// first is the first match of pattern in str from byte offset on, or nil
+// for none: string.match's and string.find's search. A malformed pattern
+// raises its error in L.
+func (c *patternCache) first(L *lua.LState, pattern, str string, offset int) *pmMatch {
+	mds, err := c.find(pattern, readOnlyBytes(str), offset, 1)
 	if err != nil {
 		L.RaiseError("%s", err.Error()) // raiseError formats no message given alone
 	}
 	if len(mds) == 0 {
-		L.Push(lua.LNil)
-		return 1
+		return nil
 	}
-	md := mds[0]
-	L.Push(lua.LNumber(md.Capture(0) + 1))
-	L.Push(lua.LNumber(md.Capture(1)))
+	return mds[0]
+}
+
+// pushCaptures pushes md's captures on L, the whole match's left out: a
+// position capture as its number, any other as its text of str. It
+// returns how many it pushed.
+func pushCaptures(L *lua.LState, str string, md *pmMatch) int {
 	for i := 2; i < md.CaptureLength(); i += 2 {
 		if md.IsPosCapture(i) {
 			L.Push(lua.LNumber(md.Capture(i)))
@@ -779,7 +778,7 @@ func (c *patternCache) strFind(L *lua.LState) int {
 			L.Push(lua.LString(str[md.Capture(i):md.Capture(i+1)]))
 		}
 	}
-	return md.CaptureLength()/2 + 1
+	return md.CaptureLength()/2 - 1
 }
 
 // readOnlyBytes is s's bytes without a copy, as gopher-lua hands a

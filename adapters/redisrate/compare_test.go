@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/adaptertest"
 )
 
 // The script's time at now = 0: EpochUnixMicro less 2017-01-01, in s.
@@ -23,52 +24,8 @@ var half = 1e6 / math.Exp2(26) // 0.0149 µs
 // 10^10 µs, so errors below 10^-5 µs).
 const slack = 1e-5
 
-// sequence is a seeded stream of request times for l, as in package
-// xtimerate's tests: a quarter at the same instant, the rest gaps up to a
-// quarter, a half, two emission intervals T = W/L, rarely (2%) an idle of
-// up to a full refill. With boundary, half the requests after a denial
-// come at its RetryAfter (GCRA's) or 1 µs before, and a tenth of the
-// others at the previous Reset or 1 µs before.
-type sequence struct {
-	r        *rand.Rand
-	l        algos.Limit
-	boundary bool
-	now      int64
-}
-
-func (q *sequence) next(prev algos.Decision, first bool) int64 {
-	T := max(1, q.l.Window/q.l.Rate)
-	if q.boundary && !first {
-		switch {
-		case prev.RetryAfter > 0 && q.r.IntN(2) == 0:
-			q.now += prev.RetryAfter - int64(q.r.IntN(2))
-			return q.now
-		case q.r.IntN(10) == 0:
-			q.now += max(0, prev.Reset-int64(q.r.IntN(2)))
-			return q.now
-		}
-	}
-	switch n := q.r.IntN(100); {
-	case n < 25:
-	case n < 50:
-		q.now += q.r.Int64N(T/4 + 1)
-	case n < 75:
-		q.now += q.r.Int64N(T/2 + 1)
-	case n < 98:
-		q.now += q.r.Int64N(2*T + 1)
-	default:
-		q.now += q.r.Int64N(q.l.Burst*T + 1)
-	}
-	return q.now
-}
-
-var limits = []algos.Limit{
-	algos.MustLimit(10, s, 20),
-	algos.MustLimit(7, 3*s, 5),
-	algos.MustLimit(1000, s, 1),
-	algos.MustLimit(3, ms, 4),
-	algos.MustLimit(1, 60*s, 3),
-}
+// limits are the adapters' shared limits.
+var limits = adaptertest.Limits()
 
 const calls = 400
 
@@ -165,7 +122,7 @@ func TestAgainstGCRA(t *testing.T) {
 
 func compare(t *testing.T, ctx context.Context, l algos.Limit, seed uint64, boundary bool, tl *tally) {
 	lim := open(t, l)
-	q := &sequence{r: rand.New(rand.NewPCG(seed, 0x0e5)), l: l, boundary: boundary}
+	q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, boundary)
 	r := l.Refill
 	tauTicks := (l.Burst - 1) * l.Unit
 	T := float64(l.Unit) / float64(r) // µs
@@ -173,7 +130,7 @@ func compare(t *testing.T, ctx context.Context, l algos.Limit, seed uint64, boun
 	var st algos.State
 	var prev algos.Decision
 	for i := range calls {
-		now := q.next(prev, i == 0)
+		now := q.Next(prev, i == 0)
 		where := fmt.Sprintf("%v seed %d boundary %v call %d key %d at %d µs", l, seed, boundary, i, key, now)
 		if err := lim.Server.SetClock(EpochUnixMicro + now); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/adaptertest"
 )
 
 // fork is a second store on which a decision's state is copied and probed
@@ -107,13 +108,13 @@ func TestFieldsAgainstTheLibrary(t *testing.T) {
 	for _, l := range limits {
 		var h honesty
 		lim, f := open(t, l), fork{open(t, l)}
-		q := &sequence{r: rand.New(rand.NewPCG(13, 0x0e5)), l: l, boundary: true}
+		q := adaptertest.NewSequence(rand.New(rand.NewPCG(13, 0x0e5)), l, true)
 		ctx := context.Background()
 		f.at(t, 0, "")
 		idle := f.admits(t, l.Burst+2)
 		var prev algos.Decision
 		for i := range 120 {
-			now := q.next(prev, i == 0)
+			now := q.Next(prev, i == 0)
 			d, err := lim.Allow(ctx, 0, now)
 			if err != nil {
 				t.Fatal(err)

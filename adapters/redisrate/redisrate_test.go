@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/adaptertest"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/simredis"
 )
@@ -23,36 +25,11 @@ const (
 	s  = algos.Second
 )
 
-type step struct {
-	now  int64
-	want algos.Decision
-}
+// The steps the tables list, in package adaptertest's shape (the other
+// adapter's tests share it), by short names.
+type step = adaptertest.Step
 
-func admit(remaining, reset int64) algos.Decision {
-	return algos.Decision{Allowed: true, Remaining: remaining, Reset: reset}
-}
-
-func deny(retry, reset int64) algos.Decision {
-	return algos.Decision{RetryAfter: retry, Reset: reset}
-}
-
-// burst is n admits at now from an idle key, one every interval µs: the
-// i-th moves TAT to now + i·interval, so Remaining n-i and Reset i·interval.
-func burst(now, n, interval int64) []step {
-	var steps []step
-	for i := int64(1); i <= n; i++ {
-		steps = append(steps, step{now, admit(n-i, i*interval)})
-	}
-	return steps
-}
-
-func concat(parts ...[]step) []step {
-	var all []step
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	return all
-}
+var admit, deny, burst = adaptertest.Admit, adaptertest.Deny, adaptertest.Burst
 
 // open is a limiter of Spec, closed when the test ends.
 func open(t testing.TB, l algos.Limit) *sim {
@@ -91,7 +68,7 @@ func TestDecisionsByHand(t *testing.T) {
 			// µs the adapter rounds up to: every number is GCRA's exactly.
 			name:  "10/s burst 20",
 			limit: algos.MustLimit(10, s, 20),
-			lib: concat(
+			lib: slices.Concat(
 				burst(0, 20, 100*ms), // TAT 0 → 2 s
 				[]step{
 					// TAT 2 s: allowed from 2 - 1.9 = 0.1 s; full at 2 s.
@@ -191,12 +168,12 @@ func TestDecisionsByHand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lib := open(t, c.limit)
 			for i, st := range c.lib {
-				got, err := lib.Allow(ctx, 0, st.now)
+				got, err := lib.Allow(ctx, 0, st.Now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got != st.want {
-					t.Errorf("step %d at %d µs: redis_rate decided %+v, want %+v", i, st.now, got, st.want)
+				if got != st.Want {
+					t.Errorf("step %d at %d µs: redis_rate decided %+v, want %+v", i, st.Now, got, st.Want)
 				}
 			}
 			gsteps := c.gcra
@@ -205,8 +182,8 @@ func TestDecisionsByHand(t *testing.T) {
 			}
 			g, _ := limiter.FromAlgorithm(algos.GCRA).New(c.limit)
 			for i, st := range gsteps {
-				if got, _ := g.Allow(ctx, 0, st.now); got != st.want {
-					t.Errorf("step %d at %d µs: algos.GCRA decided %+v, want %+v", i, st.now, got, st.want)
+				if got, _ := g.Allow(ctx, 0, st.Now); got != st.Want {
+					t.Errorf("step %d at %d µs: algos.GCRA decided %+v, want %+v", i, st.Now, got, st.Want)
 				}
 			}
 		})
@@ -229,9 +206,9 @@ func TestTimeIsOnlyNow(t *testing.T) {
 		if i == 1 {
 			time.Sleep(20 * time.Millisecond)
 		}
-		got, err := lim.Allow(ctx, 0, st.now)
-		if err != nil || got != st.want {
-			t.Errorf("step %d at %d: %+v, %v; want %+v", i, st.now, got, err, st.want)
+		got, err := lim.Allow(ctx, 0, st.Now)
+		if err != nil || got != st.Want {
+			t.Errorf("step %d at %d: %+v, %v; want %+v", i, st.Now, got, err, st.Want)
 		}
 	}
 	if got, want := lim.Server.Clock(), EpochUnixMicro+ms; got != want {
@@ -328,9 +305,9 @@ func TestKeyExpiresOnTheClock(t *testing.T) {
 			t.Errorf("at %d µs: EXISTS %d, %v; want %d", c.now, n, err, c.exists)
 		}
 	}
-	for i, st := range concat(burst(2_001_000, 20, 100*ms), []step{{2_001_000, deny(100*ms, 2*s)}}) {
-		if got, err := lim.Allow(ctx, 0, st.now); err != nil || got != st.want {
-			t.Errorf("burst after expiry, call %d: %+v, %v; want %+v", i, got, err, st.want)
+	for i, st := range slices.Concat(burst(2_001_000, 20, 100*ms), []step{{2_001_000, deny(100*ms, 2*s)}}) {
+		if got, err := lim.Allow(ctx, 0, st.Now); err != nil || got != st.Want {
+			t.Errorf("burst after expiry, call %d: %+v, %v; want %+v", i, got, err, st.Want)
 		}
 	}
 }

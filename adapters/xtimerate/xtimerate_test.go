@@ -3,10 +3,12 @@ package xtimerate
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/adaptertest"
 	"github.com/overshoot-go/overshoot/limiter"
 )
 
@@ -15,37 +17,11 @@ const (
 	s  = algos.Second
 )
 
-type step struct {
-	now  int64
-	want algos.Decision
-}
+// The steps the tables list, in package adaptertest's shape (the other
+// adapter's tests share it), by short names.
+type step = adaptertest.Step
 
-func admit(remaining, reset int64) algos.Decision {
-	return algos.Decision{Allowed: true, Remaining: remaining, Reset: reset}
-}
-
-func deny(retry, reset int64) algos.Decision {
-	return algos.Decision{RetryAfter: retry, Reset: reset}
-}
-
-// burst is n admits at now from a full bucket of n, at one token per
-// interval µs: the i-th leaves n-i tokens, so Remaining n-i and Reset
-// i·interval (the time to earn back the i spent).
-func burst(now, n, interval int64) []step {
-	var steps []step
-	for i := int64(1); i <= n; i++ {
-		steps = append(steps, step{now, admit(n-i, i*interval)})
-	}
-	return steps
-}
-
-func concat(parts ...[]step) []step {
-	var all []step
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	return all
-}
+var admit, deny, burst = adaptertest.Admit, adaptertest.Deny, adaptertest.Burst
 
 // The numbers below are worked out by hand from the token bucket; each case
 // runs on the library (through Spec) and on algos.TokenBucket, and both
@@ -60,7 +36,7 @@ func TestDecisionsByHand(t *testing.T) {
 			// 10 a second, burst 20: one token every 100 ms.
 			name:  "10/s burst 20",
 			limit: algos.MustLimit(10, s, 20),
-			steps: concat(
+			steps: slices.Concat(
 				burst(0, 20, 100*ms), // 20 admits at 0: Remaining 19…0, Reset 100 ms…2 s
 				[]step{
 					// 21st at 0: no token; one token is 100 ms away, a full
@@ -134,12 +110,12 @@ func TestDecisionsByHand(t *testing.T) {
 					name string
 					lim  limiter.Limiter
 				}{{"x/time/rate", lib}, {"algos.TokenBucket", exact}} {
-					got, err := who.lim.Allow(ctx, 0, st.now)
+					got, err := who.lim.Allow(ctx, 0, st.Now)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got != st.want {
-						t.Errorf("step %d at %d µs: %s decided %+v, want %+v", i, st.now, who.name, got, st.want)
+					if got != st.Want {
+						t.Errorf("step %d at %d µs: %s decided %+v, want %+v", i, st.Now, who.name, got, st.Want)
 					}
 				}
 			}
@@ -236,58 +212,11 @@ func TestBeforeTheEpoch(t *testing.T) {
 	}
 }
 
-// sequence is a seeded stream of request times for l: a quarter at the
-// same instant, the rest gaps up to a quarter, a half, two emission
-// intervals T = W/L, and rarely (2%) an idle of up to a full refill: on
-// average about twice the rate for a burst of 20, more for smaller ones. With
-// boundary, half the gaps are instead the previous decision's RetryAfter or
-// Reset (or 1 µs less), so that requests land on the instants where the
-// integer bucket changes its answer, which is where float rounding shows.
-type sequence struct {
-	r        *rand.Rand
-	l        algos.Limit
-	boundary bool
-	now      int64
-}
-
-func (q *sequence) next(prev algos.Decision, first bool) int64 {
-	T := max(1, q.l.Window/q.l.Rate)
-	if q.boundary && !first {
-		switch {
-		case prev.RetryAfter > 0 && q.r.IntN(2) == 0:
-			q.now += prev.RetryAfter - int64(q.r.IntN(2)) // at it, or 1 µs before
-			return q.now
-		case q.r.IntN(10) == 0:
-			q.now += max(0, prev.Reset-int64(q.r.IntN(2)))
-			return q.now
-		}
-	}
-	switch n := q.r.IntN(100); {
-	case n < 25:
-	case n < 50:
-		q.now += q.r.Int64N(T/4 + 1)
-	case n < 75:
-		q.now += q.r.Int64N(T/2 + 1)
-	case n < 98:
-		q.now += q.r.Int64N(2*T + 1)
-	default:
-		q.now += q.r.Int64N(q.l.Burst*T + 1)
-	}
-	return q.now
-}
-
 // agreeing are limits at most 10⁹ a second, where the library's 1 ns
-// resolution is finer than any token: integer and fractional emission
-// intervals, bursts of 1 and more, down to a minute and up to 5·10⁸ a
-// second.
-var agreeing = []algos.Limit{
-	algos.MustLimit(10, s, 20),
-	algos.MustLimit(7, 3*s, 5),
-	algos.MustLimit(1000, s, 1),
-	algos.MustLimit(3, ms, 4),
-	algos.MustLimit(1, 60*s, 3),
-	algos.MustLimit(1001, 2, 3),
-}
+// resolution is finer than any token: the adapters' shared limits (integer
+// and fractional emission intervals, bursts of 1 and more, down to a
+// minute), and 5·10⁸ a second.
+var agreeing = append(adaptertest.Limits(), algos.MustLimit(1001, 2, 3))
 
 const calls = 400
 
@@ -310,11 +239,11 @@ func TestAgreesWithTokenBucket(t *testing.T) {
 				lib := open(t, Spec(), l)
 				exact := open(t, limiter.FromAlgorithm(algos.TokenBucket), l)
 				twin := replay(t, l, nil).(*key) // the same key as lib's, to read
-				q := &sequence{r: rand.New(rand.NewPCG(seed, 0x0e5)), l: l, boundary: boundary}
+				q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, boundary)
 				var prev algos.Decision
 				admits, denials, late := 0, 0, 0
 				for i := range calls {
-					now := q.next(prev, i == 0)
+					now := q.Next(prev, i == 0)
 					got, _ := lib.Allow(ctx, 0, now)
 					want, _ := exact.Allow(ctx, 0, now)
 					if got != want {
@@ -363,13 +292,13 @@ func TestFieldsAreExact(t *testing.T) {
 	}
 	for _, l := range agreeing {
 		for _, boundary := range []bool{false, true} {
-			q := &sequence{r: rand.New(rand.NewPCG(7, 0x0e5)), l: l, boundary: boundary}
+			q := adaptertest.NewSequence(rand.New(rand.NewPCG(7, 0x0e5)), l, boundary)
 			var times []int64
 			var ds []algos.Decision
 			k := replay(t, l, nil)
 			var prev algos.Decision
 			for i := range 150 {
-				now := q.next(prev, i == 0)
+				now := q.Next(prev, i == 0)
 				times = append(times, now)
 				prev = k.Decide(now)
 				ds = append(ds, prev)
@@ -456,12 +385,12 @@ func TestBreaksAboveOnePerNanosecond(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		lib := open(t, Spec(), l)
 		exact := open(t, limiter.FromAlgorithm(algos.TokenBucket), l)
-		q := &sequence{r: rand.New(rand.NewPCG(seed, 0x0e5)), l: l}
+		q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, false)
 		var prev algos.Decision
 		libAdmits, exactAdmits, differ := 0, 0, 0
 		first := true
 		for i := range calls {
-			now := q.next(prev, i == 0)
+			now := q.Next(prev, i == 0)
 			a, _ := lib.Allow(ctx, 0, now)
 			b, _ := exact.Allow(ctx, 0, now)
 			if a.Allowed {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,6 +72,24 @@ func Check(t testing.TB, name string, got []byte) {
 	if !bytes.Equal(want, got) {
 		t.Errorf("golden: %s differs from this run (run `make golden` if the change is intended):\n%s", name, Diff(name, want, got))
 	}
+}
+
+// CheckWrite is Check on what write writes, failing t at once when write
+// fails: a report checked in each of its formats is one line a format.
+func CheckWrite(t testing.TB, name string, write func(io.Writer) error) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	Check(t, name, b.Bytes())
+}
+
+// CheckWriteTo is CheckWrite for a writer shaped as io.WriterTo's WriteTo
+// (a report's WriteTo, WriteSVG): the count it returns is not checked.
+func CheckWriteTo(t testing.TB, name string, write func(io.Writer) (int64, error)) {
+	t.Helper()
+	CheckWrite(t, name, func(w io.Writer) error { _, err := write(w); return err })
 }
 
 // Diff is a unified diff from want to got.
