@@ -19,7 +19,7 @@ const (
 
 // The steps the tables list, in package adaptertest's shape (the other
 // adapter's tests share it), by short names.
-type step = adaptertest.Step
+type step = adaptertest.Expected
 
 var admit, deny, burst = adaptertest.Admit, adaptertest.Deny, adaptertest.Burst
 

@@ -6,12 +6,12 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 )
 
-// Step is one call at Now on one key and the decision it must get. It is
+// Expected is one call at Now on one key and the decision it must get. It is
 // an alias of an unnamed struct, not a named type, so that the adapters'
 // tables may list their steps unkeyed, {now, decision}, as they read best:
 // vet's composites check asks for keys on named structs of other packages
 // only.
-type Step = struct {
+type Expected = struct {
 	Now  int64
 	Want algos.Decision
 }
@@ -30,10 +30,10 @@ func Deny(retry, reset int64) algos.Decision {
 // limit: the i-th leaves Remaining n-i and Reset i·interval (for a token
 // bucket of n, the time to earn back the i spent; for GCRA, TAT moved to
 // now + i·interval).
-func Burst(now, n, interval int64) []Step {
-	var steps []Step
+func Burst(now, n, interval int64) []Expected {
+	var steps []Expected
 	for i := int64(1); i <= n; i++ {
-		steps = append(steps, Step{now, Admit(n-i, i*interval)})
+		steps = append(steps, Expected{now, Admit(n-i, i*interval)})
 	}
 	return steps
 }
