@@ -12,8 +12,10 @@
 //
 // The Spec and Limiter types, the optional Weighed (a request's cost and
 // service time), Sized (the state's size in cells) and Into (a decision
-// written in place, for the simulator's millions of calls), the in-memory store
-// of a pure algorithm's keys with their expiry and costs (Memory), the
+// written in place, for the simulator's millions of calls), the one table of
+// an algorithm's state per key with its expiry (KeyStates, ExpiresAt: the
+// simulator's store, model.Store, holds its keys in one too), the in-memory
+// limiter of a pure algorithm's keys with their costs (Memory), the
 // per-key adapter of a Go object (PerKey), and the one name a key's number
 // is given where a store needs a string (KeyName: the isolation checks'
 // moved keys get names that collide the ways stores fold names). It

@@ -7,16 +7,15 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 )
 
-// Memory is a pure algorithm's keys held in memory: one algos.State per
-// key, decided by the algorithm at the time each call is told, and dropped
+// Memory is a pure algorithm's keys held in memory: its KeyStates,
+// decided by the algorithm at the time each call is told, each key dropped
 // at the algorithm's KeyTTL, if it has one, by that same clock. It is the
 // limiter of a Spec made by FromAlgorithm.
 type Memory struct {
-	algo    algos.Algorithm
-	limit   algos.Limit
-	states  []algos.State
-	expires []int64 // KeyTTL only: the time from which key is gone; 0 for none
-	cells   int64   // the integers every key's state holds, kept for Cells
+	algo  algos.Algorithm
+	limit algos.Limit
+	keys  KeyStates
+	cells int64 // the integers every key's state holds, kept for Cells
 }
 
 // NewMemory returns an empty Memory of a under l.
@@ -27,7 +26,7 @@ func NewMemory(a algos.Algorithm, l algos.Limit) (*Memory, error) {
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("limiter: invalid limit: %w", err)
 	}
-	return &Memory{algo: a, limit: l}, nil
+	return &Memory{algo: a, limit: l, keys: NewKeyStates(a.KeyTTL, 0)}, nil
 }
 
 // Allow decides on key's state at now; it never fails for a key ≥ 0.
@@ -35,45 +34,12 @@ func (m *Memory) Allow(_ context.Context, key int, now int64) (algos.Decision, e
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
 	}
-	m.grow(key)
-	if m.expiredAt(key, now) {
-		m.setCells(key, algos.State{})
-		m.states[key], m.expires[key] = algos.State{}, 0
-	}
-	st := &m.states[key]
-	before := m.stateCells(*st)
+	held := m.stateCells(m.keys.Held(key)) // an expired state's too: At drops it
+	st := m.keys.At(key, now)
 	d := m.algo.Decide(st, now, m.limit)
-	m.cells += m.stateCells(*st) - before
-	if m.algo.KeyTTL != nil {
-		m.expires[key] = ExpiresAt(now, m.algo.KeyTTL(d, m.limit))
-	}
+	m.cells += m.stateCells(st) - held
+	m.keys.Written(key, now, d, m.limit)
 	return d, nil
-}
-
-// grow makes room for key.
-func (m *Memory) grow(key int) {
-	for key >= len(m.states) {
-		m.states = append(m.states, algos.State{})
-		m.expires = append(m.expires, 0)
-	}
-}
-
-// expiredAt is true when key's TTL has run out by now.
-func (m *Memory) expiredAt(key int, now int64) bool {
-	e := m.expires[key]
-	return e != 0 && now >= e
-}
-
-// ExpiresAt is the time from which a key written at now with a TTL of ttl
-// µs is gone: now + ttl, where a TTL below 1 µs keeps the key 1 µs, and a
-// time past algos.MaxTime is algos.MaxTime+1, so that a key written at or
-// before MaxTime lasts at least to MaxTime.
-func ExpiresAt(now, ttl int64) int64 {
-	ttl = max(ttl, 1)
-	if ttl > algos.MaxTime-now {
-		return algos.MaxTime + 1
-	}
-	return now + ttl
 }
 
 // Decider is one key's limiter as a Go object that takes the time as a

@@ -70,12 +70,9 @@ func (m *Memory) AllowWeighed(ctx context.Context, key int, now int64, w Weight)
 	if key < 0 {
 		return algos.Decision{}, fmt.Errorf("limiter: negative key %d", key)
 	}
-	m.grow(key)
-	before, expired := m.states[key], m.expiredAt(key, now)
-	if expired {
-		before = algos.State{}
-	}
-	st := before.Clone()
+	held := m.stateCells(m.keys.Held(key)) // an expired state's too: At drops it
+	cur := m.keys.At(key, now)
+	st := cur.Clone()
 	var d algos.Decision
 	for range w.Cost {
 		if d = m.algo.Decide(&st, now, m.limit); !d.Allowed {
@@ -83,15 +80,10 @@ func (m *Memory) AllowWeighed(ctx context.Context, key int, now int64, w Weight)
 		}
 	}
 	if d.Allowed {
-		m.setCells(key, st)
-		m.states[key] = st
-	} else if expired {
-		m.setCells(key, algos.State{})
-		m.states[key], m.expires[key] = algos.State{}, 0
+		*cur = st
+		m.keys.Written(key, now, d, m.limit)
 	}
-	if d.Allowed && m.algo.KeyTTL != nil {
-		m.expires[key] = ExpiresAt(now, m.algo.KeyTTL(d, m.limit))
-	}
+	m.cells += m.stateCells(cur) - held
 	return d, nil
 }
 
@@ -102,9 +94,9 @@ func (m *Memory) AllowWeighed(ctx context.Context, key int, now int64, w Weight)
 // does.
 func (m *Memory) Cells() int64 { return m.cells }
 
-// stateCells is how many integers s holds: the algorithm's StateInts
+// stateCells is how many integers *s holds: the algorithm's StateInts
 // (when it is a fixed number), or the live entries of a log.
-func (m *Memory) stateCells(s algos.State) int64 {
+func (m *Memory) stateCells(s *algos.State) int64 {
 	switch {
 	case !s.Set:
 		return 0
@@ -114,9 +106,4 @@ func (m *Memory) stateCells(s algos.State) int64 {
 		return m.algo.StateInts(m.limit)
 	}
 	return int64(len(s.Ints))
-}
-
-// setCells records that key's state becomes s.
-func (m *Memory) setCells(key int, s algos.State) {
-	m.cells += m.stateCells(s) - m.stateCells(m.states[key])
 }

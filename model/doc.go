@@ -87,8 +87,9 @@
 //
 // The deployments and their configuration (config.go), the clocks' offsets,
 // drifts and steps (clocks.go), the plan of who sends what when (plan.go),
-// the random streams (stream.go), the store (store.go: the state per key
-// and its four operations, which the live replay drives too), the
+// the random streams (stream.go), the store (store.go: its clock and its
+// four operations on a limiter.KeyStates, the state per key, which the
+// live replay drives too), the
 // closed-loop clients (loop.go), the event heaps (heap.go), the run
 // (run.go) and the run as package record's records (records.go). It
 // imports algos, limiter and record only: no Redis, no traffic generator,

@@ -557,7 +557,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Dec
 	if d.store != nil {
 		d.store.SetClock(at)
 		var dec algos.Decision
-		if st := d.store.fast(key); st != nil {
+		if st := d.store.keys.Fast(key); st != nil {
 			d.store.decideInto(st, now, &dec)
 		} else {
 			dec = d.store.Call(key, now)
@@ -616,7 +616,7 @@ func (r *runner) runIdeal() error {
 				}
 				d.store.SetClock(p.Sent)
 				var dec algos.Decision
-				if st := d.store.fast(p.Key); st != nil {
+				if st := d.store.keys.Fast(p.Key); st != nil {
 					d.store.decideInto(st, p.Sent, &dec)
 				} else {
 					dec = d.store.Call(p.Key, p.Sent)
@@ -678,7 +678,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				}
 				own.store.SetClock(p.Sent)
 				var dec algos.Decision
-				if st := own.store.fast(p.Key); st == nil {
+				if st := own.store.keys.Fast(p.Key); st == nil {
 					dec = own.store.Call(p.Key, p.Clock)
 				} else if f := own.store.fields; f != nil { // decideInto, written out: once per request
 					dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
@@ -717,7 +717,7 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		var derr error        // the limiter's answer, handed to the client
 		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
 			own.store.SetClock(p.Sent)
-			if st := own.store.fast(p.Key); st == nil {
+			if st := own.store.keys.Fast(p.Key); st == nil {
 				dec = own.store.Call(p.Key, p.Clock)
 			} else if f := own.store.fields; f != nil { // decideInto, written out
 				dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
@@ -838,7 +838,7 @@ func (r *runner) runStore() (err error) {
 						told = r.plan[j].Clock
 					}
 					var dec algos.Decision
-					if st := store.fast(key); st == nil {
+					if st := store.keys.Fast(key); st == nil {
 						dec = store.Call(key, told)
 					} else if fields != nil { // decideInto, written out: once per request
 						dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = fields(st, told, &store.limit)
@@ -908,7 +908,7 @@ func (r *runner) runStore() (err error) {
 				var err error
 				if store != nil { // d.decide for a pure algorithm, written out: once per request
 					store.SetClock(storeNow)
-					if st := store.fast(q.Key); st == nil {
+					if st := store.keys.Fast(q.Key); st == nil {
 						dec = store.Call(q.Key, told)
 					} else if fields != nil { // decideInto, written out: once per request
 						dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = fields(st, told, &store.limit)

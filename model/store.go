@@ -13,27 +13,25 @@ import (
 // and times it measured on Redis, and so get the model's decisions for
 // exactly what Redis ran.
 //
-// Design notes: the store has no clock and no latency; it is the "script
-// runs when it arrives, one at a time" half of the model, so whoever calls
-// it decides the order (Run: by arrival at the store; a replay: by what
-// Redis reported). Call is one atomic script; Get and Set are the two halves
-// of the non-atomic bug, with the decision in between made by the caller
-// on its copy. A Store is not safe for concurrent use, like the
-// single-threaded server it stands for.
+// Design notes: the store has no clock of its own and no latency; it is
+// the "script runs when it arrives, one at a time" half of the model, so
+// whoever calls it decides the order and the time (Run: by arrival at the
+// store; a replay: by what Redis reported). Call is one atomic script; Get
+// and Set are the two halves of the non-atomic bug, with the decision in
+// between made by the caller on its copy. A Store is not safe for
+// concurrent use, like the single-threaded server it stands for.
 //
 // An algorithm with a KeyTTL has its keys expire on the store's clock,
 // which the caller moves with SetClock before each operation (Run sets it
-// to the true time the operation reaches the store): a key written at clock
-// c with TTL t is absent from c+t on, as a key SET with PX is in Redis.
+// to the true time the operation reaches the store): the keys are a
+// limiter.KeyStates told that clock, so a key written at clock c with TTL
+// t is absent from c+t on, as a key SET with PX is in Redis.
 type Store struct {
 	decide algos.DecideFunc
 	fields algos.FieldsFunc // decide's, when it has one (decideInto)
 	limit  algos.Limit
-	states []algos.State
-
-	ttl     func(algos.Decision, algos.Limit) int64 // the algorithm's KeyTTL, or nil
-	clock   int64
-	expires []int64 // with ttl: the clock from which each key is gone, 0 for never
+	keys   limiter.KeyStates // the run's loops decide on keys.Fast in place
+	clock  int64
 }
 
 // NewStore returns an empty store (every key absent) for keys keys of algo
@@ -51,72 +49,33 @@ func NewStore(algo algos.Algorithm, limit algos.Limit, keys int) (*Store, error)
 }
 
 func newStore(algo algos.Algorithm, limit algos.Limit, keys int) *Store {
-	s := &Store{decide: algo.Decide, fields: algo.Fields(), limit: limit, states: make([]algos.State, max(0, keys)), ttl: algo.KeyTTL}
-	if s.ttl != nil {
-		s.expires = make([]int64, len(s.states))
-	}
-	return s
+	return &Store{decide: algo.Decide, fields: algo.Fields(), limit: limit, keys: limiter.NewKeyStates(algo.KeyTTL, keys)}
 }
 
 // SetClock sets the store's clock, in µs of true time, by which keys
 // expire. It matters only for an algorithm with a KeyTTL.
 func (s *Store) SetClock(now int64) { s.clock = now }
 
-// state is the stored state of key, adding keys as needed and dropping the
-// key first if it has expired.
-func (s *Store) state(key int) *algos.State {
-	if key >= len(s.states) {
-		s.states = append(s.states, make([]algos.State, key+1-len(s.states))...)
-		if s.ttl != nil {
-			s.expires = append(s.expires, make([]int64, key+1-len(s.expires))...)
-		}
-	}
-	if s.ttl != nil {
-		if e := s.expires[key]; e != 0 && s.clock >= e {
-			s.states[key], s.expires[key] = algos.State{}, 0
-		}
-	}
-	return &s.states[key]
-}
-
-// written starts key's TTL after a write whose decision was d.
-func (s *Store) written(key int, d algos.Decision) {
-	if s.ttl != nil {
-		s.expires[key] = limiter.ExpiresAt(s.clock, s.ttl(d, s.limit))
-	}
-}
-
 // Keys is the number of keys the store has room for.
-func (s *Store) Keys() int { return len(s.states) }
+func (s *Store) Keys() int { return s.keys.Len() }
 
 // Call runs the atomic script for key: the algorithm decides with the time
 // it is told (now, µs) on the stored state and the store keeps the new state.
 func (s *Store) Call(key int, now int64) algos.Decision {
-	if s.ttl == nil && key < len(s.states) { // no expiry, a key it has room for: the run's every call
-		return s.decide(&s.states[key], now, s.limit)
+	if st := s.keys.Fast(key); st != nil { // the run's every call
+		return s.decide(st, now, s.limit)
 	}
-	d := s.decide(s.state(key), now, s.limit)
-	s.written(key, d)
+	d := s.decide(s.keys.At(key, s.clock), now, s.limit)
+	s.keys.Written(key, s.clock, d, s.limit)
 	return d
 }
 
-// fast is the state a call of key reads and writes in place, when the
-// call needs nothing else (no expiry, a key the store has room for: every
-// call of a run of the six), and nil otherwise. It inlines, so that the
-// runner's loops call the algorithm directly where Call would be one more
-// call in between: decide(fast(key), now, limit) is then Call(key, now).
-func (s *Store) fast(key int) *algos.State {
-	if s.ttl == nil && uint(key) < uint(len(s.states)) {
-		return &s.states[key]
-	}
-	return nil
-}
-
-// decideInto writes to *dec the decision on st (fast's state of a key)
-// at now, as decide(st, now, limit) returns it: from the algorithm's
-// FieldsFunc where it has one, whose fields come back in registers and are
-// stored once, where a Decision returned would be stored and then copied
-// (algos.FieldsFunc says why that costs).
+// decideInto writes to *dec the decision on st (the state keys.Fast gave
+// for a key) at now, as decide(st, now, limit) returns it: from the
+// algorithm's FieldsFunc where it has one, whose fields come back in
+// registers and are stored once, where a Decision returned would be stored
+// and then copied (algos.FieldsFunc says why that costs). It is too big to
+// inline, so the run's hottest loops write it out.
 func (s *Store) decideInto(st *algos.State, now int64, dec *algos.Decision) {
 	if s.fields == nil {
 		s.decideCopy(st, now, dec)
@@ -126,8 +85,9 @@ func (s *Store) decideInto(st *algos.State, now int64, dec *algos.Decision) {
 	dec.Delay = 0
 }
 
-// decideCopy is decideInto by the algorithm's Decide (kept apart so that
-// decideInto inlines).
+// decideCopy is decideInto by the algorithm's Decide, for an algorithm
+// without a FieldsFunc: kept out of line, out of the run's loops that call
+// it in that rarer case.
 //
 //go:noinline
 func (s *Store) decideCopy(st *algos.State, now int64, dec *algos.Decision) {
@@ -137,14 +97,14 @@ func (s *Store) decideCopy(st *algos.State, now int64, dec *algos.Decision) {
 // Get returns a copy of key's stored state (the zero State if absent), as a
 // GET over the network would: later changes to the store do not show in it.
 func (s *Store) Get(key int) algos.State {
-	return s.state(key).Clone()
+	return s.keys.At(key, s.clock).Clone()
 }
 
 // GetInto is Get into *dst, reusing dst's own buffer when it is large
 // enough, so that a caller keeping a copy per request in flight (the
 // simulator's GET/SET nodes) allocates nothing once its buffers have grown.
 func (s *Store) GetInto(key int, dst *algos.State) {
-	copyState(dst, s.state(key))
+	copyState(dst, s.keys.At(key, s.clock))
 }
 
 // Set overwrites key's stored state with a copy of st, whatever the store
@@ -155,12 +115,12 @@ func (s *Store) Set(key int, st algos.State, d algos.Decision) { s.setFrom(key, 
 
 // setFrom is Set from *st, which it copies and does not keep.
 func (s *Store) setFrom(key int, st *algos.State, d algos.Decision) {
-	copyState(s.state(key), st)
-	s.written(key, d)
+	copyState(s.keys.At(key, s.clock), st)
+	s.keys.Written(key, s.clock, d, s.limit)
 }
 
 // Wipe drops every key, as a store that restarts without persistence does.
-func (s *Store) Wipe() { clear(s.states); clear(s.expires) }
+func (s *Store) Wipe() { s.keys.Wipe() }
 
 // copyState makes *dst a copy of *src that shares no memory with it, reusing
 // dst's own log buffer when it is large enough, so that the GET/SET
