@@ -320,7 +320,7 @@ func TestReplayOfTheScheduleIsTheModel(t *testing.T) {
 func TestOwnerOvershootBound(t *testing.T) {
 	type tally struct{ windows, over, atBound, atNodesRate int }
 	var modes [2]tally // at once, batched
-	rapid.Check(t, func(t *rapid.T) {
+	property := func(t *rapid.T) {
 		l := drawLimit(t)
 		c := fleet.OwnerConfig{
 			Nodes:   rapid.IntRange(1, 5).Draw(t, "nodes"),
@@ -405,7 +405,23 @@ func TestOwnerOvershootBound(t *testing.T) {
 				t.Fatalf("%s, window %d of key %d: %d admitted > nodes·rate %d", c.Name(), k.win, k.key, total, n*l.Rate)
 			}
 		}
-	})
+	}
+	covered := func() bool {
+		for _, m := range modes {
+			if m.over < m.windows/50 || m.atBound == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	// With hits at once the bound is reached in few windows: 3 to 25 in a
+	// hundred cases (sixty runs), and once in another run none. So cases
+	// are drawn again, up to five times as many, until both modes have
+	// reached it: the claim is about what the draws can reach, and must
+	// not hang on one run's luck. Every case drawn is held to the bound.
+	for round := 0; round < 5 && (round == 0 || !covered()); round++ {
+		rapid.Check(t, property)
+	}
 	for i, name := range []string{"at once", "batched"} {
 		m := modes[i]
 		t.Logf("hits %s: %d windows with Sync > 0 and Nodes > 1, %d over the rate, %d of them at the bound, %d at Nodes·Rate", name, m.windows, m.over, m.atBound, m.atNodesRate)
