@@ -26,7 +26,10 @@ func Options(base *redis.Options, addr string) *redis.Options {
 	if addr != "" {
 		o.Addr = addr
 	}
-	o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 1, 0
+	// No bound on idle connections: a caller that raises PoolSize for a
+	// stampede keeps every connection it warmed, where a bound of one
+	// closed the others, and each request of the stampede dialled anew.
+	o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 1, 0, 0, 0
 	o.MaxRetries, o.DisableIdentity = -1, true
 	o.DialTimeout = orDefault(o.DialTimeout, 5*time.Second)
 	o.ReadTimeout = orDefault(o.ReadTimeout, 10*time.Second)

@@ -33,8 +33,8 @@ func TestOptionsAreOneConnectionNeverRetried(t *testing.T) {
 	if o.Addr != "127.0.0.1:2" || o.Username != "u" || o.Password != "p" || o.DB != 3 {
 		t.Errorf("options %+v lost the address asked for or base's credentials", o)
 	}
-	if o.PoolSize != 1 || o.MaxIdleConns != 1 || o.MaxRetries != -1 || !o.DisableIdentity {
-		t.Errorf("pool %d (idle %d), retries %d, identity disabled %v; want one connection, no retries, no CLIENT SETINFO", o.PoolSize, o.MaxIdleConns, o.MaxRetries, o.DisableIdentity)
+	if o.PoolSize != 1 || o.MaxIdleConns != 0 || o.MaxRetries != -1 || !o.DisableIdentity {
+		t.Errorf("pool %d (idle bound %d), retries %d, identity disabled %v; want one connection, no bound on idle ones, no retries, no CLIENT SETINFO", o.PoolSize, o.MaxIdleConns, o.MaxRetries, o.DisableIdentity)
 	}
 	if o.ReadTimeout != time.Second || o.WriteTimeout != 10*time.Second || o.DialTimeout != 5*time.Second {
 		t.Errorf("timeouts read %v, write %v, dial %v; want base's 1s, then the defaults 10s and 5s", o.ReadTimeout, o.WriteTimeout, o.DialTimeout)
