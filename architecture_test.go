@@ -80,6 +80,28 @@ var testHelpers = []string{"internal/adaptertest", "internal/golden", "internal/
 func packageImports(t *testing.T) (map[string][]string, map[string]bool) {
 	t.Helper()
 	imports, docs := map[string][]string{}, map[string]bool{}
+	eachSourceFile(t, parser.ImportsOnly, func(path, dir string, f *ast.File) {
+		if filepath.Base(path) == "doc.go" {
+			docs[dir] = true
+		}
+		if _, ok := imports[dir]; !ok {
+			imports[dir] = nil
+		}
+		for _, spec := range f.Imports {
+			p, _ := strconv.Unquote(spec.Path.Value)
+			if rel, ok := strings.CutPrefix(p, module+"/"); ok && !slices.Contains(imports[dir], rel) {
+				imports[dir] = append(imports[dir], rel)
+			}
+		}
+	})
+	return imports, docs
+}
+
+// eachSourceFile parses, with mode, every non-test Go file of the module
+// (not under testdata, golden or a dot folder) and calls visit with its
+// path, its folder (the root as ".") and its syntax.
+func eachSourceFile(t *testing.T, mode parser.Mode, visit func(path, dir string, f *ast.File)) {
+	t.Helper()
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -91,29 +113,16 @@ func packageImports(t *testing.T) (map[string][]string, map[string]bool) {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		dir := filepath.ToSlash(filepath.Dir(path))
-		if d.Name() == "doc.go" {
-			docs[dir] = true
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
-		if _, ok := imports[dir]; !ok {
-			imports[dir] = nil
-		}
-		for _, spec := range f.Imports {
-			p, _ := strconv.Unquote(spec.Path.Value)
-			if rel, ok := strings.CutPrefix(p, module+"/"); ok && !slices.Contains(imports[dir], rel) {
-				imports[dir] = append(imports[dir], rel)
-			}
-		}
+		visit(path, filepath.ToSlash(filepath.Dir(path)), f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return imports, docs
 }
 
 func TestEveryPackageImportsOnlyWhatTheArchitectureAllows(t *testing.T) {
@@ -355,22 +364,7 @@ var sharedTypeNames = map[string]struct {
 // take one word for two ideas, nor for one idea twice, unnoticed.
 func TestExportedTypeNamesAreSharedOnlyWhereStated(t *testing.T) {
 	defined := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" || path == "golden") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(filepath.Dir(path))
+	eachSourceFile(t, parser.SkipObjectResolution, func(_, dir string, f *ast.File) {
 		for _, decl := range f.Decls {
 			g, ok := decl.(*ast.GenDecl)
 			if !ok || g.Tok != token.TYPE {
@@ -382,11 +376,7 @@ func TestExportedTypeNamesAreSharedOnlyWhereStated(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, dirs := range defined {
 		slices.Sort(dirs)
 		stated, ok := sharedTypeNames[name]
