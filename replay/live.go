@@ -178,9 +178,6 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
-	if store == nil {
-		return nil, fmt.Errorf("replay: %s: no Redis: nil options", lv.Name)
-	}
 	clients, err := conn.Dial(ctx, store, "", lv.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", lv.Name, err)

@@ -102,9 +102,6 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(span)*time.Microsecond+GiveUpAfter)
 	defer cancel()
 
-	if store == nil {
-		return nil, errors.New("replay: no Redis: nil options")
-	}
 	clients, err := conn.Dial(ctx, store, "", c.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)

@@ -25,10 +25,6 @@ func (c StoreTime) Local(t int64) time.Time {
 	return c.At.Add(time.Duration(t-c.Store) * time.Microsecond)
 }
 
-// Offset is the store's TIME minus this machine's wall clock, in µs, at
-// the sync.
-func (c StoreTime) Offset() int64 { return c.Store - c.At.UnixMicro() }
-
 // SyncSamples is how many TIME round trips Sync takes the best of.
 const SyncSamples = 16
 
