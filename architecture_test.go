@@ -29,14 +29,15 @@ const module = "github.com/overshoot-go/overshoot"
 // and the study beside them.
 var allowedImports = map[string][]string{
 	"algos":                 {"internal/arith"},
+	"breach":                {},
 	"redis/lua":             {"algos", "internal/planted"},
 	"redis/conn":            {},
 	"limiter":               {"algos"},
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model"},
-	"adversary":             {"algos", "model", "traffic"},                                                                    // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
-	"scenarios":             {"algos", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
+	"adversary":             {"algos", "model", "traffic"},                                                                              // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
+	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/conn", "redis/lua", "internal/planted", "limiter", "model", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them and sends them
@@ -61,7 +62,7 @@ var allowedImports = map[string][]string{
 	"httplimit":             {"algos", "redis/lua", "limiter"},
 	"httpcheck":             {"algos", "internal/encode", "live", "record"}, // live sends and parses its exchanges (one parser of the header conventions) and judges them again; algos for the Limit and promise that judge reads, never an algorithm
 	"ceiling":               {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
-	"live":                  {"algos", "internal/encode", "record"},
+	"live":                  {"algos", "breach", "internal/encode", "record"},
 	"drift":                 {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":               {"internal/svgchart", "record"},
 	"traffic":               {"algos", "model"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm: model imports it already
@@ -331,12 +332,12 @@ var sharedTypeNames = map[string]struct {
 	why      string
 }{
 	"Answer":     {[]string{"record", "study"}, "the answer a client saw (record) and a study trial's decision with its place in Redis's order (study); to become one record"},
-	"Breach":     {[]string{"httpcheck", "live", "scenarios"}, "a breach with its evidence: the header contract's, the live judge's and the hunt's judge's (the two judges of issue 26)"},
+	"Breach":     {[]string{"httpcheck", "live"}, "a breach with its evidence: of the header contract (httpcheck's rules) and of the live judge (a breach.Kind, its count and first record)"},
 	"Client":     {[]string{"live", "model", "traffic"}, "a closed-loop client in real time (live) and in simulated time (model), and which of the simulator's clients (traffic)"},
 	"Config":     {[]string{"fleet", "model"}, "a fleet's shape (fleet) and one simulated run (model)"},
 	"Deployment": {[]string{"ceiling", "model"}, "a limiter run by live HTTP nodes (ceiling) and how the simulator deploys one (model)"},
 	"Event":      {[]string{"algos", "fleet"}, "one decided request as the checker sees it (algos) and one thing a recorded fleet did (fleet)"},
-	"Kind":       {[]string{"live", "study"}, "a kind of live breach (live) and a kind of strategy (study)"},
+	"Kind":       {[]string{"breach", "study"}, "a kind of breach (breach) and a kind of strategy (study)"},
 	"Limit":      {[]string{"algos", "ceiling", "internal/encode"}, "the limit (algos), the rate a ceiling table is read against (ceiling), and the limit as a schema writes it (internal/encode)"},
 	"Limiter":    {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
 	"Load":       {[]string{"ceiling", "live"}, "an open-loop drive: of one key through the ceiling's nodes (ceiling, on live.Drive) and of any target (live)"},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/internal/golden"
 	"github.com/overshoot-go/overshoot/internal/planted"
@@ -78,16 +79,16 @@ var claimsStoreClockReadsNode = planted.StoreClockClaimReadsNode().Name
 // contractBugs are the planted bugs that keep their promise, each where
 // the hunt must find it, with the breach it must find it by: on at least
 // 95% of the seeds.
-var contractBugs = map[string]scenarios.Breach{
-	planted.FixedWindowShifted.Name + ", local-split":             scenarios.OverAdmission,
-	planted.TokenBucketBurstOneShort.Name + ", store-clock":       scenarios.HonestTurnedAway,
-	planted.GCRARetryAfterFloored.Name + ", store-clock":          scenarios.RetryDenied,
-	planted.SlidingCounterWrongWeight.Name + ", store-clock":      scenarios.OffReference,
-	planted.GCRAResetWholeSeconds.Name + ", store-clock":          scenarios.BadAnswer,
-	planted.TokenBucketRemainingBeforeTake.Name + ", store-clock": scenarios.RemainingTooHigh,
-	planted.FixedWindowResetFromStart.Name + ", store-clock":      scenarios.ResetTooShort,
-	planted.KeysShareBuckets().Name + ", store-clock":             scenarios.KeysShareState,
-	planted.StoreClockClaimReadsNode().Name + ", store-clock":     scenarios.ReadsNodeClock,
+var contractBugs = map[string]breach.Kind{
+	planted.FixedWindowShifted.Name + ", local-split":             breach.OverAdmission,
+	planted.TokenBucketBurstOneShort.Name + ", store-clock":       breach.HonestTurnedAway,
+	planted.GCRARetryAfterFloored.Name + ", store-clock":          breach.RetryDenied,
+	planted.SlidingCounterWrongWeight.Name + ", store-clock":      breach.OffReference,
+	planted.GCRAResetWholeSeconds.Name + ", store-clock":          breach.BadAnswer,
+	planted.TokenBucketRemainingBeforeTake.Name + ", store-clock": breach.RemainingTooHigh,
+	planted.FixedWindowResetFromStart.Name + ", store-clock":      breach.ResetTooShort,
+	planted.KeysShareBuckets().Name + ", store-clock":             breach.KeysShareState,
+	planted.StoreClockClaimReadsNode().Name + ", store-clock":     breach.ReadsNodeClock,
 }
 
 // mutantOptions are HuntOptions; -short keeps 20 of the 200 seeds.

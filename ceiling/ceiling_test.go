@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/ceiling"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/live"
@@ -216,7 +217,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 		case r.perNode && slow:
 			t.Logf("%s on %d nodes: answers took %v at the median, too slow for the client's side to convict; not judged", deployed[i].Name, r.nodes, got[i].Result.P50)
 		case r.perNode:
-			if _, ok := v.Caught(live.OverAdmission); !ok {
+			if _, ok := v.Caught(breach.OverAdmission); !ok {
 				t.Errorf("%s on %d nodes: the judge of records did not catch the over-admission:\n%s", deployed[i].Name, r.nodes, v)
 			}
 		case !v.Clean():

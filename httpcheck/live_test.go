@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httpcheck"
 	"github.com/overshoot-go/overshoot/httplimit"
 	"github.com/overshoot-go/overshoot/live"
@@ -54,12 +55,12 @@ func TestTheCheckReadsEveryConvention(t *testing.T) {
 		name    string
 		handler func(testing.TB) http.Handler
 		opts    httpcheck.Options
-		caught  live.Kind // 0: the check is OK
+		caught  breach.Kind // 0: the check is OK
 	}{
 		{"X-RateLimit-*, Reset in seconds", func(t testing.TB) http.Handler { h, _ := reference(t, algos.TokenBucket, l); return h }, httpcheck.Options{Window: 2 * time.Second}, 0},
 		{"the IETF RateLimit fields", ietf, httpcheck.Options{Window: 2 * time.Second}, 0},
 		{"Reset in milliseconds, said", millis, httpcheck.Options{Window: 2 * time.Second, Reset: live.ResetMillis}, 0},
-		{"Reset in milliseconds, read as seconds", millis, httpcheck.Options{Window: 2 * time.Second}, live.ResetPastIdle},
+		{"Reset in milliseconds, read as seconds", millis, httpcheck.Options{Window: 2 * time.Second}, breach.ResetPastIdle},
 	}
 	t.Parallel()
 	checks := make([]func() (*httpcheck.Report, error), len(cases))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httpcheck"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
@@ -121,7 +122,7 @@ func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
 	h, _ := reference(t, algos.TokenBucket, l)
 	late := rewrite(h, func(_, _ int, h http.Header) { h.Set(httpcheck.HeaderReset, "5") })
 	r := finished(t, started(t, late, httpcheck.Options{Window: 2 * time.Second}))
-	b, caught := r.Live.Caught(live.ResetPastIdle)
+	b, caught := r.Live.Caught(breach.ResetPastIdle)
 	if !caught || len(r.Breaches) != 0 || r.OK() {
 		t.Fatalf("want the contract kept and the live judge to catch a Reset past idle:\n%s", written(t, r))
 	}
@@ -147,7 +148,7 @@ func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
 		Kind  string
 		First map[string]any
 	}) bool {
-		return x.Kind == live.ResetPastIdle.String()
+		return x.Kind == breach.ResetPastIdle.String()
 	})
 	if doc.OK || len(doc.Broken) != 0 || i < 0 {
 		t.Fatalf("the JSON says ok %v, broken %v, live breaches %+v", doc.OK, doc.Broken, doc.Live.Breaches)
@@ -165,7 +166,7 @@ func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	promise := algos.AlignedWindowPromise(l)
-	if _, ok := live.Judge(recs, promise, l).Caught(live.ResetPastIdle); !ok {
+	if _, ok := live.Judge(recs, promise, l).Caught(breach.ResetPastIdle); !ok {
 		t.Errorf("the first record, read from the JSON and judged alone, is not caught: %v", recs[0])
 	}
 	recs[0].Delta = 0 // as a record that does not say how its Reset was stated

@@ -25,7 +25,7 @@ type Client interface {
 // states none), never sooner than Gap after its last request. Behind an
 // honest limiter that owns the key it gets what the limit allows, and
 // every retry at a Retry-After is admitted: a denied one is the judge's
-// RetryDenied.
+// breach.RetryDenied.
 type RetryAfter struct {
 	// Gap is the least time between two of its requests (at least 1 µs).
 	Gap time.Duration
@@ -49,7 +49,7 @@ func (c RetryAfter) Next(last *record.Record) (int64, bool) {
 // over. Each run of requests after a wait is the first a key idle again
 // is asked, nothing else of the key between: behind an honest limiter
 // that owns the key the first burst's worth of each run is admitted, and
-// a denied one is the judge's ResetDenied.
+// a denied one is the judge's breach.ResetTooShort.
 type AtReset struct {
 	// Gap is the least time between two of its requests (at least 1 µs).
 	Gap time.Duration

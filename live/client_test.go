@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 )
@@ -61,7 +62,7 @@ func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
 			if retries < 10 || v.Failed > 0 {
 				t.Fatalf("%d retries after a wait and %d failures: the client did not retry as it should", retries, v.Failed)
 			}
-			b, caught := v.Caught(live.RetryDenied)
+			b, caught := v.Caught(breach.RetryDenied)
 			switch {
 			case !c.halve && !v.Clean():
 				t.Errorf("the honest bucket was judged: %v", v)
@@ -118,11 +119,11 @@ func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
 	load := live.Load{Keys: []string{"a", "b"}, Duration: 2 * time.Second, Loop: func() live.Client { return live.AtReset{Gap: 2 * time.Millisecond} }}
 	for _, c := range []struct {
 		a     algos.Algorithm
-		kinds []live.Kind // none: clean
+		kinds []breach.Kind // none: clean
 	}{
 		{algos.LeakyBucket, nil},
-		{plantedResetHalf, []live.Kind{live.ResetDenied}},
-		{plantedResetInMillis, []live.Kind{live.ResetBeforeRetryAfter, live.ResetDenied}},
+		{plantedResetHalf, []breach.Kind{breach.ResetTooShort}},
+		{plantedResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
 	} {
 		t.Run(c.a.Name, func(t *testing.T) {
 			t.Parallel()
@@ -143,7 +144,7 @@ func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
 					t.Errorf("not caught as %s", k)
 				}
 			}
-			if _, caught := v.Caught(live.OverAdmission); caught {
+			if _, caught := v.Caught(breach.OverAdmission); caught {
 				t.Errorf("over-admission, but only its Reset is planted")
 			}
 		})

@@ -25,8 +25,10 @@
 // such as RetryAfter or AtReset) and the one judge of records
 // (Judge, Verdict), whoever made them: a record whose producer saw the
 // decision (the simulator's, replay's under MONITOR) is placed at that
-// instant. The record itself (Record, Answer) is package record's. It
-// imports algos, internal/encode and record, nothing else of this module:
+// instant. The record itself (Record, Answer) is package record's, and
+// the kinds of breach the judge names (breach.Kind) package breach's, the
+// hunt's judge's too. It imports algos, breach, internal/encode and
+// record, nothing else of this module:
 // the reference middleware, the fleet and Redis appear in its tests only,
 // as one service it judges.
 package live

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 )
@@ -248,7 +249,7 @@ func TestSlowAnswersLive(t *testing.T) {
 			}
 			v := live.Judge(recs, algos.BucketPromise(l), l)
 			t.Logf("\n%s", v)
-			if _, caught := v.Caught(live.OverAdmission); v.Failed > 0 || c.clean != v.Clean() || !c.clean && !caught {
+			if _, caught := v.Caught(breach.OverAdmission); v.Failed > 0 || c.clean != v.Clean() || !c.clean && !caught {
 				t.Errorf("want clean=%v", c.clean)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httplimit"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/live"
@@ -56,7 +57,7 @@ func judgeService(nodes []string) live.Verdict {
 func TestExample(t *testing.T) {
 	t.Parallel()
 	v := judgeService(yourService())
-	if _, caught := v.Caught(live.OverAdmission); !caught {
+	if _, caught := v.Caught(breach.OverAdmission); !caught {
 		t.Errorf("three nodes with a bucket each, 50/s against 10/s, were not caught:\n%s", v)
 	}
 }

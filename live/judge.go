@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -56,71 +57,18 @@ import (
 // TestJudgeIsSoundAgainstTheTrueTimes holds them to CheckAdmits of the
 // true times on seeded runs.
 
-// Kind is a kind of breach a live run can show.
-type Kind uint8
-
-const (
-	// OverAdmission: some admits of one key were certainly decided within
-	// a span in which the promise allows fewer.
-	OverAdmission Kind = iota + 1
-	// BadAnswer: an answer no limiter under the limit may give, whatever
-	// its algorithm (algos.AnswerBounds), judged on the fields the target
-	// stated; a Retry-After past the Reset is ResetBeforeRetryAfter
-	// instead, which allows for the rounding of the header conventions.
-	BadAnswer
-	// MalformedAnswer: a rate-limit header was present but unreadable.
-	MalformedAnswer
-	// RemainingTooHigh: an answer's Remaining, with the admits of its key
-	// certainly decided before it, is more than the promise allows (see
-	// remaining.go).
-	RemainingTooHigh
-	// RetryDenied: a retry sent after the wait its denial's Retry-After
-	// named, with nothing else of the key decided between them, was denied
-	// too (see retries.go).
-	RetryDenied
-	// ResetBeforeRetryAfter: an answer's Reset was shorter than its own
-	// Retry-After by more than any rounding of honest waits explains (see
-	// reset.go).
-	ResetBeforeRetryAfter
-	// ResetPastIdle: an answer's Reset was later than any key of the
-	// promise needs to become idle, left alone, by more than rounding
-	// explains (see reset.go).
-	ResetPastIdle
-	// ResetDenied: requests sent from the instant a Reset named, nothing
-	// else of the key between, were denied what an idle key grants (see
-	// reset.go): the Reset twin of RetryDenied.
-	ResetDenied
-	// RetryExtended: a retry certainly decided before the wait its
-	// denial's Retry-After named was over, on the same node, nothing else
-	// of the key between them, was denied and told a deadline certainly later than
-	// the one it came early for (see retries.go).
-	RetryExtended
-	numKinds
-)
-
-var kindNames = [numKinds]string{"", "over-admission", "bad answer", "malformed answer", "remaining too high", "retry denied",
-	"reset before retry-after", "reset past idle", "reset denied", "retry extended"}
-
-// String is the kind in words, as the row prints it.
-func (k Kind) String() string {
-	if k == 0 || k >= numKinds {
-		return fmt.Sprintf("Kind(%d)", uint8(k))
-	}
-	return kindNames[k]
-}
-
 // Breach is every breach of one kind in a run.
 type Breach struct {
-	Kind Kind
+	Kind breach.Kind
 	// Count is how many: the records, for an answer; for an
 	// over-admission, the admits beyond the promise in each caught key's
-	// worst certain span, summed over the keys; for ResetDenied, the
+	// worst certain span, summed over the keys; for breach.ResetTooShort, the
 	// Resets disproved.
 	Count int64
 	// First is the first record that shows it: the earliest sent, for an
 	// answer; for an over-admission, the admit that closes the worst
 	// certain span of the caught key whose span closes first; for
-	// ResetDenied, the earliest sent denial that disproves a Reset.
+	// breach.ResetTooShort, the earliest sent denial that disproves a Reset.
 	First record.Record
 	// Why says what First shows, in words.
 	Why string
@@ -140,7 +88,7 @@ type Verdict struct {
 	// promise allows there as the client can judge it: B + L for a bucket,
 	// L for a sliding window, 2L for windows whose starts it cannot see.
 	Most, Allowed int64
-	// Breaches holds one Breach per kind seen, in Kind order.
+	// Breaches holds one Breach per kind seen, in breach.Kind order.
 	Breaches []Breach
 	// Unjudged says why the admits were not judged against the promise
 	// ("" when they were).
@@ -151,7 +99,7 @@ type Verdict struct {
 func (v Verdict) Clean() bool { return v.Unjudged == "" && len(v.Breaches) == 0 }
 
 // Caught is the breach of kind k, if the run showed one.
-func (v Verdict) Caught(k Kind) (Breach, bool) {
+func (v Verdict) Caught(k breach.Kind) (Breach, bool) {
 	for _, b := range v.Breaches {
 		if b.Kind == k {
 			return b, true
@@ -228,25 +176,25 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 }
 
 // Judge judges records (one run, any order, any keys) against promise
-// under l: every key's admits against the promise (OverAdmission, only
+// under l: every key's admits against the promise (breach.OverAdmission, only
 // when certain: see the comment at the top of judge.go), every decided
-// answer against the bounds of any limiter under l (BadAnswer, on the
+// answer against the bounds of any limiter under l (breach.BadAnswer, on the
 // fields the answer stated), every stated Remaining against the key's
-// admits certainly before it (RemainingTooHigh, for a bucket or sliding
+// admits certainly before it (breach.RemainingTooHigh, for a bucket or sliding
 // promise: see remaining.go), every retry at its Retry-After on a key
-// nothing else touched (RetryDenied, whatever the promise: see
+// nothing else touched (breach.RetryDenied, whatever the promise: see
 // retries.go), every stated Reset against its Retry-After
-// (ResetBeforeRetryAfter) and against the longest the promise takes to
-// idle (ResetPastIdle), every burst at a Reset on a key nothing else
-// touched (ResetDenied, at least its first request whatever the promise:
-// see reset.go), and every unreadable header (MalformedAnswer). promise
+// (breach.ResetBeforeRetryAfter) and against the longest the promise takes to
+// idle (breach.ResetPastIdle), every burst at a Reset on a key nothing else
+// touched (breach.ResetTooShort, at least its first request whatever the promise:
+// see reset.go), and every unreadable header (breach.MalformedAnswer). promise
 // must be one of algos' four built-in promises of l; another
 // (NewPromise's, or one of another limit) is left unjudged, and so says
 // the verdict.
 func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
 	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
-	found := [numKinds]*Breach{}
-	note := func(k Kind, n int64, r record.Record, why string, before bool) {
+	found := [breach.NumKinds]*Breach{}
+	note := func(k breach.Kind, n int64, r record.Record, why string, before bool) {
 		if b := found[k]; b == nil {
 			found[k] = &Breach{Kind: k, Count: n, First: r, Why: why}
 		} else {
@@ -297,41 +245,41 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 			v.Denied++
 		}
 		if r.Malformed != "" {
-			b := found[MalformedAnswer]
-			note(MalformedAnswer, 1, r, r.Malformed, b != nil && r.Sent < b.First.Sent)
+			b := found[breach.MalformedAnswer]
+			note(breach.MalformedAnswer, 1, r, r.Malformed, b != nil && r.Sent < b.First.Sent)
 		}
 		if limitErr == nil {
 			if why := badAnswer(r, &bounds); why != "" {
-				b := found[BadAnswer]
-				note(BadAnswer, 1, r, why, b != nil && r.Sent < b.First.Sent)
+				b := found[breach.BadAnswer]
+				note(breach.BadAnswer, 1, r, why, b != nil && r.Sent < b.First.Sent)
 			}
 		}
 		if why := resetBeforeRetryAfter(r); why != "" {
-			b := found[ResetBeforeRetryAfter]
-			note(ResetBeforeRetryAfter, 1, r, why, b != nil && r.Sent < b.First.Sent)
+			b := found[breach.ResetBeforeRetryAfter]
+			note(breach.ResetBeforeRetryAfter, 1, r, why, b != nil && r.Sent < b.First.Sent)
 		}
 	}
 	v.Keys = len(keys)
 	for _, k := range slices.Sorted(slices.Values(keys)) {
 		rv, ext := judgeRetries(all[k])
 		if rv.count > 0 {
-			b := found[RetryDenied]
-			note(RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+			b := found[breach.RetryDenied]
+			note(breach.RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
 		}
 		if ext.count > 0 {
-			b := found[RetryExtended]
-			note(RetryExtended, ext.count, ext.first, ext.why, b != nil && ext.first.Sent < b.First.Sent)
+			b := found[breach.RetryExtended]
+			note(breach.RetryExtended, ext.count, ext.first, ext.why, b != nil && ext.first.Sent < b.First.Sent)
 		}
 		spread := clockSpread(all[k])
 		for _, r := range all[k] {
 			if why := resetPastIdle(r, idle, idleWords, spread); why != "" {
-				b := found[ResetPastIdle]
-				note(ResetPastIdle, 1, r, why, b != nil && r.Sent < b.First.Sent)
+				b := found[breach.ResetPastIdle]
+				note(breach.ResetPastIdle, 1, r, why, b != nil && r.Sent < b.First.Sent)
 			}
 		}
 		if rv := judgeResetDenied(all[k], burst, spread); rv.count > 0 {
-			b := found[ResetDenied]
-			note(ResetDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+			b := found[breach.ResetTooShort]
+			note(breach.ResetTooShort, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
 		}
 	}
 	switch {
@@ -349,12 +297,12 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 			}
 			v.Most, v.Allowed = max(v.Most, c.most), c.allowed
 			if c.excess > 0 {
-				b := found[OverAdmission]
-				note(OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
+				b := found[breach.OverAdmission]
+				note(breach.OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
 			}
 			if rv := judgeRemaining(answersOf[k], byKey[k], shape, l); rv.count > 0 {
-				b := found[RemainingTooHigh]
-				note(RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+				b := found[breach.RemainingTooHigh]
+				note(breach.RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
 			}
 		}
 	}
@@ -380,7 +328,7 @@ func badAnswer(r record.Record, b *algos.AnswerBounds) string {
 	if !r.Known.Has(record.FieldReset) {
 		d.Reset = max(d.RetryAfter, 0)
 	} else if d.Reset >= 0 && d.RetryAfter > d.Reset {
-		// Judged with the rounding slack it needs as ResetBeforeRetryAfter.
+		// Judged with the rounding slack it needs as breach.ResetBeforeRetryAfter.
 		d.Reset = d.RetryAfter
 	}
 	if !b.Bad(&d) {

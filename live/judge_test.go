@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -51,7 +52,7 @@ func TestJudgeCannotBeFooledBySlowAnswers(t *testing.T) {
 		}
 		recs, _ = run(seed, algos.TokenBucket, l, 3, 10*ms, 3*algos.Second, 50*ms, 50*ms)
 		v := Judge(recs, p, l)
-		b, ok := v.Caught(OverAdmission)
+		b, ok := v.Caught(breach.OverAdmission)
 		if !ok || v.Most < 2*v.Allowed {
 			t.Fatalf("seed %d: three per-instance buckets not caught at 2x:\n%s", seed, v)
 		}
@@ -97,10 +98,10 @@ func TestJudgeIsSoundAgainstTheTrueTimes(t *testing.T) {
 			if v.Unjudged != "" {
 				t.Fatalf("%s: unjudged: %s", c.algo.Name, v.Unjudged)
 			}
-			if b, ok := v.Caught(RemainingTooHigh); ok && instances == 1 && l == small && c.algo.Name != algos.FixedWindow.Name {
+			if b, ok := v.Caught(breach.RemainingTooHigh); ok && instances == 1 && l == small && c.algo.Name != algos.FixedWindow.Name {
 				t.Fatalf("%s seed %d: an honest limiter's Remaining convicted: %s", c.algo.Name, seed, b.Why)
 			}
-			if b, ok := v.Caught(OverAdmission); ok {
+			if b, ok := v.Caught(breach.OverAdmission); ok {
 				caught++
 				if p.CheckAdmits(admits) == nil {
 					t.Fatalf("%s seed %d: caught, but the true times keep the promise: %s", c.algo.Name, seed, b.Why)
@@ -144,7 +145,7 @@ func TestBucketJudgeAgreesWithBruteForce(t *testing.T) {
 			}
 		}
 		v := Judge(recs, algos.BucketPromise(l), l)
-		if _, got := v.Caught(OverAdmission); got != (want > 0) {
+		if _, got := v.Caught(breach.OverAdmission); got != (want > 0) {
 			t.Fatalf("seed %d: judge caught=%v, brute force excess %d:\n%s", seed, got, want, v)
 		}
 	}
@@ -166,7 +167,7 @@ func TestBadAnswersOnStatedFieldsOnly(t *testing.T) {
 		{"remaining above the limit", rec(algos.Decision{Allowed: true, Remaining: 11}, record.FieldRemaining), "more than the limit"},
 		{"remaining not stated", rec(algos.Decision{Allowed: true, Remaining: -1}, 0), ""},
 		{"retry-after on an admit", rec(algos.Decision{Allowed: true, RetryAfter: algos.Second}, record.FieldRetryAfter), "an admit has nothing"},
-		// A Retry-After past the Reset is ResetBeforeRetryAfter's, which
+		// A Retry-After past the Reset is breach.ResetBeforeRetryAfter's, which
 		// allows for rounding (reset_test.go).
 		{"retry-after past the reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: algos.Second}, record.FieldRetryAfter|record.FieldReset), ""},
 		{"retry-after, no reset", rec(algos.Decision{RetryAfter: 2 * algos.Second, Reset: 0}, record.FieldRetryAfter), ""},
@@ -175,7 +176,7 @@ func TestBadAnswersOnStatedFieldsOnly(t *testing.T) {
 		{"a good denial", rec(algos.Decision{RetryAfter: algos.Second, Reset: algos.Second}, record.FieldsAll), ""},
 	} {
 		v := Judge([]record.Record{c.r}, algos.BucketPromise(l), l)
-		b, caught := v.Caught(BadAnswer)
+		b, caught := v.Caught(breach.BadAnswer)
 		switch {
 		case c.bad == "" && caught:
 			t.Errorf("%s: caught: %s", c.name, b.Why)
@@ -219,7 +220,7 @@ func TestRowCountsEveryRecord(t *testing.T) {
 	if v.Keys != 2 || v.Offered != 4 || v.Admitted != 2 || v.Denied != 1 || v.Failed != 1 || v.Most != 2 || v.Allowed != 20 {
 		t.Errorf("%+v", v)
 	}
-	if b, ok := v.Caught(MalformedAnswer); !ok || b.Count != 1 || !strings.Contains(v.Row(), "caught: malformed answer 1") {
+	if b, ok := v.Caught(breach.MalformedAnswer); !ok || b.Count != 1 || !strings.Contains(v.Row(), "caught: malformed answer 1") {
 		t.Errorf("%s", v)
 	}
 	fmt.Fprint(testWriter{t}, v.String())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httplimit"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/limiter"
@@ -121,7 +122,7 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 			if c.clean && !v.Clean() {
 				t.Errorf("the shared bucket was caught: %v", v)
 			}
-			if _, caught := v.Caught(live.OverAdmission); !c.clean && !caught {
+			if _, caught := v.Caught(breach.OverAdmission); !c.clean && !caught {
 				t.Errorf("per-instance buckets were not caught")
 			}
 		})
@@ -163,7 +164,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 			if c.clean && !v.Clean() {
 				t.Errorf("the shared bucket was caught:\n%v", v)
 			}
-			if _, caught := v.Caught(live.OverAdmission); !c.clean && !caught {
+			if _, caught := v.Caught(breach.OverAdmission); !c.clean && !caught {
 				t.Errorf("per-instance buckets were not caught:\n%v", v)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -32,13 +33,13 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 	epoch := time.Unix(1_700_000_000, 0)
 	marks := regexp.MustCompile(`,"(reset|retry_after)_is_delay":true`)
 	up := func(us, by int64) int64 { return (us + by - 1) / by }
-	planted, caughtOld := map[Kind]int{}, map[Kind]int{}
+	planted, caughtOld := map[breach.Kind]int{}, map[breach.Kind]int{}
 	for seed := range uint64(600) {
 		rng := rand.New(rand.NewPCG(seed, 27))
 		p := promises[rng.IntN(len(promises))]
 		bound, _ := idleBound(shapeOf(p, l), p, l)
 		var recs []record.Record
-		var kind Kind // planted in the run's first answer; 0: every wait honest
+		var kind breach.Kind // planted in the run's first answer; 0: every wait honest
 		at := 5 * algos.Second
 		for i := range 1 + rng.IntN(3) {
 			flight := 1 + rng.Int64N(300*ms)
@@ -51,10 +52,10 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 			if i == 0 {
 				switch rng.IntN(3) {
 				case 1: // stated as bound + 1 s, true wait in (bound, bound + 1 s]
-					reset, kind = bound+1+rng.Int64N(algos.Second), ResetPastIdle
+					reset, kind = bound+1+rng.Int64N(algos.Second), breach.ResetPastIdle
 					retry = rng.Int64N(algos.Second + 1)
 				case 2: // stated as Reset 1 s and Retry-After 2 s: true waits in (0, 1 s] and (1 s, 2 s]
-					reset, kind = 1+rng.Int64N(algos.Second), ResetBeforeRetryAfter
+					reset, kind = 1+rng.Int64N(algos.Second), breach.ResetBeforeRetryAfter
 					retry = algos.Second + 1 + rng.Int64N(algos.Second)
 				}
 			}
@@ -74,7 +75,7 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 				h.Set(HeaderReset, fmt.Sprint(up(epoch.UnixMicro()+decided+reset, algos.Second)))
 			}
 			status := http.StatusOK
-			if rng.IntN(4) > 0 || kind == ResetBeforeRetryAfter {
+			if rng.IntN(4) > 0 || kind == breach.ResetBeforeRetryAfter {
 				status = http.StatusTooManyRequests
 				if (i == 0 && kind != 0) || rng.IntN(2) == 0 {
 					h.Set(HeaderRetryAfter, fmt.Sprint(max(up(retry, algos.Second), 1)))
@@ -120,7 +121,7 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 				t.Fatalf("seed %d, %s: the file without its delays convicts %s %d, its records %d:\n%s", seed, p.Text, b.Kind, b.Count, m.Count, loose)
 			}
 		}
-		for _, k := range []Kind{ResetPastIdle, ResetBeforeRetryAfter} {
+		for _, k := range []breach.Kind{breach.ResetPastIdle, breach.ResetBeforeRetryAfter} {
 			b, inMemory := memory.Caught(k)
 			_, inOld := loose.Caught(k)
 			switch {
@@ -136,8 +137,8 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 			planted[kind]++
 		}
 	}
-	if planted[ResetPastIdle] == 0 || planted[ResetBeforeRetryAfter] == 0 || caughtOld[ResetPastIdle] != 0 || caughtOld[ResetBeforeRetryAfter] != 0 {
+	if planted[breach.ResetPastIdle] == 0 || planted[breach.ResetBeforeRetryAfter] == 0 || caughtOld[breach.ResetPastIdle] != 0 || caughtOld[breach.ResetBeforeRetryAfter] != 0 {
 		t.Errorf("planted %v, caught without the delay marks %v: want some of each planted, none caught without", planted, caughtOld)
 	}
-	t.Logf("planted %d Resets a second past idle and %d Retry-Afters a second past their Reset: every one caught from memory, from JSON lines and from CSV alike, none from the file without its delays", planted[ResetPastIdle], planted[ResetBeforeRetryAfter])
+	t.Logf("planted %d Resets a second past idle and %d Retry-Afters a second past their Reset: every one caught from memory, from JSON lines and from CSV alike, none from the file without its delays", planted[breach.ResetPastIdle], planted[breach.ResetBeforeRetryAfter])
 }

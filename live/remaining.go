@@ -36,7 +36,7 @@ import (
 //     have just begun).
 //
 // With the simulator's records (the decision seen, the span an instant) it
-// is the scenarios judge's RemainingTooHigh rule without its same-instant
+// is the scenarios judge's breach.RemainingTooHigh rule without its same-instant
 // case: two decisions at one µs are never certainly ordered here.
 
 // remainingVerdict is one key's answers' Remaining judged.

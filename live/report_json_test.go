@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 )
 
 // A verdict's JSON is its row's numbers and each breach with its first
@@ -36,7 +37,7 @@ func TestVerdictJSONIsItsRow(t *testing.T) {
 		got.Most != v.Most || got.Allowed != v.Allowed || got.Clean || len(got.Breaches) != len(v.Breaches) {
 		t.Fatalf("JSON %+v of the verdict\n%s", got, v)
 	}
-	br, _ := v.Caught(OverAdmission)
+	br, _ := v.Caught(breach.OverAdmission)
 	first := got.Breaches[0].First
 	if got.Breaches[0].Kind != "over-admission" || got.Breaches[0].Count != br.Count ||
 		first["sent_us"] != float64(br.First.Sent) || first["allowed"] != true || first["limit"] != nil {

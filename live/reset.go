@@ -52,17 +52,17 @@ import (
 // the node that decides next, by at most that much). Behind clocks that
 // disagree the decisions of one burst read times that go back and forth,
 // and a node behind finds less room than its neighbours left it: with a
-// spread, ResetDenied holds an idle key to its first request only.
+// spread, breach.ResetTooShort holds an idle key to its first request only.
 //
 // # The rules
 //
-//   - ResetBeforeRetryAfter: the Reset is shorter than the Retry-After of
+//   - breach.ResetBeforeRetryAfter: the Reset is shorter than the Retry-After of
 //     the same answer (both stated). The true waits of an honest limiter
 //     keep Retry-After ≤ Reset (a retry is admitted by the time the key
 //     is idle, algos.AnswerBounds), so only a Retry-After whose true wait
 //     is certainly longer than the Reset's can be is convicted: no
 //     rounding of two honest waits can make it.
-//   - ResetPastIdle: the Reset is later than any key of the promise needs
+//   - breach.ResetPastIdle: the Reset is later than any key of the promise needs
 //     to become idle, left alone: ⌈B·W/L⌉ for a bucket (an empty bucket
 //     refills in that), W for a sliding window (the latest admit leaves
 //     it) and for anchored windows (the window ends), and 2W for aligned
@@ -75,7 +75,7 @@ import (
 //     honestly be idle later still; of algos' limiters only the sliding
 //     counter is, and the bounds cover it. A promise that is not one of
 //     the four is not judged.
-//   - ResetDenied: a key nothing else touched, asked from the instant a
+//   - breach.ResetTooShort: a key nothing else touched, asked from the instant a
 //     Reset named, denied what a key idle again must grant. The key's
 //     records are split into clusters (sorted by Sent, a new cluster where
 //     a record is sent after every earlier one was answered: every
@@ -219,7 +219,7 @@ type resetVerdict struct {
 }
 
 // judgeResetDenied judges one key's records (errors included) by the
-// ResetDenied rule, an idle key granting n, the clocks the limiter read
+// breach.ResetTooShort rule, an idle key granting n, the clocks the limiter read
 // spread apart by spread.
 func judgeResetDenied(recs []record.Record, n, spread int64) resetVerdict {
 	var rv resetVerdict

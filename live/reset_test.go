@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -27,7 +28,7 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	promises := []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l), algos.AnchoredWindowPromise(l)}
 	epoch := time.Unix(1_700_000_000, 0)
-	caught := map[Kind]int{}
+	caught := map[breach.Kind]int{}
 	for seed := range uint64(4000) {
 		rng := rand.New(rand.NewPCG(seed, 26))
 		p := promises[rng.IntN(len(promises))]
@@ -40,13 +41,13 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 			reset = 0 // idle already, and a Retry-After floored at 1 s
 		}
 		retry := rng.Int64N(reset + 1)
-		var kind Kind
+		var kind breach.Kind
 		switch rng.IntN(3) {
 		case 1:
-			reset, kind = bound+3*algos.Second+(answered-decided)+rng.Int64N(algos.Second), ResetPastIdle
+			reset, kind = bound+3*algos.Second+(answered-decided)+rng.Int64N(algos.Second), breach.ResetPastIdle
 		case 2:
 			reset = rng.Int64N(algos.Second)
-			retry, kind = reset+5*algos.Second+(answered-sent)+rng.Int64N(algos.Second), ResetBeforeRetryAfter
+			retry, kind = reset+5*algos.Second+(answered-sent)+rng.Int64N(algos.Second), breach.ResetBeforeRetryAfter
 		}
 		h, unit := http.Header{}, ResetAuto
 		up := func(us, by int64) int64 { return (us + by - 1) / by }
@@ -83,7 +84,7 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 		}
 		r := record.Record{Key: "k", Sent: sent, Answered: answered, Answer: a}
 		v := Judge([]record.Record{r}, p, l)
-		for _, k := range []Kind{ResetBeforeRetryAfter, ResetPastIdle} {
+		for _, k := range []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetPastIdle} {
 			b, ok := v.Caught(k)
 			switch {
 			case ok && k != kind:
@@ -95,7 +96,7 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("caught %d Resets past idle and %d Resets before their Retry-After, no honest answer", caught[ResetPastIdle], caught[ResetBeforeRetryAfter])
+	t.Logf("caught %d Resets past idle and %d Resets before their Retry-After, no honest answer", caught[breach.ResetPastIdle], caught[breach.ResetBeforeRetryAfter])
 }
 
 // A denial at a Reset is a breach only when it is certain: every request

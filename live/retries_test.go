@@ -75,7 +75,7 @@ func TestRetryExtendedOnlyWhenCertain(t *testing.T) {
 		// is a deadline in (3 s, 5.01 s].
 		{"an instant read from whole seconds may be 2 s off", []record.Record{denied(0, 10*ms, 5*algos.Second, false), denied(100*ms, 110*ms, 6*algos.Second, false)}, 0},
 		{"and past that it is certain", []record.Record{denied(0, 10*ms, 5*algos.Second, false), denied(100*ms, 110*ms, 7*algos.Second, false)}, 1},
-		{"a retry after the wait is RetryDenied's", []record.Record{denied(20*ms, 30*ms, 100*ms, true), denied(130*ms, 140*ms, 500*ms, true)}, 0},
+		{"a retry after the wait is breach.RetryDenied's", []record.Record{denied(20*ms, 30*ms, 100*ms, true), denied(130*ms, 140*ms, 500*ms, true)}, 0},
 		{"the retry on another node, which may keep a state of its own", []record.Record{denied(20*ms, 30*ms, 123*ms, true), func() record.Record {
 			r := denied(50*ms, 60*ms, 157*ms, true)
 			r.Node = 1

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/live"
@@ -53,7 +54,7 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 						t.Errorf("%s, %s, seed %d: a correct algorithm's waits convicted: %s %d: %s\n  first: %s", a.Name, dep, seed, k, b.Count, b.Why, b.First)
 					}
 				}
-				_, caught := v.Caught(live.OverAdmission)
+				_, caught := v.Caught(breach.OverAdmission)
 				broke := res.Violations() > 0
 				switch {
 				case caught && !broke:
@@ -133,11 +134,11 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 		exact := shape == algos.BucketShape || shape == algos.SlidingWindowShape
 		for seed := uint64(1); seed <= 8; seed++ {
 			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock} {
-				if b, caught := judge(spec, dep, seed).Caught(live.RemainingTooHigh); caught {
+				if b, caught := judge(spec, dep, seed).Caught(breach.RemainingTooHigh); caught {
 					t.Errorf("%s, %s, seed %d: an honest Remaining convicted: %s\n  first: %s", a.Name, dep, seed, b.Why, b.First)
 				}
 			}
-			_, caught := judge(spec, model.LocalFull, seed).Caught(live.RemainingTooHigh)
+			_, caught := judge(spec, model.LocalFull, seed).Caught(breach.RemainingTooHigh)
 			if exact && !caught && a.Name != algos.SlidingCounter.Name {
 				t.Errorf("%s, a bucket per node, seed %d: no Remaining convicted", a.Name, seed)
 			}
@@ -150,7 +151,7 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 	caught := 0
 	for seed := uint64(1); seed <= 8; seed++ {
 		v := judge(planted, model.StoreClock, seed)
-		if b, ok := v.Caught(live.RemainingTooHigh); ok {
+		if b, ok := v.Caught(breach.RemainingTooHigh); ok {
 			caught++
 			if seed == 1 {
 				t.Logf("%s: %s\n  first: %s", planted.Name, b.Why, b.First)
@@ -198,7 +199,7 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 
 // waitKinds are the breaches of the rules on stated waits: the Reset
 // rules (reset.go) and the early retry (retries.go).
-var waitKinds = []live.Kind{live.ResetBeforeRetryAfter, live.ResetPastIdle, live.ResetDenied, live.RetryExtended}
+var waitKinds = []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetPastIdle, breach.ResetTooShort, breach.RetryExtended}
 
 // idleRequests is keys keys' requests over span, each key's on its own:
 // bursts of 1 to 25 at one instant, each after a quiet gap of up to one and
@@ -257,7 +258,7 @@ var (
 // empty bucket's refill and a window's edge after next. The fixed window
 // that names the start of its window is caught too, where it names an
 // edge before the true one, and the GCRA that charges each denial an
-// interval by the early retries its bursts make (RetryExtended).
+// interval by the early retries its bursts make (breach.RetryExtended).
 func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
@@ -282,14 +283,14 @@ func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 	}
 	for _, c := range []struct {
 		a     algos.Algorithm
-		kinds []live.Kind
+		kinds []breach.Kind
 	}{
-		{plantedResetInMillis, []live.Kind{live.ResetBeforeRetryAfter, live.ResetDenied}},
-		{plantedResetHalf, []live.Kind{live.ResetDenied}},
-		{plantedResetPlusTolerance, []live.Kind{live.ResetPastIdle}},
-		{plantedNextButOneEdge, []live.Kind{live.ResetPastIdle}},
-		{planted.FixedWindowResetFromStart, []live.Kind{live.ResetDenied}},
-		{plantedPenalizedDenial, []live.Kind{live.RetryExtended}},
+		{plantedResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
+		{plantedResetHalf, []breach.Kind{breach.ResetTooShort}},
+		{plantedResetPlusTolerance, []breach.Kind{breach.ResetPastIdle}},
+		{plantedNextButOneEdge, []breach.Kind{breach.ResetPastIdle}},
+		{planted.FixedWindowResetFromStart, []breach.Kind{breach.ResetTooShort}},
+		{plantedPenalizedDenial, []breach.Kind{breach.RetryExtended}},
 	} {
 		for seed := uint64(1); seed <= 8; seed++ {
 			v := judge(c.a, model.StoreClock, seed)
@@ -301,7 +302,7 @@ func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 					t.Logf("%s: %s %d: %s\n  first: %s", c.a.Name, k, b.Count, b.Why, b.First)
 				}
 			}
-			if _, ok := v.Caught(live.OverAdmission); ok {
+			if _, ok := v.Caught(breach.OverAdmission); ok {
 				t.Errorf("%s, seed %d: over-admission, but only its waits are planted", c.a.Name, seed)
 			}
 		}

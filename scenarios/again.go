@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
 )
@@ -26,7 +27,7 @@ type answer struct {
 
 // playedAgain names a second run and the breach its differences are.
 type playedAgain struct {
-	breach Breach
+	kind   breach.Kind
 	what   string // what the second run changed, for the error of a run that fails
 	why    string // "when ...: ...", after "its request N was answered otherwise "
 	first  string // the two runs' names in a trace
@@ -35,7 +36,7 @@ type playedAgain struct {
 
 // answeredAlike plays again (plain, res being its run, with one thing
 // changed) and gives each client whose answers differ a finding of
-// p.breach at its first difference, with both runs' answers to it.
+// p.kind at its first difference, with both runs' answers to it.
 func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[traffic.NumClients]kinds) error {
 	first, second := &sc.answers[0], &sc.answers[1]
 	// Only the closed-loop clients' answers are listed: another client
@@ -92,7 +93,7 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 			a = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &res.Outcomes[d.index]))
 			b = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &sc.againRes.Outcomes[d.index]))
 		}
-		f := &finding{breach: p.breach, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
+		f := &finding{kind: p.kind, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
 		for _, side := range []struct {
 			name string
 			list []answer

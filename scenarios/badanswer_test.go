@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/scenarios"
@@ -74,9 +75,9 @@ func TestBadAnswersAreBreachesNotAborts(t *testing.T) {
 	}
 	for i, want := range []string{"with a negative Retry-After", "longer than any limit of this size needs", "the limiter panicked"} {
 		v := verdicts[i]
-		if v.SeedsBy[scenarios.BadAnswer] != v.Seeds || !strings.Contains(v.First.Reason, want) || len(v.Trace) != 1 {
+		if v.SeedsBy[breach.BadAnswer] != v.Seeds || !strings.Contains(v.First.Reason, want) || len(v.Trace) != 1 {
 			t.Errorf("%s: bad answers on %d of %d seeds, first %s: %q (trace %q), want every seed, %q",
-				v.Suspect, v.SeedsBy[scenarios.BadAnswer], v.Seeds, v.FirstBreach, v.First.Reason, v.Trace, want)
+				v.Suspect, v.SeedsBy[breach.BadAnswer], v.Seeds, v.FirstBreach, v.First.Reason, v.Trace, want)
 		}
 		t.Logf("%s: %s on %d of %d seeds: %s\n    %s", v.Suspect, v.FirstBreach, v.SeedsCaught, v.Seeds, v.First.Reason, strings.Join(v.Trace, "\n    "))
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -32,7 +33,7 @@ func claimsStoreClock(cfg model.Config) bool {
 // clockClaim plays plain (a judged run's Config, without the judge's
 // recorders; res is its run) again with the nodes' clocks clockClaimSkew
 // either side of true time (one node: ahead by it), and gives each client
-// answered otherwise a ReadsNodeClock finding at its first difference.
+// answered otherwise a breach.ReadsNodeClock finding at its first difference.
 func (sc *judgeScratch) clockClaim(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
 	skewed := plain
 	if plain.Nodes > 1 {
@@ -44,9 +45,9 @@ func (sc *judgeScratch) clockClaim(plain model.Config, res *model.Result, out *[
 		skewed.Clocks.Steps = append(append([]model.Step(nil), plain.Clocks.Steps...), model.Step{Clock: 0, At: 0, By: clockClaimSkew})
 	}
 	return sc.answeredAlike(plain, res, skewed, playedAgain{
-		breach: ReadsNodeClock,
-		what:   "the nodes' clocks ±60 s apart",
-		why:    "when the nodes' clocks were set ±60 s apart: it claims the store's clock but decides by a time its node sends",
-		first:  "clocks as run", second: "clocks ±60 s",
+		kind:  breach.ReadsNodeClock,
+		what:  "the nodes' clocks ±60 s apart",
+		why:   "when the nodes' clocks were set ±60 s apart: it claims the store's clock but decides by a time its node sends",
+		first: "clocks as run", second: "clocks ±60 s",
 	}, out)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
@@ -63,11 +64,11 @@ func TestStoreClockClaimIsCheckedWithNodeClocksApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	caught := verdicts[0]
-	if caught.SeedsBy[scenarios.ReadsNodeClock] != caught.Seeds || caught.SeedsCaught != caught.SeedsBy[scenarios.ReadsNodeClock] {
+	if caught.SeedsBy[breach.ReadsNodeClock] != caught.Seeds || caught.SeedsCaught != caught.SeedsBy[breach.ReadsNodeClock] {
 		t.Errorf("%s: reads node clock on %d of %d seeds, caught on %d, want every seed and by that alone: %v",
-			caught.Suspect, caught.SeedsBy[scenarios.ReadsNodeClock], caught.Seeds, caught.SeedsCaught, caught.SeedsBy)
+			caught.Suspect, caught.SeedsBy[breach.ReadsNodeClock], caught.Seeds, caught.SeedsCaught, caught.SeedsBy)
 	}
-	if caught.FirstBreach != scenarios.ReadsNodeClock || !strings.Contains(caught.First.Reason, "±60 s apart") || len(caught.Trace) != 2 {
+	if caught.FirstBreach != breach.ReadsNodeClock || !strings.Contains(caught.First.Reason, "±60 s apart") || len(caught.Trace) != 2 {
 		t.Errorf("%s: first %s: %v, trace %q; want reads node clock with both runs' answers", caught.Suspect, caught.FirstBreach, caught.First, caught.Trace)
 	}
 	for _, v := range verdicts[1:] {
@@ -85,8 +86,8 @@ func TestStoreClockClaimIsCheckedWithNodeClocksApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := verdicts[0]; v.SeedsBy[scenarios.ReadsNodeClock] != v.Seeds {
-		t.Errorf("one node: %s reads node clock on %d of %d seeds, want every seed", v.Suspect, v.SeedsBy[scenarios.ReadsNodeClock], v.Seeds)
+	if v := verdicts[0]; v.SeedsBy[breach.ReadsNodeClock] != v.Seeds {
+		t.Errorf("one node: %s reads node clock on %d of %d seeds, want every seed", v.Suspect, v.SeedsBy[breach.ReadsNodeClock], v.Seeds)
 	}
 	if v := verdicts[1]; v.Caught {
 		t.Errorf("one node: %s caught: %s: %s", v.Suspect, v.FirstBreach, v.First.Reason)

@@ -25,7 +25,8 @@
 // alone, not on the number of workers.
 //
 // Of overshoot's packages, scenarios imports algos, differential, limiter,
-// model and traffic only, with internal/encode for its JSON and CSV and
+// model and traffic only, with breach for the names of the breaches its
+// hunt reports (the live judge's), internal/encode for its JSON and CSV and
 // internal/svgchart for its charts: never redis/lua, study, replay,
 // properties, a Redis client or the root package. It generates no
 // request itself: every request a run sends comes from package traffic.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -28,7 +29,7 @@ type Suspect struct {
 	// with: on every seed both run on the same requests in the same
 	// deployment (package differential), and a key's aligned window where
 	// they admit more than Tolerance apart, either way, is a breach
-	// (OffReference). It is how a bug that keeps the promise but is not
+	// (breach.OffReference). It is how a bug that keeps the promise but is not
 	// the algorithm it claims to be (a sliding counter's estimate) is seen.
 	Reference limiter.Spec
 	// Tolerance is how many admits per aligned window the suspect may
@@ -67,7 +68,7 @@ type Verdict struct {
 	// Suspect is the suspect's name, or "algorithm, deployment".
 	Suspect string
 	// Caught is true when at least one seed's run broke the contract:
-	// the promise, or any other Breach.
+	// the promise, or any other breach.Kind.
 	Caught bool
 	// SeedsCaught of Seeds runs broke it; FirstSeed is the first seed, in
 	// the order of Options.Seeds, that did (0 when none), FirstClient its
@@ -76,17 +77,17 @@ type Verdict struct {
 	SeedsCaught, Seeds int
 	FirstSeed          uint64
 	FirstClient        traffic.Client
-	FirstBreach        Breach
+	FirstBreach        breach.Kind
 	First              *algos.Violation
 	// Trace is the requests that show the first breach, one a line, where
 	// the judge keeps them (an honest request turned away, a retry); empty
 	// otherwise.
 	Trace []string
-	// SeedsBy counts, per Breach, the seeds whose run showed it, and
+	// SeedsBy counts, per breach.Kind, the seeds whose run showed it, and
 	// FirstBy is its first example (nil for a kind never seen), found as
 	// the first breach is: in seed order, then client order.
-	SeedsBy [numBreaches]int
-	FirstBy [numBreaches]*Example
+	SeedsBy [breach.NumKinds]int
+	FirstBy [breach.NumKinds]*Example
 	// Requests is how many requests the hunt simulated, for throughput.
 	Requests int
 	// Errors is how many of them the limiter answered with an error, and
@@ -111,7 +112,7 @@ type Example struct {
 // broken, first where and how, and how often: its promise (over-admission),
 // and, where the deployment keeps each limiter's state for the whole run, an
 // honest request turned away and the Retry-After client's retries (see
-// Breach). Skew and RestartEvery of o apply to
+// breach.Kind). Skew and RestartEvery of o apply to
 // every suspect; HuntOptions sets both to zero. The verdicts depend on the
 // suspects and o alone, not on o.Workers.
 func Hunt(suspects []Suspect, o Options) ([]Verdict, error) {
@@ -186,13 +187,13 @@ func seedVerdict(suspect string, seed uint64, run jobRun, clients []traffic.Clie
 			if f == nil {
 				continue
 			}
-			if v.FirstBy[f.breach] == nil {
-				v.SeedsBy[f.breach] = 1
-				v.FirstBy[f.breach] = &Example{Seed: seed, Client: c, Violation: f.v, Trace: f.trace}
+			if v.FirstBy[f.kind] == nil {
+				v.SeedsBy[f.kind] = 1
+				v.FirstBy[f.kind] = &Example{Seed: seed, Client: c, Violation: f.v, Trace: f.trace}
 			}
 			if !v.Caught {
 				v.Caught, v.SeedsCaught = true, 1
-				v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = seed, c, f.breach, f.v, f.trace
+				v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = seed, c, f.kind, f.v, f.trace
 			}
 		}
 	}

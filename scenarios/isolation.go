@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -45,7 +46,7 @@ func collidingKey(k int) int {
 // isolation plays plain (a judged run's Config, without the judge's
 // recorders; res is its run) again on the same requests with the limiter
 // seeing every client's key moved by collidingKey (movedKeys), and gives
-// each client whose answers changed a KeysShareState finding at its first
+// each client whose answers changed a breach.KeysShareState finding at its first
 // difference. The model's keys stay the clients' own, so the second run
 // costs what the first did.
 func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
@@ -63,8 +64,8 @@ func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[t
 		keys = append(keys, fmt.Sprint(collidingKey(c)))
 	}
 	return sc.answeredAlike(plain, res, moved, playedAgain{
-		breach: KeysShareState,
-		what:   "the clients' keys moved",
+		kind: breach.KeysShareState,
+		what: "the clients' keys moved",
 		why: fmt.Sprintf("when the clients' keys moved from 0-%d to %s, which fall together in tables of 1024 and 65536 slots: its answers depend on other keys",
 			traffic.NumClients-1, strings.Join(keys, ", ")),
 		first: fmt.Sprintf("keys 0-%d", traffic.NumClients-1), second: "keys moved",

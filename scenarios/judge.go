@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
@@ -21,100 +22,52 @@ import (
 // callers, and a clock error or a node that never saw the earlier request
 // is not mistaken for a bug.
 
-// Breach is one way a deployment broke its limiter's contract.
-type Breach uint8
-
-const (
-	// OverAdmission: the admits broke the limiter's promise.
-	OverAdmission Breach = iota + 1
-	// HonestTurnedAway: a request was refused where one more admit, after
-	// the instance's admits before it, would have kept the promise. Not
-	// judged for a Conservative limiter or a promise with no envelope.
-	HonestTurnedAway
-	// RetryDenied: a closed-loop client's next request after a denial, on
-	// the same instance, at or after the Retry-After it was given, was
-	// denied.
-	RetryDenied
-	// RetryExtended: a closed-loop client's next request after a denial,
-	// on the same instance and before the Retry-After, was denied and told
-	// a later deadline than the one it came early for.
-	RetryExtended
-	// OffReference: in some aligned window the limiter admitted more or
-	// fewer than its reference (Suspect.Reference) on the same requests,
-	// past the suspect's tolerance.
-	OffReference
-	// BadAnswer: the limiter gave an answer no limiter may give, whatever
-	// its algorithm (algos.AnswerBounds: a negative Remaining, Retry-After
-	// or Reset, a Retry-After on an admit or past the Reset, a Remaining or
-	// a wait beyond any limit of its size), or panicked (limiter.Panic; an
-	// error it returns is counted in Verdict.Errors instead). Judged in
-	// every deployment: an answer's sense does not depend on where the
-	// state lives.
-	BadAnswer
-	// RemainingTooHigh: an answer's Remaining said more requests would be
-	// admitted at that instant than the promise allows after the
-	// instance's admits before it, or the instance admitted a request at
-	// the very instant it had answered Remaining 0 (nothing can have
-	// refilled it). Judged wherever honesty is, Conservative limiters
-	// included: refusing more than the promise asks is a design, promising
-	// more than it allows is not.
-	RemainingTooHigh
-	// ResetTooShort: an answer's Reset named a time before which the
-	// promise, after the instance's admits, cannot give a whole burst at
-	// one instant (algos.Envelope.IdleAt): a client that comes back at its
-	// Reset for a fresh burst is refused, or the limiter admits it by
-	// breaking its promise. Judged wherever honesty is, Conservative
-	// limiters included; a negative Reset is a BadAnswer instead.
-	ResetTooShort
-	// KeysShareState: a client's answers changed when the other clients'
-	// keys moved onto keys that fall together in common tables (isolation):
-	// the limiter folds keys into shared state. Judged in every deployment,
-	// for a limiter that is not a pure algorithm.
-	KeysShareState
-	// ReadsNodeClock: a limiter that claims the store's clock
-	// (limiter.StoreClock) answered a client otherwise when the nodes'
-	// clocks were set ±60 s apart (clockClaim): it decides by a time a
-	// node sends. Judged in the deployments with nodes, for a limiter that
-	// is not a pure algorithm.
-	ReadsNodeClock
-	numBreaches = iota + 1 // the kinds, and the zero Breach
-)
-
-var breachNames = [numBreaches]string{"", "over-admission", "honest turned away", "retry denied", "retry extended", "off reference", "bad answer", "remaining too high", "reset too short", "keys share state", "reads node clock"}
-
-// String is the breach's short name.
-func (b Breach) String() string {
-	if b > 0 && int(b) < len(breachNames) {
-		return breachNames[b]
-	}
-	return fmt.Sprintf("Breach(%d)", int(b))
+// Breaches lists every kind of breach a hunt judges, in the order its
+// reports print them: breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied,
+// breach.RetryExtended, breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort,
+// breach.KeysShareState and breach.ReadsNodeClock (see package breach). Here:
+//
+//   - breach.HonestTurnedAway is not judged for a Conservative limiter or a
+//     promise with no envelope; breach.RemainingTooHigh and breach.ResetTooShort are
+//     judged wherever honesty is, Conservative limiters included
+//     (refusing more than the promise asks is a design, promising more
+//     than it allows is not), and an admit at the very instant of an
+//     answer of Remaining 0 is breach.RemainingTooHigh too (nothing can have
+//     refilled it);
+//   - breach.RetryDenied and breach.RetryExtended are judged on a closed-loop client's
+//     next request after a denial, on the same instance;
+//   - breach.OffReference compares with Suspect.Reference, past the suspect's
+//     tolerance;
+//   - breach.BadAnswer is judged in every deployment (an answer's sense does not
+//     depend on where the state lives), a Retry-After past the Reset
+//     included; a limiter's panic (limiter.Panic) is one, an error it
+//     returns is counted in Verdict.Errors instead;
+//   - breach.KeysShareState (isolation) and breach.ReadsNodeClock (clockClaim: node
+//     clocks ±60 s apart, in the deployments with nodes) are judged for a
+//     limiter that is not a pure algorithm.
+func Breaches() []breach.Kind {
+	return slices.Clone(huntedKinds[:])
 }
 
-// Breaches lists every kind of breach, in order.
-func Breaches() []Breach {
-	out := make([]Breach, 0, numBreaches-1)
-	for b := Breach(1); b < numBreaches; b++ {
-		out = append(out, b)
-	}
-	return out
-}
+var huntedKinds = [...]breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
+	breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.KeysShareState, breach.ReadsNodeClock}
 
 // finding is a client's first breach of one kind in a run: where (From and
 // To, on the instance's clock) and why, in words.
 type finding struct {
-	breach Breach
-	v      *algos.Violation
-	trace  []string // the requests that show it, one a line, when the judge has them
+	kind  breach.Kind
+	v     *algos.Violation
+	trace []string // the requests that show it, one a line, when the judge has them
 }
 
 // kinds is one client's first finding of each kind of breach in a run
-// (nil where it showed none), indexed by Breach.
-type kinds [numBreaches]*finding
+// (nil where it showed none), indexed by breach.Kind.
+type kinds [breach.NumKinds]*finding
 
 // keep sets f as its kind's finding unless the client has one already.
 func (k *kinds) keep(f *finding) {
-	if k[f.breach] == nil {
-		k[f.breach] = f
+	if k[f.kind] == nil {
+		k[f.kind] = f
 	}
 }
 
@@ -348,8 +301,8 @@ type instanceState struct {
 
 // answerState follows what one instance's answers said of its Remaining
 // and its Reset: the time it last answered Remaining 0, and its first
-// answer whose Remaining the promise did not allow (RemainingTooHigh) and
-// whose Reset came too soon (ResetTooShort).
+// answer whose Remaining the promise did not allow (breach.RemainingTooHigh) and
+// whose Reset came too soon (breach.ResetTooShort).
 type answerState struct {
 	zeroAt           int64 // told of its latest answer with Remaining 0; MinInt64 for none
 	idle             int64 // the envelope's IdleAt, asked again after an admit
@@ -410,7 +363,7 @@ func (s *answerState) checkAnswer(env *algos.Envelope, told, remaining, reset in
 	}
 }
 
-// remainingFinding is the RemainingTooHigh finding of c, for r, its
+// remainingFinding is the breach.RemainingTooHigh finding of c, for r, its
 // answer, with before, the requests its instance decided just before it
 // (latest first).
 func (c *claim) remainingFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
@@ -420,21 +373,21 @@ func (c *claim) remainingFinding(r judged, before []judged, where string, promis
 		reason = fmt.Sprintf("%s admitted a request at %s, the instant it had answered Remaining 0 (after %d admits)",
 			where, algos.FormatTime(r.told), c.admits)
 	}
-	return claimFinding(RemainingTooHigh, reason, r, before, remainingText)
+	return claimFinding(breach.RemainingTooHigh, reason, r, before, remainingText)
 }
 
-// resetFinding is the ResetTooShort finding of c, as remainingFinding.
+// resetFinding is the breach.ResetTooShort finding of c, as remainingFinding.
 func (c *claim) resetFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
 	reason := fmt.Sprintf("%s answered Reset %s at %s (idle at %s), after %d admits, where the promise gives a whole burst only from %s (%s)",
 		where, algos.FormatMicros(r.reset), algos.FormatTime(r.told), algos.FormatTime(r.told+r.reset), c.admits,
 		algos.FormatTime(c.bound), promise.Text)
-	return claimFinding(ResetTooShort, reason, r, before, resetText)
+	return claimFinding(breach.ResetTooShort, reason, r, before, resetText)
 }
 
-// claimFinding is a finding of breach at r, its trace the requests before
+// claimFinding is a finding of kind at r, its trace the requests before
 // it (latest first) and r, each as text says.
-func claimFinding(breach Breach, reason string, r judged, before []judged, text func(judged) string) *finding {
-	f := &finding{breach: breach, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
+func claimFinding(kind breach.Kind, reason string, r judged, before []judged, text func(judged) string) *finding {
+	f := &finding{kind: kind, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
 	for k := len(before) - 1; k >= 0; k-- {
 		f.trace = append(f.trace, traceLine(before[k], text(before[k])))
 	}
@@ -580,10 +533,10 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			continue
 		}
 		r := v.at(st.candidateIndex)
-		if out[r.key][HonestTurnedAway] != nil {
+		if out[r.key][breach.HonestTurnedAway] != nil {
 			continue
 		}
-		f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		f := &finding{kind: breach.HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 			where(r, v.local), algos.FormatTime(r.told), st.candidateAdmits, promise.Text)}}
 		// The refusal and the requests its instance decided just before.
@@ -591,7 +544,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			f.trace = append([]string{traceLine(p, outcome(p))}, f.trace...)
 		}
 		f.trace = append(f.trace, traceLine(r, outcome(r)))
-		out[r.key][HonestTurnedAway] = f
+		out[r.key][breach.HonestTurnedAway] = f
 	}
 	for inst := range states {
 		as := &states[inst].answers
@@ -632,7 +585,7 @@ func where(r judged, local bool) string {
 }
 
 // badAnswers gives each client whose key was answered badly (or whose
-// limiter panicked) a BadAnswer finding: its first bad answer in the order the run decided them
+// limiter panicked) a breach.BadAnswer finding: its first bad answer in the order the run decided them
 // (algos.AnswerBounds under the run's limit and clock spread), with the
 // request it answered and how many of the key's answers were bad. One pass
 // over the outcomes, a few comparisons each: the model only keeps the
@@ -727,10 +680,10 @@ func (t *badTally) countAll(v *runView) {
 	t.done = true
 }
 
-// findings gives each client with a bad answer its BadAnswer finding.
+// findings gives each client with a bad answer its breach.BadAnswer finding.
 func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 	for c, n := range t.count {
-		if n == 0 || out[c][BadAnswer] != nil {
+		if n == 0 || out[c][breach.BadAnswer] != nil {
 			continue
 		}
 		r := v.at(t.first[c])
@@ -739,13 +692,13 @@ func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 		if !o.Failed {
 			why, text = t.bounds.Why(o.Decision()), answerText(o.Decision())
 		}
-		out[c][BadAnswer] = &finding{breach: BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		out[c][breach.BadAnswer] = &finding{kind: breach.BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, map[bool]string{true: "answer", false: "answers"}[n == 1])},
 			trace: []string{traceLine(r, text)}}
 	}
 }
 
-// overAdmission is the OverAdmission finding of the client on key, whose
+// overAdmission is the breach.OverAdmission finding of the client on key, whose
 // admits broke the promise as viol says: its trace is the admits that
 // opened the window and those that closed it, each on the limiter that
 // decided it.
@@ -773,7 +726,7 @@ func (sc *judgeScratch) overAdmission(v *runView, key int, viol *algos.Violation
 	if viol.Admits > 0 && int64(len(in)) > viol.Admits {
 		in = in[:viol.Admits] // an aligned window's admits past the one that broke it
 	}
-	f := &finding{breach: OverAdmission, v: viol}
+	f := &finding{kind: breach.OverAdmission, v: viol}
 	const ends = 3 // admits shown at each end of the window
 	for j, r := range in {
 		switch {
@@ -845,14 +798,14 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 			case r.admitted:
 				env.Admit(r.told)
 				admits++
-			case !spec.Conservative && r.key < traffic.NumClients && out[r.key][HonestTurnedAway] == nil && env.Allows(r.told):
-				f := &finding{breach: HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+			case !spec.Conservative && r.key < traffic.NumClients && out[r.key][breach.HonestTurnedAway] == nil && env.Allows(r.told):
+				f := &finding{kind: breach.HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 					"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 					where(r, local), algos.FormatTime(r.told), admits, promise.Text)}}
 				for _, k := range g[max(0, j-traceLength+1) : j+1] {
 					f.trace = append(f.trace, traceLine(all[k], outcome(all[k])))
 				}
-				out[r.key][HonestTurnedAway] = f
+				out[r.key][breach.HonestTurnedAway] = f
 			}
 			if r.key < traffic.NumClients && !as.done() {
 				had := as
@@ -903,14 +856,16 @@ func retries(mine []judged, key int, retryAfter []int64, out *[traffic.NumClient
 }
 
 // retriesDone is true once a client has both kinds of retry breach.
-func retriesDone(k *kinds) bool { return k[RetryDenied] != nil && k[RetryExtended] != nil }
+func retriesDone(k *kinds) bool {
+	return k[breach.RetryDenied] != nil && k[breach.RetryExtended] != nil
+}
 
 // retryBreach judges r, a closed-loop client's next request after d,
 // which it was answered with Retry-After dRetry (and r with rRetry): the
-// breach when r breaks what d's answer promised (RetryDenied or
-// RetryExtended), 0 otherwise (retries). It only compares: a client breaks
+// breach when r breaks what d's answer promised (breach.RetryDenied or
+// breach.RetryExtended), 0 otherwise (retries). It only compares: a client breaks
 // it on most of its retries, and retryFinding words the first of each.
-func retryBreach(d, r judged, dRetry, rRetry int64) Breach {
+func retryBreach(d, r judged, dRetry, rRetry int64) breach.Kind {
 	if d.failed || d.admitted || r.failed || r.admitted || r.instance != d.instance {
 		return 0
 	}
@@ -919,33 +874,33 @@ func retryBreach(d, r judged, dRetry, rRetry int64) Breach {
 
 // retryBreachTold is retryBreach of two denials on one instance, told at
 // dTold and rTold.
-func retryBreachTold(dTold, rTold, dRetry, rRetry int64) Breach {
+func retryBreachTold(dTold, rTold, dRetry, rRetry int64) breach.Kind {
 	if rTold < dTold {
 		return 0
 	}
 	switch deadline := dTold + dRetry; {
 	case rTold >= deadline:
-		return RetryDenied
+		return breach.RetryDenied
 	case rTold+rRetry > deadline:
-		return RetryExtended
+		return breach.RetryExtended
 	}
 	return 0
 }
 
 // retryFinding is the finding of breach b (retryBreach's) by r after d.
-func retryFinding(b Breach, d, r judged, dRetry, rRetry int64) *finding {
+func retryFinding(b breach.Kind, d, r judged, dRetry, rRetry int64) *finding {
 	deadline := d.told + dRetry
 	trace := []string{
 		traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
 		traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
 	}
-	if b == RetryDenied {
-		return &finding{RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+	if b == breach.RetryDenied {
+		return &finding{breach.RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 			"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
 			algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
 			algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace}
 	}
-	return &finding{RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+	return &finding{breach.RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 		"denied at %s until %s, retried early at %s and told to wait until %s",
 		algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace}
 }
@@ -973,7 +928,7 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kind
 	var loops [traffic.NumClients]int
 	var found [traffic.NumClients]kinds
 	for k := range found {
-		found[k][RetryDenied], found[k][RetryExtended] = out[k][RetryDenied], out[k][RetryExtended]
+		found[k][breach.RetryDenied], found[k][breach.RetryExtended] = out[k][breach.RetryDenied], out[k][breach.RetryExtended]
 	}
 	fixed := int32(len(v.cfg.Requests))
 	outcomes := v.res.Outcomes
@@ -1013,7 +968,7 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kind
 		}
 	}
 	for k := range found {
-		out[k][RetryDenied], out[k][RetryExtended] = found[k][RetryDenied], found[k][RetryExtended]
+		out[k][breach.RetryDenied], out[k][breach.RetryExtended] = found[k][breach.RetryDenied], found[k][breach.RetryExtended]
 	}
 	return true
 }
@@ -1034,7 +989,7 @@ func (r *recorder) Next(last *model.Reply) (int64, bool) {
 
 // offReference compares mine, the run of cfg, with ref's on the same
 // requests (made here, in sc) and, when some key's aligned window is more
-// than tolerance apart (either way), records an OffReference finding for
+// than tolerance apart (either way), records an breach.OffReference finding for
 // the client of the worst such window, unless that client already has a
 // breach of its own. What differential.Run would report, without running
 // mine again.
@@ -1049,8 +1004,8 @@ func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref l
 		return nil
 	}
 	row := past.Row
-	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][OffReference] == nil {
-		run.found[row.Key][OffReference] = &finding{breach: OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
+	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][breach.OffReference] == nil {
+		run.found[row.Key][breach.OffReference] = &finding{kind: breach.OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
@@ -37,20 +38,20 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 		told     []int64
 		admitted []bool
 		replies  []int64
-		want     Breach
+		want     breach.Kind
 	}{
 		{"retried at the Retry-After, admitted", []int64{0, 100}, []bool{false, true}, []int64{deny(100), admit()}, 0},
-		{"retried at the Retry-After, denied", []int64{0, 100}, []bool{false, false}, []int64{deny(100), deny(5)}, RetryDenied},
-		{"retried after it, denied", []int64{0, 150}, []bool{false, false}, []int64{deny(100), deny(5)}, RetryDenied},
-		{"Retry-After 0 on a denial, retried at once, denied", []int64{0, 0}, []bool{false, false}, []int64{deny(0), deny(0)}, RetryDenied},
+		{"retried at the Retry-After, denied", []int64{0, 100}, []bool{false, false}, []int64{deny(100), deny(5)}, breach.RetryDenied},
+		{"retried after it, denied", []int64{0, 150}, []bool{false, false}, []int64{deny(100), deny(5)}, breach.RetryDenied},
+		{"Retry-After 0 on a denial, retried at once, denied", []int64{0, 0}, []bool{false, false}, []int64{deny(0), deny(0)}, breach.RetryDenied},
 		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(60)}, 0},
-		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, RetryExtended},
+		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, breach.RetryExtended},
 	} {
 		var found [traffic.NumClients]kinds
 		retries(judgedRun(tc.told, tc.admitted), int(traffic.RetryAfter), tc.replies, &found)
-		got := Breach(0)
+		got := breach.Kind(0)
 		if f := found[traffic.RetryAfter].first(); f != nil {
-			got = f.breach
+			got = f.kind
 		}
 		if got != tc.want {
 			t.Errorf("%s: breach %v, want %v", tc.name, got, tc.want)
@@ -91,7 +92,7 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 		t.Errorf("the third of a burst of 2 refused: judged %q", f.v.Reason)
 	}
 	f := run(spec, []int64{0, 0, 0}, []bool{true, false, false})
-	if f == nil || f.breach != HonestTurnedAway || f.v.From != 0 || !strings.Contains(f.v.Reason, "after 1 admits") {
+	if f == nil || f.kind != breach.HonestTurnedAway || f.v.From != 0 || !strings.Contains(f.v.Reason, "after 1 admits") {
 		t.Errorf("the second of a burst of 2 refused: %+v, want an honest request turned away at 0 after 1 admit", f)
 	}
 	conservative := spec
@@ -127,11 +128,11 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 	conservative.Conservative = true
 	for _, s := range []limiter.Spec{spec, conservative} {
 		f := run(s, []int64{0, 0}, []bool{true, true}, []int64{2, 0})
-		if f == nil || f.breach != RemainingTooHigh || !strings.Contains(f.v.Reason, "answered Remaining 2 at 0.000000s, after 1 admits, where the promise allows 1 more") {
+		if f == nil || f.kind != breach.RemainingTooHigh || !strings.Contains(f.v.Reason, "answered Remaining 2 at 0.000000s, after 1 admits, where the promise allows 1 more") {
 			t.Errorf("conservative %v: Remaining 2 after one admit of a burst of 2: %+v", s.Conservative, f)
 		}
 		f = run(s, []int64{0, 5, 5}, []bool{true, true, true}, []int64{1, 0, 0})
-		if f == nil || f.breach != RemainingTooHigh || !strings.Contains(f.v.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.trace) != 3 {
+		if f == nil || f.kind != breach.RemainingTooHigh || !strings.Contains(f.v.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.trace) != 3 {
 			t.Errorf("conservative %v: an admit at the instant of a Remaining 0: %+v", s.Conservative, f)
 		}
 		for _, reset := range []int64{500_000, 499_999} {
@@ -142,7 +143,7 @@ func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 			switch f := found[traffic.RetryAfter].first(); {
 			case reset == 500_000 && f != nil:
 				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.v.Reason)
-			case reset < 500_000 && (f == nil || f.breach != ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
+			case reset < 500_000 && (f == nil || f.kind != breach.ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
 				t.Errorf("conservative %v: a Reset 1 µs short: %+v", s.Conservative, f)
 			}
 		}
@@ -246,7 +247,7 @@ func describe(f *finding) string {
 	if f == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("%v %+v\n%s", f.breach, *f.v, strings.Join(f.trace, "\n"))
+	return fmt.Sprintf("%v %+v\n%s", f.kind, *f.v, strings.Join(f.trace, "\n"))
 }
 
 // The judge follows the closed-loop clients in one pass over their

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -58,7 +59,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		// store-clock claim that node clocks can move.
 		for c := range min(traffic.NumClients, len(res.Keys)) {
 			if viol := res.Keys[c].Violation; viol != nil {
-				found[c][OverAdmission] = sc.overAdmission(&v, c, viol)
+				found[c][breach.OverAdmission] = sc.overAdmission(&v, c, viol)
 			}
 		}
 		// The bad answers are counted on honesty's pass where there is

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/encode"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
@@ -537,7 +538,7 @@ func (j seedVerdictJSON) verdict(clients []traffic.Client) (Verdict, error) {
 }
 
 // breachNamed is the breach of that name, or 0 for none.
-func breachNamed(name string) Breach {
+func breachNamed(name string) breach.Kind {
 	for _, b := range Breaches() {
 		if b.String() == name {
 			return b

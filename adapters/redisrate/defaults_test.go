@@ -7,6 +7,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/adapters/redisrate"
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/properties"
@@ -45,14 +46,14 @@ func TestDefaultHuntCatchesOneAdmitTooMany(t *testing.T) {
 	if v.Errors != 0 {
 		t.Errorf("%d errors, the first %v", v.Errors, v.FirstError)
 	}
-	if v.SeedsBy[scenarios.OverAdmission] < v.Seeds*9/10 || v.FirstBreach != scenarios.OverAdmission {
-		t.Errorf("over-admission on %d of %d seeds, first breach %v: want nearly every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds, v.FirstBreach)
+	if v.SeedsBy[breach.OverAdmission] < v.Seeds*9/10 || v.FirstBreach != breach.OverAdmission {
+		t.Errorf("over-admission on %d of %d seeds, first breach %v: want nearly every seed", v.SeedsBy[breach.OverAdmission], v.Seeds, v.FirstBreach)
 	}
 	if v.First == nil || v.First.Admits-v.First.Allowed != 1 {
 		t.Errorf("first breach %v: want exactly one admit beyond the promise", v.First)
 	}
-	if v.SeedsBy[scenarios.OverAdmission] != v.Seeds {
-		t.Errorf("over-admission on %d of %d seeds; the docs state every seed", v.SeedsBy[scenarios.OverAdmission], v.Seeds)
+	if v.SeedsBy[breach.OverAdmission] != v.Seeds {
+		t.Errorf("over-admission on %d of %d seeds; the docs state every seed", v.SeedsBy[breach.OverAdmission], v.Seeds)
 	}
 	if f := v.First; f == nil || f.Admits != 250 || f.Allowed != 249 || f.To-f.From != 1_499_999 {
 		t.Errorf("first breach %v; the docs state 250 admits in 1.5 s (1499999µs) where 249 are promised", f)

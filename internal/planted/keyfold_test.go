@@ -11,6 +11,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/adapters/redislib"
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
@@ -108,13 +109,13 @@ func TestKeysTruncatedIsCaughtByTheHunt(t *testing.T) {
 	}
 	bad, good := verdicts[0], verdicts[1]
 	t.Logf("measured: %s caught by keys share state on %d of %d seeds (first seed %d, %s client: %v); %s caught on %d; %.1f s",
-		bad.Suspect, bad.SeedsBy[scenarios.KeysShareState], bad.Seeds, bad.FirstSeed, bad.FirstClient, bad.First,
+		bad.Suspect, bad.SeedsBy[breach.KeysShareState], bad.Seeds, bad.FirstSeed, bad.FirstClient, bad.First,
 		good.Suspect, good.SeedsCaught, time.Since(start).Seconds())
-	if 100*bad.SeedsBy[scenarios.KeysShareState] < 95*bad.Seeds {
-		t.Errorf("%s: keys share state on %d of %d seeds; want at least 95%%", bad.Suspect, bad.SeedsBy[scenarios.KeysShareState], bad.Seeds)
+	if 100*bad.SeedsBy[breach.KeysShareState] < 95*bad.Seeds {
+		t.Errorf("%s: keys share state on %d of %d seeds; want at least 95%%", bad.Suspect, bad.SeedsBy[breach.KeysShareState], bad.Seeds)
 	}
-	if bad.SeedsCaught != bad.SeedsBy[scenarios.KeysShareState] {
-		t.Errorf("%s: caught on %d seeds, by keys share state on %d: it breaks only key isolation", bad.Suspect, bad.SeedsCaught, bad.SeedsBy[scenarios.KeysShareState])
+	if bad.SeedsCaught != bad.SeedsBy[breach.KeysShareState] {
+		t.Errorf("%s: caught on %d seeds, by keys share state on %d: it breaks only key isolation", bad.Suspect, bad.SeedsCaught, bad.SeedsBy[breach.KeysShareState])
 	}
 	if good.Caught {
 		t.Errorf("%s: caught on %d of %d seeds, first seed %d, %s client, %s: %v", good.Suspect, good.SeedsCaught, good.Seeds,

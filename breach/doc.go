@@ -1,0 +1,23 @@
+// Package breach is the one vocabulary of the ways a limiter can break
+// its contract: the Kind every judge of this module reports, so that a
+// breach found in simulation and one found live have the same name and
+// mean the same thing.
+//
+// Two judges speak it. The hunt's (package scenarios) sees every decision
+// exactly, in simulated time, and can run the limiter again: it names
+// OverAdmission, HonestTurnedAway, RetryDenied, RetryExtended,
+// OffReference, BadAnswer, RemainingTooHigh, ResetTooShort, KeysShareState
+// and ReadsNodeClock. The live judge (package live) sees only what a
+// client saw, each decision somewhere between its request's sending and
+// its answer's arrival, and speaks only when every placement of the
+// decisions breaks the rule: it names OverAdmission, RetryDenied,
+// RetryExtended, BadAnswer, RemainingTooHigh and ResetTooShort, and three
+// kinds only answers read off the wire can show, MalformedAnswer,
+// ResetBeforeRetryAfter and ResetPastIdle (the hunt, knowing the exact
+// waits, calls a Retry-After past the Reset a BadAnswer).
+//
+// # What it owns
+//
+// The kinds and their names. It imports nothing of the module, so every
+// judge and every report can speak it.
+package breach
