@@ -141,3 +141,49 @@ func TestEnvelopeResetIsAFreshEnvelope(t *testing.T) {
 		t.Error("Reset found an envelope for an own promise")
 	}
 }
+
+// LongestIdle bounds every IdleAt: whatever admits a promise allowed, a
+// key left alone is idle no later than LongestIdle after its latest admit,
+// and for a bucket, a sliding and an anchored window a whole burst at one
+// instant takes exactly that long. A promise of the user's own has none.
+func TestLongestIdleBoundsEveryIdleAt(t *testing.T) {
+	promises := []func(Limit) Promise{BucketPromise, AlignedWindowPromise, SlidingWindowPromise, AnchoredWindowPromise}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		l := MustLimit(1+r.Int64N(4), 1+r.Int64N(12), 1+r.Int64N(4))
+		for i, promise := range promises {
+			p := promise(l)
+			idle, why, ok := p.LongestIdle()
+			if !ok || idle <= 0 || why == "" {
+				t.Fatalf("%s: LongestIdle %d, %q, %v", p.Text, idle, why, ok)
+			}
+			e, _ := p.Envelope()
+			now := r.Int64N(3 * l.Window)
+			for range 60 {
+				now += r.Int64N(l.Window/max(1, l.Rate) + 2)
+				if !e.Allows(now) {
+					continue
+				}
+				e.Admit(now)
+				if got := e.IdleAt() - now; got > idle {
+					t.Fatalf("seed %d, %s: idle %dµs after an admit at %d, LongestIdle %dµs (%s)", seed, p.Text, got, now, idle, why)
+				}
+			}
+			if i == 1 {
+				continue // aligned windows: a burst at a window's start is idle at its end, W, not 2W
+			}
+			burst, _ := p.Envelope()
+			for burst.Allows(now) {
+				burst.Admit(now)
+			}
+			if got := burst.IdleAt() - now; got != idle {
+				t.Errorf("seed %d, %s: a whole burst at one instant is idle %dµs later, LongestIdle says %dµs", seed, p.Text, got, idle)
+			}
+		}
+	}
+	for _, p := range []Promise{{}, NewPromise("mine", func([]int64) *Violation { return nil })} {
+		if _, _, ok := p.LongestIdle(); ok {
+			t.Errorf("%q: LongestIdle known for a promise of no built-in shape", p.Text)
+		}
+	}
+}

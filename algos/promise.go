@@ -89,6 +89,38 @@ func (p Promise) Shape() (PromiseShape, Limit) {
 	return OwnShape, Limit{}
 }
 
+// LongestIdle is the longest a key of p needs, left alone, to become
+// idle (to be granted a whole burst at one instant again), from any state
+// p allows, and why in words: an empty bucket refilled, ⌈B·W/L⌉, for a
+// bucket; W for a sliding window (the latest admit leaves it) and for an
+// anchored one (it ends); 2W for aligned windows (the next one ends). A
+// Reset longer than that tells a client to wait for what no limiter
+// keeping p needs. ok is false for a promise of its own (OwnShape), of
+// whose idle nothing is known here.
+func (p Promise) LongestIdle() (idle int64, why string, ok bool) {
+	l := p.limit
+	if l.Window <= 0 || l.Rate <= 0 {
+		return 0, "", false // made for no valid limit
+	}
+	switch p.kind {
+	case bucketPromise:
+		// A full meter (newBucketScale) earns perMicro back a µs.
+		s := newBucketScale(l)
+		idle = s.capacity / s.perMicro
+		if s.capacity%s.perMicro != 0 {
+			idle++
+		}
+		return idle, fmt.Sprintf("an empty bucket of %d refills in %s", l.Burst, FormatMicros(idle)), true
+	case slidingWindowPromise:
+		return l.Window, fmt.Sprintf("the latest admit leaves the window in %s", FormatMicros(l.Window)), true
+	case anchoredWindowPromise:
+		return l.Window, fmt.Sprintf("a window ends within %s", FormatMicros(l.Window)), true
+	case alignedWindowPromise:
+		return 2 * l.Window, fmt.Sprintf("the next aligned window ends within %s", FormatMicros(2*l.Window)), true
+	}
+	return 0, "", false
+}
+
 // BucketPromise: at most B + L·Δ/W admits in any closed interval of length Δ.
 // Token bucket, leaky bucket and GCRA promise this.
 func BucketPromise(l Limit) Promise {

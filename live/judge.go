@@ -213,7 +213,7 @@ func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdic
 	idle, idleWords := int64(0), ""
 	burst := int64(1) // what an idle key grants, as far as the judge knows the promise
 	if limitErr == nil {
-		idle, idleWords = idleBound(shape, promise, l)
+		idle, idleWords = idleBound(shape, promise)
 		switch shape {
 		case bucketShape:
 			burst = l.Burst

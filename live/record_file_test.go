@@ -37,7 +37,7 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 	for seed := range uint64(600) {
 		rng := rand.New(rand.NewPCG(seed, 27))
 		p := promises[rng.IntN(len(promises))]
-		bound, _ := idleBound(shapeOf(p, l), p, l)
+		bound, _ := idleBound(shapeOf(p, l), p)
 		var recs []record.Record
 		var kind breach.Kind // planted in the run's first answer; 0: every wait honest
 		at := 5 * algos.Second

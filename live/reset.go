@@ -160,22 +160,14 @@ func resetBeforeRetryAfter(r record.Record) string {
 }
 
 // idleBound is the longest a key of the promise's shape takes to become
-// idle, left alone (see the comment at the top), and what it is in words;
+// idle, left alone (algos.Promise.LongestIdle), and what it is in words;
 // 0 for a shape not judged.
-func idleBound(shape promiseShape, promise algos.Promise, l algos.Limit) (int64, string) {
-	switch shape {
-	case bucketShape:
-		b := (l.Burst*l.Unit + l.Refill - 1) / l.Refill
-		return b, fmt.Sprintf("an empty bucket of %d refills in %s", l.Burst, record.FormatDuration(b))
-	case slidingShape:
-		return l.Window, fmt.Sprintf("the latest admit leaves the window in %s", algos.FormatMicros(l.Window))
-	case windowsShape:
-		if s, _ := promise.Shape(); s == algos.AnchoredWindowShape {
-			return l.Window, fmt.Sprintf("a window ends within %s", algos.FormatMicros(l.Window))
-		}
-		return 2 * l.Window, fmt.Sprintf("the next aligned window ends within %s", algos.FormatMicros(2*l.Window))
+func idleBound(shape promiseShape, promise algos.Promise) (int64, string) {
+	if shape == unknownShape {
+		return 0, ""
 	}
-	return 0, ""
+	idle, why, _ := promise.LongestIdle()
+	return idle, why
 }
 
 // clockSpread is how far apart the clocks the limiter read for recs were,

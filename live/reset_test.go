@@ -32,7 +32,7 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 	for seed := range uint64(4000) {
 		rng := rand.New(rand.NewPCG(seed, 26))
 		p := promises[rng.IntN(len(promises))]
-		bound, _ := idleBound(shapeOf(p, l), p, l)
+		bound, _ := idleBound(shapeOf(p, l), p)
 		decided := 5*algos.Second + rng.Int64N(algos.Second)
 		flight := []int64{300_000, 3 * algos.Second}[rng.IntN(2)] // a slow answer makes an epoch look early
 		sent, answered := decided-rng.Int64N(flight), decided+rng.Int64N(flight)
