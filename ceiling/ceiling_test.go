@@ -21,7 +21,7 @@ import (
 
 var full = flag.Bool("ceiling.full", false, "run the full table: N = 1, 3, 5 for 60 s each at 100/s (make load)")
 
-// key is the one identity every test drives.
+// key is one identity in the header the nodes read it from (Stamp's).
 func key(name string) http.Header { return http.Header{"X-Api-Key": {name}} }
 
 // drive runs d on a fleet of n nodes at rate for dur, again (up to
@@ -41,7 +41,7 @@ func drive(d ceiling.Deployment, n, rate int, dur time.Duration, enough func() b
 		// -race, with both cores busy besides); what its limiter decided
 		// is in the log all the same, so the drive waits for it rather
 		// than count it failed after the default 5 s.
-		res, err := ceiling.Drive(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Rate: rate, Duration: dur, Timeout: 25 * time.Second})
+		res, err := ceiling.Drive(ctx, live.HTTP{Nodes: fleet.URLs()}, live.Load{Keys: []string{"tenant-1"}, Rate: rate, Duration: dur, Timeout: 25 * time.Second})
 		cancel()
 		if err != nil {
 			return ceiling.Row{}, round, err

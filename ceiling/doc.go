@@ -9,11 +9,12 @@
 // a GET-then-INCR limiter gives what its race lets through.
 //
 // Drive is the open-loop load and Saturate the closed-loop ceiling of the
-// whole path (middleware, go-redis, Redis), both on the one live base
-// (live.Drive: vegeta's pacer, every request recorded as a record.Record,
-// which Result keeps for live.Judge); Stampede is the n concurrent requests
-// of one instant; Deployment and its three
-// constructors are the limiters the table compares; WriteTable prints it.
+// whole path (middleware, go-redis, Redis), both a live.Load of one key
+// sent to a live.HTTP target on the one live base (live.Drive: vegeta's
+// pacer, every request recorded as a record.Record, which Result keeps
+// for live.Judge); Stampede is the n concurrent requests of one instant;
+// Deployment and its three constructors are the limiters the table
+// compares; WriteTable prints it.
 // Each deployment logs its decisions on the clock its limiter decided by
 // (Log), and JudgeBucket and JudgeWindows read a limiter's rate from that
 // log, so that a verdict is the limiter's own and not the machine's: a
@@ -28,8 +29,10 @@
 //
 // # What it owns, and what it must not import
 //
-// The fleet, the loads and the table. It imports httplimit, algos,
-// redis/lua, limiter, and live and record for the drive, and nothing of the simulator: what it measures is
-// real time on real sockets, so none of it is deterministic, and no golden
-// file holds its numbers.
+// The fleet, the drives' tally (Result) and the table; the load itself is
+// live's (live.Load). It imports httplimit, algos, redis/lua, limiter,
+// live and record for the drive, and internal/encode and
+// internal/atomicfile for the Artifact, and nothing of the simulator:
+// what it measures is real time on real sockets, so none of it is
+// deterministic, and no golden file holds its numbers.
 package ceiling

@@ -5,30 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 )
-
-// Load is an open-loop drive of one key: Rate requests a second, evenly
-// spaced, for Duration, sent to Targets in turn.
-type Load struct {
-	Targets  []string // the nodes' base URLs
-	Path     string   // default "/"
-	Header   http.Header
-	Rate     int // offered requests per second
-	Duration time.Duration
-	// Timeout bounds each request (default 5 s); one that takes longer is
-	// counted as failed.
-	Timeout time.Duration
-	// MaxWorkers bounds the requests in flight (default 512): an open
-	// loop sends on schedule however slow the answers, up to this many at
-	// once (a request due beyond it is not sent: Result.Dropped).
-	MaxWorkers uint64
-}
 
 // Result is what a drive measured, tallied from its records.
 type Result struct {
@@ -37,8 +19,8 @@ type Result struct {
 	// Rejected the 429s and Failed every other outcome (an error, a
 	// timeout, another status, an answer whose rate-limit headers cannot
 	// be read). Dropped is the requests the schedule called for while
-	// MaxWorkers were in flight, not sent: the offer a starved machine
-	// could not make, which the limiter never saw.
+	// the load's MaxInFlight were in flight, not sent: the offer a
+	// starved machine could not make, which the limiter never saw.
 	Sent, Accepted, Rejected, Failed, Dropped int
 	// Span is from the first request sent to the last.
 	Span time.Duration
@@ -47,7 +29,8 @@ type Result struct {
 	// FirstFailure is the first failed request's error or status.
 	FirstFailure string
 	// Records are the requests as the client saw them (live.Drive's, node i
-	// being Load.Targets[i]), for the one judge of records, live.Judge.
+	// being the target's Nodes[i]), for the one judge of records,
+	// live.Judge.
 	Records []record.Record
 }
 
@@ -70,76 +53,69 @@ func (r Result) BeyondBurstPerSecond(quota int64) float64 {
 	return float64(int64(r.Accepted)-quota) / r.Span.Seconds()
 }
 
-// check says what is wrong with ld for a drive; Saturate, which offers no
-// rate, asks for everything but the rate.
-func (ld Load) check(paced bool) error {
-	switch {
-	case len(ld.Targets) == 0:
-		return errors.New("ceiling: no targets")
-	case paced && ld.Rate <= 0:
-		return fmt.Errorf("ceiling: the offered rate must be positive, got %d", ld.Rate)
-	case ld.Duration <= 0:
-		return fmt.Errorf("ceiling: the duration must be positive, got %v", ld.Duration)
-	case ld.Timeout < 0:
-		return fmt.Errorf("ceiling: negative timeout %v", ld.Timeout)
-	}
-	for _, t := range ld.Targets {
-		u, err := url.Parse(t)
-		if err != nil || u.Scheme != "http" || u.Host == "" {
-			return fmt.Errorf("ceiling: target %q is not an http://host:port URL", t)
-		}
-	}
-	return nil
-}
-
-// Drive offers ld's load (live.Drive: open loop on vegeta's constant
-// pacer) and tallies the answers. It returns when the last answer is in,
-// or with ctx's error when ctx ends first.
-func Drive(ctx context.Context, ld Load) (Result, error) {
-	if err := ld.check(true); err != nil {
+// Drive offers ld to target and tallies the answers: live.Drive, open
+// loop on vegeta's constant pacer, of the one key ld.Keys names (the
+// limit under test is per key, and Result's rates are that key's) at
+// ld.Rate for ld.Duration. It returns when the last answer is in, or with
+// ctx's error when ctx ends first.
+func Drive(ctx context.Context, target live.HTTP, ld live.Load) (Result, error) {
+	if err := checkLoad(ld); err != nil {
 		return Result{}, err
 	}
-	recs, err := live.Drive(ctx, ld.target(), live.Load{Keys: []string{driveKey}, Rate: ld.Rate, Duration: ld.Duration, Timeout: ld.Timeout, MaxInFlight: ld.maxInFlight()})
+	recs, err := live.Drive(ctx, target, withMaxInFlight(ld))
 	res := tally(recs)
 	res.Offered = int(float64(ld.Rate) * ld.Duration.Seconds())
 	return res, err
 }
 
-// Saturate is the closed-loop ceiling of the path: workers clients, each
-// sending its next request as soon as the last is answered, for duration.
-// Its AcceptedPerSecond plus rejections over Span is the path's rate.
-func Saturate(ctx context.Context, ld Load, workers uint64) (Result, error) {
-	if err := ld.check(false); err != nil {
+// Saturate is the closed-loop ceiling of the path: workers clients of the
+// one key ld.Keys names, each sending its next request as soon as the last
+// is answered, for ld.Duration, which offers no Rate. Its
+// AcceptedPerSecond plus rejections over Span is the path's rate.
+func Saturate(ctx context.Context, target live.HTTP, ld live.Load, workers int) (Result, error) {
+	if err := checkLoad(ld); err != nil {
 		return Result{}, err
 	}
-	if workers == 0 {
+	ld = withMaxInFlight(ld)
+	switch {
+	case workers <= 0:
 		return Result{}, errors.New("ceiling: Saturate needs at least one worker")
-	}
-	if workers > uint64(ld.maxInFlight()) {
-		return Result{}, fmt.Errorf("ceiling: %d workers is more than MaxWorkers %d", workers, ld.maxInFlight())
+	case workers > ld.MaxInFlight:
+		return Result{}, fmt.Errorf("ceiling: %d workers is more than MaxInFlight %d", workers, ld.MaxInFlight)
 	}
 	keys := make([]string, workers) // one closed-loop client each, all on the one key
 	for i := range keys {
-		keys[i] = driveKey
+		keys[i] = ld.Keys[0]
 	}
-	recs, err := live.Drive(ctx, ld.target(), live.Load{Keys: keys, Loop: func() live.Client { return backToBack{} }, Duration: ld.Duration, Timeout: ld.Timeout, MaxInFlight: ld.maxInFlight()})
+	ld.Keys, ld.Loop = keys, func() live.Client { return backToBack{} }
+	recs, err := live.Drive(ctx, target, ld)
 	return tally(recs), err
 }
 
-// driveKey names the records' key: the key the target sees is in
-// Load.Header, so the drive sends none of its own (live.HTTP's KeyHeader "-").
-const driveKey = "ceiling"
-
-// target is ld's nodes as live's HTTP target.
-func (ld Load) target() live.HTTP {
-	return live.HTTP{Nodes: ld.Targets, Path: ld.Path, Header: ld.Header, KeyHeader: "-"}
+// checkLoad says what is wrong with ld for a ceiling drive, beyond what
+// live.Drive checks: the drive measures one key's rate and must name it
+// (Saturate gives it to every client; live.Drive's fresh random key stays
+// inside the drive), and its requests are its own, at Rate or back to
+// back, not a Loop's or a Plan's.
+func checkLoad(ld live.Load) error {
+	switch {
+	case len(ld.Keys) != 1:
+		return fmt.Errorf("ceiling: a drive is of one key, named in Load.Keys; got %d", len(ld.Keys))
+	case ld.Loop != nil || ld.Plan != nil:
+		return errors.New("ceiling: a drive takes no Loop or Plan: Drive sends at Rate, Saturate back to back")
+	}
+	return nil
 }
 
-func (ld Load) maxInFlight() int {
-	if ld.MaxWorkers == 0 {
-		return 512
+// withMaxInFlight is ld bounded at 512 requests in flight unless it says
+// otherwise, twice live's default: a ceiling drive's answers may wait
+// seconds on a starved machine (its tests allow 25 s), and each request
+// the bound keeps from being sent is offer lost (Result.Dropped).
+func withMaxInFlight(ld live.Load) live.Load {
+	if ld.MaxInFlight == 0 {
+		ld.MaxInFlight = 512
 	}
-	return int(min(ld.MaxWorkers, 1<<20))
+	return ld
 }
 
 // backToBack is a closed-loop client that sends its next request the

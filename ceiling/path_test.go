@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/ceiling"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/study"
 	"github.com/redis/go-redis/v9"
@@ -69,7 +70,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	workers, slices, slice := uint64(32), 3, time.Second/3
+	workers, slices, slice := 32, 3, time.Second/3
 	if *full {
 		slice = 10 * time.Second / 3
 	}
@@ -97,7 +98,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 	var lines strings.Builder
 	for i := 0; i < 4*slices && (pathFedSlices < slices || benchFedSlices < slices); i++ {
 		cpu := processCPU()
-		path, err := ceiling.Saturate(ctx, ceiling.Load{Targets: fleet.URLs(), Header: key("tenant-1"), Duration: slice}, workers)
+		path, err := ceiling.Saturate(ctx, live.HTTP{Nodes: fleet.URLs()}, live.Load{Keys: []string{"tenant-1"}, Duration: slice}, workers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 			}
 		}
 
-		args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * slice.Seconds())), "-c", strconv.FormatUint(workers, 10), "-q",
+		args := []string{"-h", host, "-p", port, "-n", strconv.Itoa(int(pathRate * slice.Seconds())), "-c", strconv.Itoa(workers), "-q",
 			"EVALSHA", script.SHA(), "1", prefix + "redis-benchmark",
 			"-1", fmt.Sprint(l.Rate), fmt.Sprint(l.Window), fmt.Sprint(l.Burst), fmt.Sprint(l.Unit), fmt.Sprint(l.Refill)}
 		if srv.Password != "" {

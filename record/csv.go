@@ -72,10 +72,10 @@ func ReadCSV(r io.Reader) ([]Record, error) {
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return nil, &ParseError{1, errors.New("empty: the first row must name the columns")}
+		return nil, lineError(1, errors.New("empty: the first row must name the columns"))
 	}
 	if err != nil {
-		return nil, &ParseError{1, err}
+		return nil, lineError(1, err)
 	}
 	col := map[string]int{}
 	for i, name := range header {
@@ -88,16 +88,16 @@ func ReadCSV(r io.Reader) ([]Record, error) {
 			known = known || c == name
 		}
 		if !known {
-			return nil, &ParseError{1, fmt.Errorf("column %q is not one of %s", name, strings.Join(CSVColumns, ", "))}
+			return nil, lineError(1, fmt.Errorf("column %q is not one of %s", name, strings.Join(CSVColumns, ", ")))
 		}
 		if _, dup := col[name]; dup {
-			return nil, &ParseError{1, fmt.Errorf("column %q twice", name)}
+			return nil, lineError(1, fmt.Errorf("column %q twice", name))
 		}
 		col[name] = i
 	}
 	for _, need := range []string{"key", "sent_us", "answered_us"} {
 		if _, ok := col[need]; !ok {
-			return nil, &ParseError{1, fmt.Errorf("no %s column", need)}
+			return nil, lineError(1, fmt.Errorf("no %s column", need))
 		}
 	}
 	var out []Record
@@ -108,11 +108,11 @@ func ReadCSV(r io.Reader) ([]Record, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, &ParseError{line, err}
+			return nil, lineError(line, err)
 		}
 		rec, err := parseRow(row, col)
 		if err != nil {
-			return nil, &ParseError{line, err}
+			return nil, lineError(line, err)
 		}
 		out = append(out, rec)
 	}

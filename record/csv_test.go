@@ -57,8 +57,8 @@ func TestCSVOfYourOwn(t *testing.T) {
 	} {
 		recs, err := record.ReadCSV(strings.NewReader(c.file))
 		var pe *record.ParseError
-		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: error %v, want a *ParseError with %q", c.file, err, c.want)
+		if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "record: "+c.want) {
+			t.Errorf("%q: error %v, want a *ParseError saying \"record: %s\"", c.file, err, c.want)
 		}
 		if recs != nil {
 			t.Errorf("%q: %d records returned with the error", c.file, len(recs))

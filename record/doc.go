@@ -20,7 +20,8 @@
 //
 // The Record, the Answer and its Fields, and the record's file format,
 // overshoot.record/v1 (JSON Lines: WriteJSONL, ReadJSONL; the same columns
-// as CSV: WriteCSV, ReadCSV). It imports algos
-// (for algos.Decision) and internal/encode only, so that the simulator,
-// the live driver and the readers of traces can all speak it.
+// as CSV: WriteCSV, ReadCSV), with the ParseError of a line that cannot
+// be read, which package traffic's readers of traces return too. It
+// imports algos (for algos.Decision) and internal/encode only, so that the
+// simulator, the live driver and the readers of traces can all speak it.
 package record

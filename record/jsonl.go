@@ -101,17 +101,46 @@ func WriteJSONL(w io.Writer, records []Record) error {
 	return bw.Flush()
 }
 
-// ParseError is a line of a record file that could not be read: its line
-// number (from 1) and why.
+// ParseError is a line of a file that could not be read, whichever reader
+// refused it: this package's, of a record file, or package traffic's, of
+// a trace. One type for both, so that a caller of either asks errors.As
+// once, and a line of input that cannot be read reads alike in both.
 type ParseError struct {
+	// Reader names the package whose reader refused the input, "record"
+	// (a record file) or "traffic" (a trace): the kind of file, and the
+	// message's first word, as for every other error of that package.
+	Reader string
+	// Line is the 1-based line of the input; 0 when the input is empty
+	// (a trace's reader says so; a record file's empty input is line 1).
 	Line int
-	Err  error
+	// Column is the column or field at fault, as the file names it
+	// ("timestamp", "key", …); "" when it is the whole line, as it always
+	// is for a record file.
+	Column string
+	// Err is why; a trace's reader wraps one of traffic's Err values.
+	Err error
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("record: line %d: %v", e.Line, e.Err) }
+// Error is "reader: line N, column C: why", without the column when none
+// is named, and with "input" for line 0.
+func (e *ParseError) Error() string {
+	where := "input"
+	if e.Line > 0 {
+		where = fmt.Sprintf("line %d", e.Line)
+	}
+	if e.Column != "" {
+		where += ", column " + e.Column
+	}
+	return fmt.Sprintf("%s: %s: %v", e.Reader, where, e.Err)
+}
 
-// Unwrap is the reason.
+// Unwrap is why, for errors.Is against a reader's own errors.
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// lineError is line of a record file refused for err.
+func lineError(line int, err error) *ParseError {
+	return &ParseError{Reader: "record", Line: line, Err: err}
+}
 
 // maxLine bounds one line of a record file: a record is a few hundred
 // bytes, and a file that is not one must fail, not fill memory.
@@ -144,28 +173,28 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 				Schema *string `json:"schema"`
 			}
 			if err := json.Unmarshal(text, &head); err != nil || head.Schema == nil {
-				return nil, &ParseError{line, fmt.Errorf("the first line must name the schema, {\"schema\":%q}", Schema)}
+				return nil, lineError(line, fmt.Errorf("the first line must name the schema, {\"schema\":%q}", Schema))
 			}
 			if *head.Schema != Schema {
-				return nil, &ParseError{line, fmt.Errorf("schema %q, want %q", *head.Schema, Schema)}
+				return nil, lineError(line, fmt.Errorf("schema %q, want %q", *head.Schema, Schema))
 			}
 			schema = true
 			continue
 		}
 		rec, err := parseLine(text)
 		if err != nil {
-			return nil, &ParseError{line, err}
+			return nil, lineError(line, err)
 		}
 		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{line + 1, fmt.Errorf("a line longer than %d bytes", maxLine)}
+			return nil, lineError(line+1, fmt.Errorf("a line longer than %d bytes", maxLine))
 		}
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	if !schema {
-		return nil, &ParseError{1, fmt.Errorf("empty: the first line must name the schema, {\"schema\":%q}", Schema)}
+		return nil, lineError(1, fmt.Errorf("empty: the first line must name the schema, {\"schema\":%q}", Schema))
 	}
 	return out, nil
 }

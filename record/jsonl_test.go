@@ -135,8 +135,8 @@ func TestMalformedRecordFilesAreRefusedByLine(t *testing.T) {
 	} {
 		recs, err := record.ReadJSONL(strings.NewReader(c.file))
 		var pe *record.ParseError
-		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%.60q: error %v, want a *ParseError with %q", c.file, err, c.want)
+		if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "record: "+c.want) {
+			t.Errorf("%.60q: error %v, want a *ParseError saying \"record: %s\"", c.file, err, c.want)
 		}
 		if recs != nil {
 			t.Errorf("%.60q: %d records returned with the error", c.file, len(recs))

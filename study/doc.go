@@ -11,7 +11,7 @@
 //     (INCR, compare), WATCH/MULTI with a retry budget of 3 and of 10, and
 //     redis/lua's fixed window, token bucket, sliding log and sliding counter
 //     scripts on Redis TIME. They share the Strategy interface; each request
-//     gets an Answer.
+//     gets a Ruling.
 //   - A Trial: c workers, each on its own connection (Conns), send their
 //     share of the offered requests against one fresh key, released together
 //     by a barrier (Adversarial), after seeded random offsets (Random), or

@@ -124,12 +124,12 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan tr
 					errs[wi] = err
 					return
 				}
-				ans, err := s.Allow(ctx, target)
+				ruling, err := s.Allow(ctx, target)
 				if err != nil {
 					errs[wi] = err
 					return
 				}
-				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ans.RedisTime, seq: ans.Seq, allowed: ans.Allowed})
+				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ruling.RedisTime, seq: ruling.Seq, allowed: ruling.Allowed})
 			}
 		})
 	}

@@ -202,7 +202,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 	}
 	var atomic []Strategy
 	for _, s := range mustStrategies(t) {
-		if s.Kind() == Atomic {
+		if s.Atomicity() == Atomic {
 			atomic = append(atomic, s)
 		}
 	}

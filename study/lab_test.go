@@ -90,7 +90,7 @@ func (l *lab) pointUntil(f *Conns, s Strategy, c, per, limit int, rel Release, m
 	if err != nil {
 		return GridPoint{}, err
 	}
-	pt := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Release: rel, Limit: limit}
+	pt := GridPoint{Strategy: s.Name(), Atomicity: s.Atomicity(), Workers: c, Path: f.Path.Name, RTT: f.Path.RTT, Release: rel, Limit: limit}
 	key := fmt.Sprintf("%strial:%s:%d:%s:%s:%d", l.prefix, s.Name(), c, f.Path.Name, rel, limit)
 	for rep := range maxReps {
 		if rep >= minReps && enough != nil && enough(pt) {

@@ -177,7 +177,7 @@ func WriteGrid(w io.Writer, points []GridPoint) error {
 			admitted = fmt.Sprintf("%d-%d", s.AdmittedMin, s.AdmittedMax)
 		}
 		fmt.Fprintf(&b, "%-20s %-10s %3d %-8s %8s %-11s %6d %4d %9s %14s %6s %13s %4.0f%% %9s %9s %9.0f\n",
-			pt.Strategy, pt.Kind, pt.Workers, pt.Path, fmtDur(pt.RTT), pt.Release, s.Trials, s.Sent, admitted,
+			pt.Strategy, pt.Atomicity, pt.Workers, pt.Path, fmtDur(pt.RTT), pt.Release, s.Trials, s.Sent, admitted,
 			fmt.Sprintf("%+.1f/%+d", s.OverMean, s.OverMax), model,
 			fmt.Sprintf("%.1f/%d", s.WithinMean, s.WithinMax), 100*s.WithinShare,
 			fmtDur(s.P50), fmtDur(s.P99), s.Throughput)

@@ -137,22 +137,22 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					var ans Answer
+					var ruling Ruling
 					var err error
 					at := int64(-1)
 					if callerClock {
 						at = sync0.Now() + plan.Offset(w)
 						planned += plan.Offset(w) // in the clock at is read on
-						ans, err = bucket.AllowAt(ctx, target, at)
+						ruling, err = bucket.AllowAt(ctx, target, at)
 					} else {
-						ans, err = bucket.Allow(ctx, target)
-						at = ans.RedisTime
+						ruling, err = bucket.Allow(ctx, target)
+						at = ruling.RedisTime
 					}
 					if err != nil {
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ans.Seq, allowed: ans.Allowed})
+					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ruling.Seq, allowed: ruling.Allowed})
 				}
 			})
 		}

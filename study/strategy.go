@@ -10,14 +10,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Kind sorts the strategies by how they decide, which is what the findings
-// are about.
-type Kind int
+// Atomicity sorts the strategies by how they decide: whether a request's
+// read, decision and write are one step in Redis, which is what the
+// findings are about.
+type Atomicity int
 
 const (
 	// Racy strategies read and write in separate commands with the decision
 	// in between, in the client: concurrent callers decide on stale reads.
-	Racy Kind = iota + 1
+	Racy Atomicity = iota + 1
 	// Atomic strategies decide in one Redis command (an INCR or a script),
 	// so Redis orders every decision and none is taken on a stale read.
 	Atomic
@@ -26,11 +27,11 @@ const (
 	Optimistic
 )
 
-var kindNames = [...]string{Racy: "racy", Atomic: "atomic", Optimistic: "optimistic"}
+var atomicityNames = [...]string{Racy: "racy", Atomic: "atomic", Optimistic: "optimistic"}
 
-// String names the kind as the report prints it ("racy", "atomic",
-// "optimistic"), or Kind(n) for a value that is none of them.
-func (k Kind) String() string { return enumName(kindNames[:], int(k), "Kind") }
+// String names the atomicity as the report prints it ("racy", "atomic",
+// "optimistic"), or Atomicity(n) for a value that is none of them.
+func (a Atomicity) String() string { return enumName(atomicityNames[:], int(a), "Atomicity") }
 
 // enumName is names[v] when v has a name there, else typ(v).
 func enumName(names []string, v int, typ string) string {
@@ -56,8 +57,9 @@ const (
 	Exhausted
 )
 
-// Answer is one request's decision, with what the harness needs to judge it.
-type Answer struct {
+// Ruling is what a strategy decided for one request, with what the harness
+// needs to judge it: how it decided, and where Redis placed it.
+type Ruling struct {
 	Allowed bool    // the request was admitted
 	Refusal Refusal // NotRefused exactly when Allowed
 	// Attempts is how many times the strategy tried: 1 for all but the
@@ -77,7 +79,7 @@ type Answer struct {
 // Target is where a strategy sends one request: the connection to use, the
 // limited key and its limit, and a counter key that strategies able to
 // report Redis's order of decisions may INCR atomically with them
-// (Answer.Seq).
+// (Ruling.Seq).
 type Target struct {
 	Client *redis.Client // the worker's own connection
 	Key    string        // the limited key
@@ -93,10 +95,10 @@ type Target struct {
 type Strategy interface {
 	// Name is the strategy's name in the report.
 	Name() string
-	// Kind is how the strategy decides.
-	Kind() Kind
+	// Atomicity is how the strategy decides.
+	Atomicity() Atomicity
 	// Allow decides one request sent to t.
-	Allow(ctx context.Context, t Target) (Answer, error)
+	Allow(ctx context.Context, t Target) (Ruling, error)
 }
 
 // preparer is a strategy with work to do once before a trial (a script to
@@ -147,22 +149,22 @@ type CheckThenAct struct{}
 // Name is "check-then-act".
 func (CheckThenAct) Name() string { return "check-then-act" }
 
-// Kind is Racy.
-func (CheckThenAct) Kind() Kind { return Racy }
+// Atomicity is Racy.
+func (CheckThenAct) Atomicity() Atomicity { return Racy }
 
 // Allow runs GET, compare, INCR.
-func (CheckThenAct) Allow(ctx context.Context, t Target) (Answer, error) {
+func (CheckThenAct) Allow(ctx context.Context, t Target) (Ruling, error) {
 	n, err := readCount(ctx, t.Client, t.Key)
 	if err != nil {
-		return Answer{}, err
+		return Ruling{}, err
 	}
 	if n >= t.Limit.Rate {
-		return Answer{Refusal: AtLimit, Attempts: 1, Read: n}, nil
+		return Ruling{Refusal: AtLimit, Attempts: 1, Read: n}, nil
 	}
 	if err := t.Client.Incr(ctx, t.Key).Err(); err != nil {
-		return Answer{}, fmt.Errorf("check-then-act INCR: %w", err)
+		return Ruling{}, fmt.Errorf("check-then-act INCR: %w", err)
 	}
-	return Answer{Allowed: true, Attempts: 1, Read: n}, nil
+	return Ruling{Allowed: true, Attempts: 1, Read: n}, nil
 }
 
 // IncrThenCheck counts every request first (INCR) and admits it when the
@@ -176,26 +178,26 @@ type IncrThenCheck struct{}
 // Name is "incr-then-check".
 func (IncrThenCheck) Name() string { return "incr-then-check" }
 
-// Kind is Atomic.
-func (IncrThenCheck) Kind() Kind { return Atomic }
+// Atomicity is Atomic.
+func (IncrThenCheck) Atomicity() Atomicity { return Atomic }
 
 // Allow runs INCR, compare.
-func (IncrThenCheck) Allow(ctx context.Context, t Target) (Answer, error) {
+func (IncrThenCheck) Allow(ctx context.Context, t Target) (Ruling, error) {
 	n, err := t.Client.Incr(ctx, t.Key).Result()
 	if err != nil {
-		return Answer{}, fmt.Errorf("incr-then-check INCR: %w", err)
+		return Ruling{}, fmt.Errorf("incr-then-check INCR: %w", err)
 	}
 	if n > t.Limit.Rate {
-		return Answer{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
+		return Ruling{Refusal: AtLimit, Attempts: 1, Seq: n}, nil
 	}
-	return Answer{Allowed: true, Attempts: 1, Seq: n}, nil
+	return Ruling{Allowed: true, Attempts: 1, Seq: n}, nil
 }
 
 // Watch is check-then-act made safe optimistically: WATCH the key, GET it,
 // and if the count is below L, INCR it inside MULTI/EXEC, which Redis runs
 // only if nobody changed the key since the WATCH. A failed EXEC is retried
 // up to Budget more times; a request whose budget runs out is refused
-// (Answer.Refusal == Exhausted) although the count it last read was below
+// (Ruling.Refusal == Exhausted) although the count it last read was below
 // L. It never over-admits.
 //
 // One attempt is three round trips on the worker's own connection (WATCH;
@@ -208,11 +210,11 @@ type Watch struct {
 // Name is "watch-multi-<budget>".
 func (w Watch) Name() string { return fmt.Sprintf("watch-multi-%d", w.Budget) }
 
-// Kind is Optimistic.
-func (Watch) Kind() Kind { return Optimistic }
+// Atomicity is Optimistic.
+func (Watch) Atomicity() Atomicity { return Optimistic }
 
 // Allow tries up to 1+Budget times.
-func (w Watch) Allow(ctx context.Context, t Target) (Answer, error) {
+func (w Watch) Allow(ctx context.Context, t Target) (Ruling, error) {
 	for attempt := 1; attempt <= 1+w.Budget; attempt++ {
 		var atLimit bool
 		err := t.Client.Watch(ctx, func(tx *redis.Tx) error {
@@ -234,14 +236,14 @@ func (w Watch) Allow(ctx context.Context, t Target) (Answer, error) {
 		case errors.Is(err, redis.TxFailedErr):
 			continue // someone wrote the key after our WATCH: read again
 		case err != nil:
-			return Answer{}, fmt.Errorf("%s: %w", w.Name(), err)
+			return Ruling{}, fmt.Errorf("%s: %w", w.Name(), err)
 		case atLimit:
-			return Answer{Refusal: AtLimit, Attempts: attempt}, nil
+			return Ruling{Refusal: AtLimit, Attempts: attempt}, nil
 		default:
-			return Answer{Allowed: true, Attempts: attempt}, nil
+			return Ruling{Allowed: true, Attempts: attempt}, nil
 		}
 	}
-	return Answer{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
+	return Ruling{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
 // Script is a Lua limiter script from redis/lua (one of its six, or the
@@ -269,31 +271,31 @@ func (s Script) Name() string { return "lua-" + s.limiter.Name() }
 // Algorithm is the algorithm the script runs.
 func (s Script) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
 
-// Kind is Atomic.
-func (Script) Kind() Kind { return Atomic }
+// Atomicity is Atomic.
+func (Script) Atomicity() Atomicity { return Atomic }
 
 // prepare loads the script into Redis.
 func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
 
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
 // INCRs t.SeqKey in the same step when set.
-func (s Script) Allow(ctx context.Context, t Target) (Answer, error) { return s.AllowAt(ctx, t, -1) }
+func (s Script) Allow(ctx context.Context, t Target) (Ruling, error) { return s.AllowAt(ctx, t, -1) }
 
 // AllowAt runs the script once with the caller's own time now (µs) instead
 // of Redis TIME, the deployment in which each caller's clock decides (a
 // negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
 // same step when set.
-func (s Script) AllowAt(ctx context.Context, t Target, now int64) (Answer, error) {
+func (s Script) AllowAt(ctx context.Context, t Target, now int64) (Ruling, error) {
 	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Now: now})
 	if err != nil {
-		return Answer{}, err
+		return Ruling{}, err
 	}
 	return fromReply(r), nil
 }
 
-// fromReply is a script's reply as an Answer.
-func fromReply(r lua.Reply) Answer {
-	a := Answer{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
+// fromReply is a script's reply as a Ruling.
+func fromReply(r lua.Reply) Ruling {
+	a := Ruling{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
 	if !a.Allowed {
 		a.Refusal = AtLimit
 	}

@@ -150,7 +150,7 @@ func checkEveryTrial(t *testing.T, points []GridPoint) {
 	for _, pt := range points {
 		for _, r := range pt.Results {
 			where := fmt.Sprintf("%s c=%d %s %s L=%d", pt.Strategy, pt.Workers, pt.Path, pt.Release, pt.Limit)
-			switch pt.Kind {
+			switch pt.Atomicity {
 			case Atomic:
 				if r.Over != 0 || r.RefusedWithin != 0 {
 					t.Errorf("%s: over %+d, refused %d within the limit; an atomic strategy admits exactly L", where, r.Over, r.RefusedWithin)

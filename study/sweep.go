@@ -41,14 +41,14 @@ func Spread(p *Path, per int) time.Duration {
 // GridPoint is one point of a sweep (a strategy, a worker count, a path, a
 // release and a limit) and every trial run there.
 type GridPoint struct {
-	Strategy string        // the Strategy's Name
-	Kind     Kind          // the Strategy's Kind
-	Workers  int           // c
-	Path     string        // the Path's Name
-	RTT      time.Duration // the Path's measured RTT
-	Release  Release       // how the trials' workers started
-	Limit    int           // L
-	Results  []TrialResult // one a trial, in the order they ran
+	Strategy  string        // the Strategy's Name
+	Atomicity Atomicity     // the Strategy's Atomicity
+	Workers   int           // c
+	Path      string        // the Path's Name
+	RTT       time.Duration // the Path's measured RTT
+	Release   Release       // how the trials' workers started
+	Limit     int           // L
+	Results   []TrialResult // one a trial, in the order they ran
 }
 
 // RunGrid runs every trial of g against keys under prefix, one fleet of
@@ -67,7 +67,7 @@ func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint
 			for _, c := range g.Workers {
 				per := (g.Offered + c - 1) / c
 				for _, rel := range g.Releases {
-					pt := GridPoint{Strategy: s.Name(), Kind: s.Kind(), Workers: c, Path: p.Name, RTT: p.RTT, Release: rel, Limit: int(g.Limit.Rate)}
+					pt := GridPoint{Strategy: s.Name(), Atomicity: s.Atomicity(), Workers: c, Path: p.Name, RTT: p.RTT, Release: rel, Limit: int(g.Limit.Rate)}
 					for rep := range g.Reps {
 						t := Trial{Strategy: s, Workers: c, PerWorker: per, Limit: g.Limit, Release: rel,
 							Spread: Spread(p, per), Seed: g.Seed + uint64(rep)}

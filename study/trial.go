@@ -75,7 +75,7 @@ type TrialResult struct {
 	// Elapsed is from the barrier's release to the last decision.
 	Elapsed time.Duration
 	// Rounds and RoundsOutOfStep, for the Rounds release and a strategy that
-	// reports what it read (Answer.Read): how many rounds ran, and in how
+	// reports what it read (Ruling.Read): how many rounds ran, and in how
 	// many some worker's read already saw a write of the same round, so the
 	// round did not run in lockstep (every read before every write).
 	Rounds, RoundsOutOfStep int
@@ -138,10 +138,10 @@ func (f *Conns) Run(ctx context.Context, t Trial, key string) (TrialResult, erro
 		maxTrialReruns+1, t.Strategy.Name(), algos.FormatMicros(t.Limit.Window))
 }
 
-// record is one request of a trial: its answer, its time from send to
+// record is one request of a trial: its ruling, its time from send to
 // decision, and when it was decided.
 type record struct {
-	ans     Answer
+	ruling  Ruling
 	latency time.Duration
 	done    time.Duration // since the release
 }
@@ -198,13 +198,13 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 					rounds.await()
 				}
 				t0 := time.Now()
-				ans, err := t.Strategy.Allow(ctx, target)
+				ruling, err := t.Strategy.Allow(ctx, target)
 				now := time.Now()
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				recs[w] = append(recs[w], record{ans: ans, latency: now.Sub(t0), done: now.Sub(release)})
+				recs[w] = append(recs[w], record{ruling: ruling, latency: now.Sub(t0), done: now.Sub(release)})
 			}
 		})
 	}
@@ -226,19 +226,19 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
 	for _, rec := range all {
-		r.Attempts += rec.ans.Attempts
+		r.Attempts += rec.ruling.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
 		r.Elapsed = max(r.Elapsed, rec.done)
 		switch {
-		case rec.ans.Allowed:
+		case rec.ruling.Allowed:
 			r.Admitted++
-		case rec.ans.Refusal == AtLimit:
+		case rec.ruling.Refusal == AtLimit:
 			r.RefusedAtLimit++
 		}
 	}
 	r.Over = r.Admitted - int(t.Limit.Rate)
-	r.RefusedWithin = RefusedWithinLimit(answers(all), t.Limit.Rate)
-	if t.Release == Rounds && t.Strategy.Kind() == Racy {
+	r.RefusedWithin = RefusedWithinLimit(rulingsOf(all), t.Limit.Rate)
+	if t.Release == Rounds && t.Strategy.Atomicity() == Racy {
 		r.Rounds, r.RoundsOutOfStep = roundsOutOfStep(recs)
 	}
 	slices.Sort(r.Latencies)
@@ -258,10 +258,10 @@ func roundsOutOfStep(recs [][]record) (rounds, outOfStep int) {
 				continue
 			}
 			ran = true
-			if rs[k].ans.Read != admitted {
+			if rs[k].ruling.Read != admitted {
 				inStep = false
 			}
-			if rs[k].ans.Allowed {
+			if rs[k].ruling.Allowed {
 				thisRound++
 			}
 		}
@@ -333,7 +333,7 @@ func (b *roundBarrier) next() {
 	b.cond.Broadcast()
 }
 
-// RefusedWithinLimit counts the refusals among answers of requests that were
+// RefusedWithinLimit counts the refusals among rulings on requests that were
 // within the limit: refused while fewer than limit requests had been
 // admitted in total.
 // How that is known depends on the strategy:
@@ -345,16 +345,16 @@ func (b *roundBarrier) next() {
 //     than L admits come before them in that order.
 //   - Check-then-act carries no order, and needs none: it refuses only on
 //     reading a count of L or more, and its count is the number admitted.
-func RefusedWithinLimit(answers []Answer, limit int64) int {
+func RefusedWithinLimit(rulings []Ruling, limit int64) int {
 	var admits []int64
-	for _, a := range answers {
+	for _, a := range rulings {
 		if a.Allowed && a.Seq > 0 {
 			admits = append(admits, a.Seq)
 		}
 	}
 	slices.Sort(admits)
 	n := 0
-	for _, a := range answers {
+	for _, a := range rulings {
 		switch {
 		case a.Allowed:
 		case a.Refusal == Exhausted:
@@ -369,11 +369,11 @@ func RefusedWithinLimit(answers []Answer, limit int64) int {
 	return n
 }
 
-// answers is the answer of every record, in order.
-func answers(recs []record) []Answer {
-	out := make([]Answer, len(recs))
+// rulingsOf is the ruling of every record, in order.
+func rulingsOf(recs []record) []Ruling {
+	out := make([]Ruling, len(recs))
 	for i, r := range recs {
-		out[i] = r.ans
+		out[i] = r.ruling
 	}
 	return out
 }

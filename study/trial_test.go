@@ -9,14 +9,14 @@ import (
 // Redis's order, or when an optimistic budget ran out; a refusal carrying no
 // order counts only if it is an exhaustion.
 func TestRefusedWithinLimitCountsRefusalsBeforeTheLthAdmit(t *testing.T) {
-	admit := func(seq int64) Answer { return Answer{Allowed: true, Seq: seq} }
-	refuse := func(seq int64) Answer { return Answer{Refusal: AtLimit, Seq: seq} }
-	answers := []Answer{admit(1), refuse(2), admit(3), refuse(4), refuse(5), {Refusal: Exhausted}, {Refusal: AtLimit}}
+	admit := func(seq int64) Ruling { return Ruling{Allowed: true, Seq: seq} }
+	refuse := func(seq int64) Ruling { return Ruling{Refusal: AtLimit, Seq: seq} }
+	rulings := []Ruling{admit(1), refuse(2), admit(3), refuse(4), refuse(5), {Refusal: Exhausted}, {Refusal: AtLimit}}
 	// L = 2: refusal 2 comes after one admit (within); 4 and 5 after two.
-	if got := RefusedWithinLimit(answers, 2); got != 2 {
+	if got := RefusedWithinLimit(rulings, 2); got != 2 {
 		t.Errorf("L=2: %d refusals within the limit, want 2 (seq 2 and the exhausted one)", got)
 	}
-	if got := RefusedWithinLimit(answers, 3); got != 4 {
+	if got := RefusedWithinLimit(rulings, 3); got != 4 {
 		t.Errorf("L=3: %d refusals within the limit, want 4 (seq 2, 4, 5 and the exhausted one)", got)
 	}
 }

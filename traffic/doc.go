@@ -67,8 +67,10 @@
 // windows puts its requests in different windows and gets a different
 // answer. Trace.Rebase moves one by whole periods when the simulator needs
 // smaller numbers. Input out of time order is sorted, not refused, and
-// Info says so. Errors name the line and the column. WriteCSV and
-// WriteJSONL write a Trace that reads back identical.
+// Info says so. Errors name the line and the column: a
+// *record.ParseError, the one error of a line that cannot be read, a
+// trace's or a record file's. WriteCSV and WriteJSONL write a Trace that
+// reads back identical.
 //
 // # What it owns, and what it must not import
 //
@@ -80,8 +82,9 @@
 // (dist.go), the Spec (generate.go), every stream's purpose (streams.go),
 // the Trace (trace.go) and its two file formats (read.go, write.go, with
 // exact decimal seconds in decimal.go). It imports model, for its Stream,
-// Request and Client, and algos, for the Limit the simulator's clients and
-// the study's plans are shaped by: never scenarios, replay, study,
+// Request and Client, algos, for the Limit the simulator's clients and
+// the study's plans are shaped by, and record, for the ParseError its
+// readers return (model imports record already): never scenarios, replay, study,
 // adversary, a limiter, rapid, or anything outside the standard library.
 // It says what is sent; what a limiter does with it is the simulator's
 // business.

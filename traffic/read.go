@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/overshoot-go/overshoot/record"
 )
 
-// The problems a reader reports, each wrapped in a *ParseError that says
-// where; test for them with errors.Is.
+// The problems a reader reports, each wrapped in a *record.ParseError
+// that says where; test for them with errors.Is.
 var (
 	// ErrEmpty: the input holds no request (nothing at all, or a header only).
 	ErrEmpty = errors.New("no requests")
@@ -47,36 +49,16 @@ var (
 	ErrKey = errors.New("invalid key")
 )
 
-// ParseError is what ReadCSV and ReadJSONL return for bad input: where,
-// and the problem (one of the Err values above, wrapped).
-type ParseError struct {
-	// Line is the 1-based line of the input; 0 when the input is empty.
-	Line int
-	// Column is the CSV column or JSON field at fault ("timestamp", "key",
-	// "cost", "duration"); "" when it is the whole line.
-	Column string
-	Err    error
+// lineError is what ReadCSV and ReadJSONL return for bad input: a
+// *record.ParseError (the one error of a line that cannot be read, a
+// record file's or a trace's) saying where, by line and, when one is at
+// fault, by column ("timestamp", "key", "cost", "duration"), and the
+// problem, one of the Err values above, wrapped. Its message is
+// "traffic: line N, column C: problem", and "traffic: input: problem" for
+// line 0, an empty input.
+func lineError(line int, column string, err error) *record.ParseError {
+	return &record.ParseError{Reader: "traffic", Line: line, Column: column, Err: err}
 }
-
-// Error is "traffic: line N, column C: problem".
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	b.WriteString("traffic: ")
-	if e.Line > 0 {
-		fmt.Fprintf(&b, "line %d", e.Line)
-	} else {
-		b.WriteString("input")
-	}
-	if e.Column != "" {
-		fmt.Fprintf(&b, ", column %s", e.Column)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
-	return b.String()
-}
-
-// Unwrap is the problem, for errors.Is against the Err values.
-func (e *ParseError) Unwrap() error { return e.Err }
 
 // Info is what a reader noticed about its input beyond the Trace.
 type Info struct {
@@ -117,14 +99,14 @@ const maxLine = 1 << 20
 //     means 0, unknown.
 //
 // Input out of time order is not an error: the Trace comes back stably
-// sorted, and Info says it was not. Any problem is a *ParseError with its
-// line and column; input without requests is ErrEmpty.
+// sorted, and Info says it was not. Any problem is a *record.ParseError
+// with its line and column; input without requests is ErrEmpty.
 func ReadCSV(r io.Reader) (Trace, Info, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 64<<10))
 	cr.ReuseRecord = true // one string per row instead of one per field
 	header, err := cr.Read()
 	if err == io.EOF {
-		return Trace{}, Info{}, &ParseError{Err: fmt.Errorf("%w: the input is empty, not even a header", ErrEmpty)}
+		return Trace{}, Info{}, lineError(0, "", fmt.Errorf("%w: the input is empty, not even a header", ErrEmpty))
 	}
 	if err != nil {
 		return Trace{}, Info{}, csvError(err, 0, 0)
@@ -139,15 +121,15 @@ func ReadCSV(r io.Reader) (Trace, Info, error) {
 		name = strings.ToLower(strings.TrimSpace(name))
 		if j, known := col[name]; known {
 			if j >= 0 {
-				return Trace{}, Info{}, &ParseError{Line: headerLine, Column: name, Err: ErrDuplicateColumn}
+				return Trace{}, Info{}, lineError(headerLine, name, ErrDuplicateColumn)
 			}
 			col[name] = i
 		}
 	}
 	for _, name := range []string{colTimestamp, colKey} {
 		if col[name] < 0 {
-			return Trace{}, Info{}, &ParseError{Line: headerLine, Column: name,
-				Err: fmt.Errorf("%w (the header is %.200q)", ErrMissingColumn, strings.Join(header, ","))}
+			return Trace{}, Info{}, lineError(headerLine, name,
+				fmt.Errorf("%w (the header is %.200q)", ErrMissingColumn, strings.Join(header, ",")))
 		}
 	}
 	ts, key, cost, dur := col[colTimestamp], col[colKey], col[colCost], col[colDuration]
@@ -165,7 +147,7 @@ func ReadCSV(r io.Reader) (Trace, Info, error) {
 		// asked on the way out, so a good row costs nothing for it.
 		fail := func(c int, name string, err error) (Trace, Info, error) {
 			line, _ := cr.FieldPos(c)
-			return Trace{}, Info{}, &ParseError{Line: line, Column: name, Err: err}
+			return Trace{}, Info{}, lineError(line, name, err)
 		}
 		var req Request
 		if req.Sent, err = parseTime(rec[ts]); err != nil {
@@ -190,13 +172,13 @@ func ReadCSV(r io.Reader) (Trace, Info, error) {
 		}
 	}
 	if b.n == 0 {
-		return Trace{}, Info{}, &ParseError{Line: headerLine, Err: fmt.Errorf("%w after the header", ErrEmpty)}
+		return Trace{}, Info{}, lineError(headerLine, "", fmt.Errorf("%w after the header", ErrEmpty))
 	}
 	t := b.finish()
 	return t, b.info, nil
 }
 
-// csvError turns encoding/csv's error into a ParseError; a row of the
+// csvError turns encoding/csv's error into a lineError; a row of the
 // wrong length has got fields where the header has want.
 func csvError(err error, got, want int) error {
 	var pe *csv.ParseError
@@ -204,9 +186,9 @@ func csvError(err error, got, want int) error {
 		return err // the reader's own error: not the input's fault
 	}
 	if errors.Is(pe.Err, csv.ErrFieldCount) {
-		return &ParseError{Line: pe.StartLine, Err: fmt.Errorf("%w: %d where the header has %d", ErrFieldCount, got, want)}
+		return lineError(pe.StartLine, "", fmt.Errorf("%w: %d where the header has %d", ErrFieldCount, got, want))
 	}
-	return &ParseError{Line: pe.Line, Err: fmt.Errorf("%w: %v at character %d", ErrSyntax, pe.Err, pe.Column)}
+	return lineError(pe.Line, "", fmt.Errorf("%w: %v at character %d", ErrSyntax, pe.Err, pe.Column))
 }
 
 // ReadJSONL reads a trace from JSON lines: one object per line,
@@ -232,7 +214,7 @@ func ReadJSONL(r io.Reader) (Trace, Info, error) {
 		}
 		req, col, err := b.jsonRequest(text)
 		if err != nil {
-			return Trace{}, Info{}, &ParseError{Line: line, Column: col, Err: err}
+			return Trace{}, Info{}, lineError(line, col, err)
 		}
 		if b.add(req) {
 			b.info.FirstOutOfOrder = line
@@ -240,12 +222,12 @@ func ReadJSONL(r io.Reader) (Trace, Info, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return Trace{}, Info{}, &ParseError{Line: line + 1, Err: fmt.Errorf("%w: longer than %d bytes", ErrSyntax, maxLine)}
+			return Trace{}, Info{}, lineError(line+1, "", fmt.Errorf("%w: longer than %d bytes", ErrSyntax, maxLine))
 		}
 		return Trace{}, Info{}, err
 	}
 	if b.n == 0 {
-		return Trace{}, Info{}, &ParseError{Line: line, Err: fmt.Errorf("%w: no JSON object in the input", ErrEmpty)}
+		return Trace{}, Info{}, lineError(line, "", fmt.Errorf("%w: no JSON object in the input", ErrEmpty))
 	}
 	return b.finish(), b.info, nil
 }
@@ -471,7 +453,7 @@ func (b *builder) finish() Trace {
 
 // ReadFile reads a recorded trace from a file: JSON lines when its name ends
 // in .jsonl or .ndjson, CSV otherwise. An error names the file (and, for a
-// ParseError, still unwraps to it).
+// *record.ParseError, still unwraps to it).
 func ReadFile(path string) (Trace, Info, error) {
 	f, err := os.Open(path)
 	if err != nil {

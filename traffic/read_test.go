@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -74,12 +75,12 @@ func TestMalformedInputNamesLineColumnAndProblem(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := c.read(strings.NewReader(c.input))
-			var pe *traffic.ParseError
+			var pe *record.ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("got %v, want a *ParseError", err)
 			}
-			if pe.Line != c.line || pe.Column != c.column || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.says) {
-				t.Errorf("got %q (line %d, column %q), want line %d, column %q, %v, saying %q",
+			if pe.Line != c.line || pe.Column != c.column || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.says) || !strings.HasPrefix(err.Error(), "traffic: ") {
+				t.Errorf("got %q (line %d, column %q), want line %d, column %q, %v, saying \"traffic: …%s…\"",
 					err, pe.Line, pe.Column, c.line, c.column, c.is, c.says)
 			}
 		})
