@@ -42,14 +42,15 @@ func correctSuspects() []scenarios.Suspect {
 }
 
 // plantedSuspects are four algorithms one line away from correct that
-// admit too much, behind a correct store; four that break the contract
+// admit too much, behind a correct store; those that break the contract
 // without breaking the promise: a window one µs off (deployed local, where
 // each node decides at the µs it was sent, and again behind a store, where
 // a jittered leg blurs the µs and it is seldom seen), a burst one short, a
 // Retry-After rounded down, and a sliding counter whose estimate is wrong,
 // judged against the real one, a Reset from a whole-second Unix time (a
-// wait in the past), a Remaining read before the admit took its token, a
-// Reset from the wrong edge of the window, a keyed limiter whose keys 1024
+// wait in the past), a Reset past the longest idle (the tolerance counted
+// twice), a Remaining read before the admit took its token, a Reset from
+// the wrong edge of the window, a keyed limiter whose keys 1024
 // apart share a bucket; and two deployment mistakes of correct algorithms.
 func plantedSuspects() []scenarios.Suspect {
 	return []scenarios.Suspect{
@@ -64,6 +65,7 @@ func plantedSuspects() []scenarios.Suspect {
 		{Limiter: limiter.FromAlgorithm(planted.SlidingCounterWrongWeight), Deployment: model.StoreClock,
 			Reference: limiter.FromAlgorithm(algos.SlidingCounter)},
 		{Limiter: limiter.FromAlgorithm(planted.GCRAResetWholeSeconds), Deployment: model.StoreClock},
+		{Limiter: limiter.FromAlgorithm(planted.GCRAResetPlusTolerance), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.TokenBucketRemainingBeforeTake), Deployment: model.StoreClock},
 		{Limiter: limiter.FromAlgorithm(planted.FixedWindowResetFromStart), Deployment: model.StoreClock},
 		{Limiter: planted.KeysShareBuckets(), Deployment: model.StoreClock},
@@ -85,6 +87,7 @@ var contractBugs = map[string]breach.Kind{
 	planted.GCRARetryAfterFloored.Name + ", store-clock":          breach.RetryDenied,
 	planted.SlidingCounterWrongWeight.Name + ", store-clock":      breach.OffReference,
 	planted.GCRAResetWholeSeconds.Name + ", store-clock":          breach.BadAnswer,
+	planted.GCRAResetPlusTolerance.Name + ", store-clock":         breach.ResetPastIdle,
 	planted.TokenBucketRemainingBeforeTake.Name + ", store-clock": breach.RemainingTooHigh,
 	planted.FixedWindowResetFromStart.Name + ", store-clock":      breach.ResetTooShort,
 	planted.KeysShareBuckets().Name + ", store-clock":             breach.KeysShareState,
@@ -154,8 +157,8 @@ func TestMutantsCaughtAndCorrectDeploymentsClean(t *testing.T) {
 	if v := verdicts[len(correct)+4]; v.FirstClient != traffic.Edge {
 		t.Errorf("%s was first caught by the %s client, want the edge client", v.Suspect, v.FirstClient)
 	}
-	if matched != len(contractBugs) || matched != 9 {
-		t.Errorf("%d of the %d contract bugs were hunted, want the 9 kinds", matched, len(contractBugs))
+	if matched != len(contractBugs) || matched != 10 {
+		t.Errorf("%d of the %d contract bugs were hunted, want the 10 kinds", matched, len(contractBugs))
 	}
 	t.Logf("measured: %d of %d planted bugs caught, %d correct deployments clean, %d seeds", caught, len(planted), len(correct), len(o.Seeds))
 
@@ -181,9 +184,9 @@ func mutantsReports(t *testing.T, o scenarios.Options, verdicts []scenarios.Verd
 	fmt.Fprintf(&b, "Under these conditions every limiter must keep its whole contract: its promise (no over-admission),\n"+
 		"no honest request turned away, every retry at its Retry-After admitted and no early retry told to wait\n"+
 		"longer, no answer that no limiter may give (a negative wait, say), no Remaining above what the promise\n"+
-		"still allows, no Reset before the promise gives a whole burst again, no key's answers changed by other\n"+
-		"keys, no answer of a limiter that claims the store's clock changed by the nodes' clocks, and, where a\n"+
-		"reference is named, its admits per window. So the first %d rows must be clean and the last %d caught.\n\n", correct, len(planted))
+		"still allows, no Reset before the promise gives a whole burst again nor past the longest any key of it\n"+
+		"needs to become idle, no key's answers changed by other keys, no answer of a limiter that claims the\n"+
+		"store's clock changed by the nodes' clocks, and, where a reference is named, its admits per window. So the first %d rows must be clean and the last %d caught.\n\n", correct, len(planted))
 	if err := scenarios.WriteVerdicts(&b, verdicts); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +207,7 @@ func mutantsReports(t *testing.T, o scenarios.Options, verdicts []scenarios.Verd
 }
 
 // BenchmarkMutantsHunt is the judged hunt of
-// TestMutantsCaughtAndCorrectDeploymentsClean: its 28 suspects on 200 seeds
+// TestMutantsCaughtAndCorrectDeploymentsClean: its 29 suspects on 200 seeds
 // of 12 s (-short: 20), every run simulated and judged, on GOMAXPROCS
 // workers. It reports the judged requests per second of wall time per
 // core (GOMAXPROCS), and the seconds one hunt takes.

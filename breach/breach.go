@@ -55,8 +55,9 @@ const (
 	// Retry-After by more than any rounding of honest waits explains.
 	ResetBeforeRetryAfter
 	// ResetPastIdle: an answer's Reset was later than any key of the
-	// promise needs to become idle, left alone, by more than rounding
-	// explains.
+	// promise needs to become idle, left alone (algos.Promise.LongestIdle),
+	// by more than the clocks' spread or a header's rounding explains: a
+	// client told to come back then for a fresh burst waits for nothing.
 	ResetPastIdle
 	// NumKinds is one more than the last kind: an array indexed by Kind
 	// has NumKinds elements, the zero Kind's unused.

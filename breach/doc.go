@@ -6,15 +6,16 @@
 // Two judges speak it. The hunt's (package scenarios) sees every decision
 // exactly, in simulated time, and can run the limiter again: it names
 // OverAdmission, HonestTurnedAway, RetryDenied, RetryExtended,
-// OffReference, BadAnswer, RemainingTooHigh, ResetTooShort, KeysShareState
-// and ReadsNodeClock. The live judge (package live) sees only what a
-// client saw, each decision somewhere between its request's sending and
-// its answer's arrival, and speaks only when every placement of the
-// decisions breaks the rule: it names OverAdmission, RetryDenied,
-// RetryExtended, BadAnswer, RemainingTooHigh and ResetTooShort, and three
-// kinds only answers read off the wire can show, MalformedAnswer,
-// ResetBeforeRetryAfter and ResetPastIdle (the hunt, knowing the exact
-// waits, calls a Retry-After past the Reset a BadAnswer).
+// OffReference, BadAnswer, RemainingTooHigh, ResetTooShort, ResetPastIdle,
+// KeysShareState and ReadsNodeClock. The live judge (package live) sees
+// only what a client saw, each decision somewhere between its request's
+// sending and its answer's arrival, and speaks only when every placement
+// of the decisions breaks the rule: it names OverAdmission, RetryDenied,
+// RetryExtended, BadAnswer, RemainingTooHigh, ResetTooShort and
+// ResetPastIdle, and two kinds only answers read off the wire can show,
+// MalformedAnswer and ResetBeforeRetryAfter (the hunt, knowing the exact
+// waits, calls a Retry-After past the Reset a BadAnswer). Both hold a
+// Reset to the same longest idle, algos.Promise.LongestIdle.
 //
 // # What it owns
 //

@@ -239,11 +239,6 @@ var (
 	// plantedResetHalf names half the wait to idle: asked then, the bucket
 	// is half empty.
 	plantedResetHalf = withReset(algos.LeakyBucket, "planted-leaky-bucket-half-reset", func(d algos.Decision, _ algos.Limit) int64 { return d.Reset / 2 })
-	// plantedResetPlusTolerance counts GCRA's Reset from TAT + τ, the far
-	// end of its tolerance: later than an empty bucket takes to fill.
-	plantedResetPlusTolerance = withReset(algos.GCRA, "planted-gcra-reset-plus-tolerance", func(d algos.Decision, l algos.Limit) int64 {
-		return d.Reset + (l.Burst-1)*l.Window/l.Rate
-	})
 	// plantedNextButOneEdge is the window anchored at the key's first hit
 	// naming the edge after its window's end.
 	plantedNextButOneEdge = withReset(algos.FirstHitWindow, "planted-first-hit-window-next-but-one-edge", func(d algos.Decision, l algos.Limit) int64 { return d.Reset + l.Window })
@@ -287,7 +282,7 @@ func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 	}{
 		{plantedResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
 		{plantedResetHalf, []breach.Kind{breach.ResetTooShort}},
-		{plantedResetPlusTolerance, []breach.Kind{breach.ResetPastIdle}},
+		{planted.GCRAResetPlusTolerance, []breach.Kind{breach.ResetPastIdle}},
 		{plantedNextButOneEdge, []breach.Kind{breach.ResetPastIdle}},
 		{planted.FixedWindowResetFromStart, []breach.Kind{breach.ResetTooShort}},
 		{plantedPenalizedDenial, []breach.Kind{breach.RetryExtended}},

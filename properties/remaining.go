@@ -24,6 +24,42 @@ func RemainingNeverNegative(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	}
 }
 
+// ResetNotPastIdle claims that on one node with a true clock no Reset is
+// longer than any key of the promise needs to become idle, left alone
+// (algos.Promise.LongestIdle): a client told to come back then for a
+// fresh burst is not made to wait for nothing. It holds every limiter
+// whose promise is one of the four built in and which is not
+// Conservative (a limiter that refuses more than its promise asks may be
+// idle later); Properties leaves it out for the others.
+func ResetNotPastIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
+	c := configure(opts)
+	return func(t *rapid.T) {
+		r, times := c.drawFlooded(t, spec)
+		l := r.l
+		idle, why, ok := spec.Promise(l).LongestIdle()
+		if !ok {
+			return // a promise of its own at this limit only: nothing known to hold it to (resetNotPastIdleApplies asked at another)
+		}
+		calls := r.replay(r.open(), 0, times, nil)
+		for i, c := range calls {
+			if c.d.Reset > idle {
+				t.Fatalf("%s under %v: Reset %s, past the longest any key of its promise needs to become idle, %s (%s)%s",
+					spec.Name, l, algos.FormatMicros(c.d.Reset), algos.FormatMicros(idle), why, trace(calls[:i+1]))
+			}
+		}
+	}
+}
+
+// resetNotPastIdleApplies reports whether ResetNotPastIdle holds spec to
+// anything: a limiter that is not Conservative, with a built-in promise.
+func resetNotPastIdleApplies(spec limiter.Spec) bool {
+	if spec.Conservative || spec.Promise == nil {
+		return false
+	}
+	_, _, ok := spec.Promise(algos.MustLimit(1, algos.Second, 1)).LongestIdle()
+	return ok
+}
+
 // badDecision says what is inconsistent in d, or "".
 func badDecision(d algos.Decision) string {
 	switch {

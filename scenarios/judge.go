@@ -23,26 +23,31 @@ import (
 // is not mistaken for a bug.
 
 // Breaches lists every kind of breach a hunt judges, in the order its
-// reports print them: breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied,
-// breach.RetryExtended, breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort,
-// breach.KeysShareState and breach.ReadsNodeClock (see package breach). Here:
+// reports print them (see package breach): OverAdmission,
+// HonestTurnedAway, RetryDenied, RetryExtended, OffReference, BadAnswer,
+// RemainingTooHigh, ResetTooShort, ResetPastIdle, KeysShareState and
+// ReadsNodeClock. Here:
 //
-//   - breach.HonestTurnedAway is not judged for a Conservative limiter or a
-//     promise with no envelope; breach.RemainingTooHigh and breach.ResetTooShort are
+//   - HonestTurnedAway is not judged for a Conservative limiter or a
+//     promise with no envelope; RemainingTooHigh and ResetTooShort are
 //     judged wherever honesty is, Conservative limiters included
 //     (refusing more than the promise asks is a design, promising more
 //     than it allows is not), and an admit at the very instant of an
-//     answer of Remaining 0 is breach.RemainingTooHigh too (nothing can have
+//     answer of Remaining 0 is RemainingTooHigh too (nothing can have
 //     refilled it);
-//   - breach.RetryDenied and breach.RetryExtended are judged on a closed-loop client's
+//   - RetryDenied and RetryExtended are judged on a closed-loop client's
 //     next request after a denial, on the same instance;
-//   - breach.OffReference compares with Suspect.Reference, past the suspect's
+//   - OffReference compares with Suspect.Reference, past the suspect's
 //     tolerance;
-//   - breach.BadAnswer is judged in every deployment (an answer's sense does not
+//   - BadAnswer is judged in every deployment (an answer's sense does not
 //     depend on where the state lives), a Retry-After past the Reset
 //     included; a limiter's panic (limiter.Panic) is one, an error it
 //     returns is counted in Verdict.Errors instead;
-//   - breach.KeysShareState (isolation) and breach.ReadsNodeClock (clockClaim: node
+//   - ResetPastIdle is judged in every deployment too, against the
+//     instance's promise's longest idle plus how far the instance had
+//     been told ahead of the caller, for a limiter that is not
+//     Conservative and whose promise is built in;
+//   - KeysShareState (isolation) and ReadsNodeClock (clockClaim: node
 //     clocks ±60 s apart, in the deployments with nodes) are judged for a
 //     limiter that is not a pure algorithm.
 func Breaches() []breach.Kind {
@@ -50,7 +55,8 @@ func Breaches() []breach.Kind {
 }
 
 var huntedKinds = [...]breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
-	breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.KeysShareState, breach.ReadsNodeClock}
+	breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle,
+	breach.KeysShareState, breach.ReadsNodeClock}
 
 // finding is a client's first breach of one kind in a run: where (From and
 // To, on the instance's clock) and why, in words.
@@ -468,12 +474,12 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			key = loopReqs[i-fixed].Key
 		}
 		o := &outcomes[i]
-		if bad != nil && uint(key) < traffic.NumClients && bad.bad(o) {
-			bad.add(i, key)
-		}
 		inst := key
 		if local {
 			inst = key*nodes + int(o.Node)
+		}
+		if bad != nil && uint(key) < traffic.NumClients {
+			bad.see(o, i, key, inst)
 		}
 		st := &states[inst]
 		if o.Decided < st.lastDecided || (o.Decided == st.lastDecided && i < st.lastIndex) {
@@ -584,36 +590,62 @@ func where(r judged, local bool) string {
 	return "the store"
 }
 
-// badAnswers gives each client whose key was answered badly (or whose
-// limiter panicked) a breach.BadAnswer finding: its first bad answer in the order the run decided them
-// (algos.AnswerBounds under the run's limit and clock spread), with the
-// request it answered and how many of the key's answers were bad. One pass
-// over the outcomes, a few comparisons each: the model only keeps the
-// answers. A judgeable run counts them in honestyInOrder's pass instead
-// (badTally), and words them with findings.
-func badAnswers(v *runView, out *[traffic.NumClients]kinds) {
-	var t badTally
-	t.reset(v)
-	t.countAll(v)
-	t.findings(v, out)
-}
-
-// badTally is what badAnswers finds of a run before it words it: per
-// client, how many of its answers were bad and the first of them in the
-// order the run decided them (-1 for none).
+// badTally is what a run's answers show on their own, before it is worded:
+// per client, how many of its answers were bad (or its limiter panicked,
+// breach.BadAnswer) and how many told a Reset past the promise's longest
+// idle (breach.ResetPastIdle), with the first of each in the order the run
+// decided them (-1 for none). Neither rule needs what the instance
+// admitted, only what it was told: a few comparisons an answer. A
+// judgeable run counts them in honestyAndBad's pass (see), any other on
+// a pass of its own (countAll); findings words them.
 type badTally struct {
 	bounds algos.AnswerBounds
+	// idle is the longest a key of the instance's promise needs to become
+	// idle, left alone (algos.Promise.LongestIdle); 0 when not judged (a
+	// Conservative limiter, which may be idle later than its promise, or a
+	// promise of its own). idleWhy says what it is.
+	idle    int64
+	idleWhy string
+	// latest is, per instance, the latest time it was told so far, in the
+	// order it decided: its state may run that far ahead of a caller told
+	// an earlier time (a node clock behind, a request overtaken on the
+	// way), and such a caller is rightly told to wait that much longer.
+	latest []int64
 	count  [traffic.NumClients]int
 	first  [traffic.NumClients]int32
-	done   bool // every request was counted
+	past   [traffic.NumClients]int
+	pastAt [traffic.NumClients]int32
+	ahead  [traffic.NumClients]int64 // how far the first one's instance had been told ahead of it
+	done   bool                      // every request was counted
 }
 
-// reset makes t an empty tally of v's run.
-func (t *badTally) reset(v *runView) {
+// reset makes t an empty tally of v's run, following its instances in
+// latest (memory kept from run to run).
+func (t *badTally) reset(v *runView, latest *[]int64) {
 	t.bounds = v.cfg.Limit.Answers(v.cfg.ClockSpread())
-	t.count, t.done = [traffic.NumClients]int{}, false
+	t.idle, t.idleWhy = 0, ""
+	if spec := v.cfg.Limiter; !spec.Conservative {
+		if idle, why, ok := spec.Promise(instanceLimit(*v.cfg)).LongestIdle(); ok {
+			t.idle, t.idleWhy = idle, why
+		}
+	}
+	n := len(v.res.Keys)
+	if v.local {
+		n *= int(v.nodes)
+	}
+	*latest = slices.Grow((*latest)[:0], n)[:n]
+	t.latest = *latest
+	t.clear()
+}
+
+// clear drops every count.
+func (t *badTally) clear() {
+	t.count, t.past, t.done = [traffic.NumClients]int{}, [traffic.NumClients]int{}, false
 	for c := range t.first {
-		t.first[c] = -1
+		t.first[c], t.pastAt[c] = -1, -1
+	}
+	for k := range t.latest {
+		t.latest[k] = math.MinInt64
 	}
 }
 
@@ -625,22 +657,49 @@ func (t *badTally) bad(o *model.Outcome) bool {
 	return t.bounds.BadAnswer(o.Admitted, o.Remaining, o.RetryAfter, o.Reset)
 }
 
-// add counts request i, on key, a bad answer, taken in the order the run
-// decided them.
-func (t *badTally) add(i int32, key int) {
-	t.count[key]++
-	if t.first[key] < 0 {
-		t.first[key] = i
+// pastIdle reports whether o, an answer of instance inst, told a Reset
+// past the promise's longest idle plus how far the instance had been told
+// ahead of it (lead), and follows the instance's latest time: called on
+// every answer of the instance, in the order it decided.
+func (t *badTally) pastIdle(o *model.Outcome, inst int) (past bool, lead int64) {
+	if t.idle == 0 || o.Failed {
+		return false, 0
+	}
+	if latest := &t.latest[inst]; *latest > o.Told {
+		lead = *latest - o.Told
+	} else {
+		*latest = o.Told
+	}
+	return o.Reset-lead > t.idle, lead
+}
+
+// addPast counts request i, on key, a Reset past idle, its instance told
+// lead ahead of it.
+func (t *badTally) addPast(i int32, key int, lead int64) {
+	t.past[key]++
+	if t.pastAt[key] < 0 {
+		t.pastAt[key], t.ahead[key] = i, lead
 	}
 }
 
-// countAll counts every request of v's run on its own pass, dropping
+// see counts request i, on key (a client's), of instance inst, answered o,
+// taken in the order the run decided them.
+func (t *badTally) see(o *model.Outcome, i int32, key, inst int) {
+	if t.bad(o) {
+		t.count[key]++
+		if t.first[key] < 0 {
+			t.first[key] = i
+		}
+	}
+	if past, lead := t.pastIdle(o, inst); past {
+		t.addPast(i, key, lead)
+	}
+}
+
+// countAll counts every request of v's run on its own passes, dropping
 // what a pass that did not finish counted.
 func (t *badTally) countAll(v *runView) {
-	t.count = [traffic.NumClients]int{}
-	for c := range t.first {
-		t.first[c] = -1
-	}
+	t.clear()
 	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
 	keyOf := func(i int32) int {
 		if i < fixed {
@@ -648,9 +707,9 @@ func (t *badTally) countAll(v *runView) {
 		}
 		return loopReqs[i-fixed].Key
 	}
-	// Counted in request order, which reads the outcomes in memory order;
-	// only a run with a bad answer is read again in decision order, for
-	// each client's first.
+	// The bad answers are counted in request order, which reads the
+	// outcomes in memory order; only a run with a bad answer is read again
+	// in decision order, for each client's first.
 	for i := range v.res.Outcomes {
 		if !t.bad(&v.res.Outcomes[i]) {
 			continue
@@ -677,11 +736,30 @@ func (t *badTally) countAll(v *runView) {
 			wanted--
 		}
 	}
+	// A Reset past idle needs each instance's latest time: decision order.
+	if t.idle > 0 {
+		for _, i := range v.res.Order {
+			key := keyOf(i)
+			if key < 0 || key >= traffic.NumClients {
+				continue
+			}
+			o := &v.res.Outcomes[i]
+			inst := key
+			if v.local {
+				inst = key*int(v.nodes) + int(o.Node)
+			}
+			if past, lead := t.pastIdle(o, inst); past {
+				t.addPast(i, key, lead)
+			}
+		}
+	}
 	t.done = true
 }
 
-// findings gives each client with a bad answer its breach.BadAnswer finding.
+// findings gives each client with a bad answer its breach.BadAnswer
+// finding, and each with a Reset past idle its breach.ResetPastIdle one.
 func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
+	such := func(n int) string { return map[bool]string{true: "answer", false: "answers"}[n == 1] }
 	for c, n := range t.count {
 		if n == 0 || out[c][breach.BadAnswer] != nil {
 			continue
@@ -693,8 +771,23 @@ func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 			why, text = t.bounds.Why(o.Decision()), answerText(o.Decision())
 		}
 		out[c][breach.BadAnswer] = &finding{kind: breach.BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
-			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, map[bool]string{true: "answer", false: "answers"}[n == 1])},
+			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, such(n))},
 			trace: []string{traceLine(r, text)}}
+	}
+	for c, n := range t.past {
+		if n == 0 || out[c][breach.ResetPastIdle] != nil {
+			continue
+		}
+		r := v.at(t.pastAt[c])
+		d := v.res.Outcomes[t.pastAt[c]].Decision()
+		ahead := ""
+		if t.ahead[c] > 0 {
+			ahead = fmt.Sprintf(", plus the %s its %s had been told ahead of it", algos.FormatMicros(t.ahead[c]), where(r, v.local))
+		}
+		out[c][breach.ResetPastIdle] = &finding{kind: breach.ResetPastIdle, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+			"told %s, answered Reset %s, past the longest any key of its promise needs to become idle, left alone, %s (%s)%s; %d such %s in the run",
+			algos.FormatTime(r.told), algos.FormatMicros(d.Reset), algos.FormatMicros(t.idle), t.idleWhy, ahead, n, such(n))},
+			trace: []string{traceLine(r, answerText(d))}}
 	}
 }
 
@@ -989,7 +1082,7 @@ func (r *recorder) Next(last *model.Reply) (int64, bool) {
 
 // offReference compares mine, the run of cfg, with ref's on the same
 // requests (made here, in sc) and, when some key's aligned window is more
-// than tolerance apart (either way), records an breach.OffReference finding for
+// than tolerance apart (either way), records a breach.OffReference finding for
 // the client of the worst such window, unless that client already has a
 // breach of its own. What differential.Run would report, without running
 // mine again.

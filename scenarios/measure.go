@@ -66,7 +66,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 		// one (each kind is kept apart, so the order they are found in
 		// does not matter).
 		var bad badTally
-		bad.reset(&v)
+		bad.reset(&v, &sc.latest)
 		if judgeable(cfg) {
 			sc.judgeContract(&cfg, &v, &found, &bad)
 		}
@@ -152,6 +152,7 @@ type judgeScratch struct {
 	againRes   model.Result                    // the run played again (answeredAlike)
 	answers    [2][traffic.NumClients][]answer // each client's answers in the two runs (answeredAlike)
 	over       []judged                        // an over-admitting client's admits in the window (overAdmission)
+	latest     []int64                         // each instance's latest told time (badTally)
 }
 
 var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}

@@ -154,6 +154,37 @@ func plantedGCRAResetWholeSeconds(s *algos.State, now int64, l *algos.Limit) (bo
 	return d.fields()
 }
 
+// GCRAResetPlusTolerance is GCRA answering, as its Reset, the time until
+// its theoretical arrival time plus the burst tolerance.
+//
+// PLANTED BUG: `d.Reset = GCRAReset(tat, frac, now) + τ`, τ = (B−1)·W/L,
+// instead of `GCRAReset(tat, frac, now)`. The author reads the TAT as the
+// time the key starts to earn its burst back, not the time it has, and
+// adds the tolerance to reach "full". After a burst the Reset is up to
+// twice as long as any key of the promise needs to become idle: a client
+// told to come back for a fresh burst waits for nothing. It admits exactly
+// as GCRA does, its Remaining and Retry-After are GCRA's, and its Reset is
+// never shorter than the true one nor absurd, so no promise is broken and
+// no other rule sees it.
+var GCRAResetPlusTolerance = algos.Algorithm{
+	Name:       "planted-gcra-reset-plus-tolerance",
+	Decide:     decidePlantedGCRAResetPlusTolerance,
+	Promise:    algos.BucketPromise,
+	StateDoc:   "theoretical arrival time (µs and a remainder)",
+	StateInts:  two,
+	ExactRetry: true,
+}
+
+func decidePlantedGCRAResetPlusTolerance(s *algos.State, now int64, l algos.Limit) algos.Decision {
+	return decideBy(plantedGCRAResetPlusTolerance, s, now, &l)
+}
+
+func plantedGCRAResetPlusTolerance(s *algos.State, now int64, l *algos.Limit) (bool, int64, int64, int64) {
+	d := decisionOf(gcraFields(s, now, l))
+	d.Reset += arith.CeilDiv((l.Burst-1)*l.Unit, l.Refill) // PLANTED: was d.Reset
+	return d.fields()
+}
+
 // TokenBucketRemainingBeforeTake is the token bucket answering the
 // Remaining it had before the request took its token.
 //

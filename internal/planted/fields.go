@@ -53,6 +53,7 @@ var fieldsOf = []struct {
 	{decidePlantedGCRARetryAfterFloored, plantedGCRARetryAfterFloored},
 	{decidePlantedSlidingCounterWrongWeight, plantedSlidingCounterWrongWeight},
 	{decidePlantedGCRAResetWholeSeconds, plantedGCRAResetWholeSeconds},
+	{decidePlantedGCRAResetPlusTolerance, plantedGCRAResetPlusTolerance},
 	{decidePlantedTokenBucketRemainingBeforeTake, plantedTokenBucketRemainingBeforeTake},
 	{decidePlantedFixedWindowResetFromStart, plantedFixedWindowResetFromStart},
 }

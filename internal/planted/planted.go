@@ -21,7 +21,7 @@ func All() []algos.Algorithm {
 		UncappedTokenBucket, LeakyBucketRewinds, GCRAWideTolerance,
 		FixedWindowOffByOne, SlidingLogTrimsTooMuch, TokenBucketNegativeRefill,
 		FixedWindowShifted, TokenBucketBurstOneShort, GCRARetryAfterFloored,
-		SlidingCounterWrongWeight, GCRAResetWholeSeconds, TokenBucketRemainingBeforeTake,
+		SlidingCounterWrongWeight, GCRAResetWholeSeconds, GCRAResetPlusTolerance, TokenBucketRemainingBeforeTake,
 		FixedWindowResetFromStart,
 	}
 }
