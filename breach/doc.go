@@ -15,7 +15,12 @@
 // ResetPastIdle, and two kinds only answers read off the wire can show,
 // MalformedAnswer and ResetBeforeRetryAfter (the hunt, knowing the exact
 // waits, calls a Retry-After past the Reset a BadAnswer). Both hold a
-// Reset to the same longest idle, algos.Promise.LongestIdle.
+// Reset to the same longest idle, algos.Promise.LongestIdle. On the runs a
+// hunt judges, every kind the live judge finds in the run's records the
+// hunt finds too, or its cause: a refusal at a Reset or after a
+// Retry-After that a client can only call ResetTooShort or RetryDenied,
+// the hunt, seeing the limiter, may name HonestTurnedAway (scenarios'
+// TestTheTwoJudgesAgreeOnTheHuntsRuns holds them to it).
 //
 // # What it owns
 //

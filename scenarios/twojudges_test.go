@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/traffic"
+)
+
+// sharedKinds are the kinds both judges name: the hunt's judge from the
+// run itself, the live judge from the run's records alone.
+var sharedKinds = []breach.Kind{breach.OverAdmission, breach.RetryDenied, breach.RetryExtended, breach.BadAnswer,
+	breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle}
+
+// explainedBy are, per kind the live judge names, the kinds the hunt may
+// name for the same observation. A client that is refused at a Reset, or
+// after its Retry-After, sees a Reset too short or a retry denied; the
+// hunt, which sees the limiter, may find the cause instead: a burst or a
+// refill smaller than the promise's, an honest request turned away.
+var explainedBy = map[breach.Kind][]breach.Kind{
+	breach.ResetTooShort: {breach.ResetTooShort, breach.HonestTurnedAway},
+	breach.RetryDenied:   {breach.RetryDenied, breach.HonestTurnedAway},
+}
+
+// The two judges speak one vocabulary and agree where both can see: on
+// the very runs a hunt judges, every breach of a kind both name that the
+// live judge finds in the run's records (each decision at its instant, as
+// the simulator saw it) the hunt finds too, on the same seed, or its
+// cause (explainedBy); and the correct deployments are clean before both.
+// The live judge is the weaker (it reads the records a client could keep,
+// not the limiter), so the hunt may find more: the test counts how much of
+// it the records show. The deployments are those whose state is one per
+// key, behind a store; a local one is, to a client, one service, and to
+// the hunt a limiter per node (the local deployments' mistake shows as
+// over-admission in both).
+func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
+	t.Parallel()
+	o := HuntOptions()
+	o.Seeds = o.Seeds[:1] // the live judge takes ~30 ms a run of 20,000 records
+	type suspect struct {
+		Suspect
+		correct bool
+	}
+	var suspects []suspect
+	for _, a := range append(algos.All(), algos.FirstHitWindow) {
+		suspects = append(suspects, suspect{Suspect{Limiter: limiter.FromAlgorithm(a), Deployment: model.StoreClock}, true})
+	}
+	for _, a := range planted.All() {
+		suspects = append(suspects, suspect{Suspect: Suspect{Limiter: limiter.FromAlgorithm(a), Deployment: model.StoreClock}})
+	}
+	suspects = append(suspects, suspect{Suspect: Suspect{Limiter: limiter.FromAlgorithm(algos.FixedWindow), Deployment: model.GetSet}})
+
+	var sc traffic.Scratch
+	seen, shown := map[breach.Kind]int{}, map[breach.Kind]int{}
+	for _, seed := range o.Seeds {
+		requests, err := sc.Make(seed, o.Limit, o.Duration, o.Edge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range suspects {
+			one := o
+			one.Seeds = []uint64{seed}
+			verdicts, err := Hunt([]Suspect{s.Suspect}, one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hunt := verdicts[0]
+			cfg := o.config(s.Limiter, Column{Deployment: s.Deployment}, seed, requests)
+			res, err := model.Run(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			records, err := res.Records(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := live.Judge(records, s.Limiter.Promise(o.Limit), o.Limit)
+			if v.Unjudged != "" {
+				t.Fatalf("%s, seed %d: the live judge could not judge the promise: %s", hunt.Suspect, seed, v.Unjudged)
+			}
+			if s.correct && (hunt.Caught || !v.Clean()) {
+				t.Errorf("%s, seed %d, correct: hunt caught %v (%s), live judge:\n%s", hunt.Suspect, seed, hunt.Caught, hunt.FirstBreach, v)
+				continue
+			}
+			var missed []string
+			for _, k := range sharedKinds {
+				b, live := v.Caught(k)
+				if hunt.SeedsBy[k] > 0 {
+					seen[k]++
+					if live {
+						shown[k]++
+					}
+				}
+				explained := hunt.SeedsBy[k] > 0
+				for _, cause := range explainedBy[k] {
+					explained = explained || hunt.SeedsBy[cause] > 0
+				}
+				if live && !explained {
+					missed = append(missed, fmt.Sprintf("%s %d: %s\n    first: %s", k, b.Count, b.Why, b.First))
+				}
+			}
+			if len(missed) > 0 {
+				t.Errorf("%s, seed %d: the live judge found in the run's records what the hunt did not:\n  %s", hunt.Suspect, seed, strings.Join(missed, "\n  "))
+			}
+		}
+	}
+	for _, k := range sharedKinds {
+		t.Logf("%-20s the hunt found it on %2d suspect-seeds, the live judge on %2d of them", k, seen[k], shown[k])
+	}
+	// Both ways tested: the live judge must have convicted something the
+	// hunt also found, of more than one kind.
+	if kinds := slices.DeleteFunc(slices.Clone(sharedKinds), func(k breach.Kind) bool { return shown[k] == 0 }); len(kinds) < 3 {
+		t.Errorf("the live judge agreed with the hunt on %d kinds only (%v): the agreement was barely tested", len(kinds), kinds)
+	}
+}
