@@ -44,7 +44,7 @@ func Properties(spec limiter.Spec, opts ...Option) []Property {
 		{"refill-capped-after-idle", "after an hour or more idle, one admit leaves exactly the burst minus one", 3000, RefillCappedAfterIdle(spec, opts...)},
 	}
 	if resetNotPastIdleApplies(spec) {
-		ps = append(ps, Property{"reset-not-past-idle", "no Reset is longer than any key of the promise needs to become idle, left alone", 2000, ResetNotPastIdle(spec, opts...)})
+		ps = append(ps, Property{"reset-not-past-idle", "no Reset is longer than any key of the promise needs to become idle, left alone", 1000, ResetNotPastIdle(spec, opts...)})
 	}
 	if _, pure := spec.Algorithm(); !pure {
 		// A pure algorithm's keys each have their own state in

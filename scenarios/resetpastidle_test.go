@@ -73,7 +73,7 @@ func TestCorrectAlgorithmsNeverResetPastIdle(t *testing.T) {
 	for _, skew := range []int64{0, 2 * algos.Second} {
 		for _, restart := range []int64{0, 3 * algos.Second} {
 			o := scenarios.HuntOptions()
-			o.Seeds, o.Skew, o.RestartEvery = o.Seeds[:6], skew, restart
+			o.Seeds, o.Skew, o.RestartEvery = o.Seeds[:2], skew, restart // the rule without the lead fails on 19 of 20 seeds
 			verdicts, err := scenarios.Hunt(suspects, o)
 			if err != nil {
 				t.Fatal(err)
