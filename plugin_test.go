@@ -138,7 +138,7 @@ var myLibrary = limiter.Spec{
 
 // The contract as rapid properties (shrunk counterexample on failure): its own promise on one node,
 // a full burst then a deny, an honest retry-after, a retry loop that never extends its lockout,
-// remaining never negative and exact, reset reaching idle, refill capped after an hour idle, keys
+// remaining never negative and exact, reset reaching idle and never past it, refill capped after an hour idle, keys
 // kept apart, and, for a caller-clock limiter, a step back with no negative refill or long lockout.
 func TestMyLibraryKeepsTheContract(t *testing.T) {
 	t.Parallel()
