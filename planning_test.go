@@ -269,7 +269,7 @@ func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
 	var series []metrics.Series
 	var peaks []string
 	for i, sync := range syncs {
-		spec, err := fleet.Config{Nodes: 5, Sync: sync}.Spec()
+		spec, err := fleet.CachedCounter{Nodes: 5, Sync: sync}.Spec()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestGoldenPlanningComparison(t *testing.T) {
 		Seed:     7,
 	})
 	specs := limiter.FromAlgorithms(algos.All()...)
-	cached, err := fleet.Config{Nodes: 5, Sync: 200_000}.Spec()
+	cached, err := fleet.CachedCounter{Nodes: 5, Sync: 200_000}.Spec()
 	if err != nil {
 		t.Fatal(err)
 	}

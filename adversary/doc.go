@@ -51,7 +51,7 @@
 //
 // # What it owns, and what it must not import
 //
-// The search (Search, Bounds, Report, Attack, Step), its rapid generators
+// The search (Search, Bounds, Report, Attack, Fate), its rapid generators
 // (what it draws, and how the draws spread over the gaps that break a
 // deployment), its measure, its shrink and the report's text. What the
 // draws become is package traffic's: traffic.AttackBounds turns waits and

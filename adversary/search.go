@@ -47,8 +47,9 @@ const (
 	maxRequests      = 1 << 12 // a bound that keeps one round's runs small
 )
 
-// Step is what happened to one request of an attack.
-type Step struct {
+// Fate is what became of one request of an attack: where and when it
+// was decided, and how.
+type Fate struct {
 	// Node is the node that handled it (0 for Ideal).
 	Node int
 	// Sent is the true time it was sent, Clock what its node's clock read
@@ -67,8 +68,8 @@ type Attack struct {
 	// Requests are the attack, sorted by Sent, all on key 0; Node is the
 	// node the attacker chose when the Config is Pinned.
 	Requests []model.Request
-	// Steps is parallel to Requests.
-	Steps []Step
+	// Fates is parallel to Requests.
+	Fates []Fate
 	// Admitted counts the admits.
 	Admitted int
 	// Excess is how many admits a limiter keeping the promise would have
@@ -205,7 +206,7 @@ func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
 
 // Measure plays cfg, whose requests must all be on key 0 (an attack, or
 // any trace of one key), and describes what the deployment did with them
-// as an Attack: each request's step, the admits, the Excess and Peak of
+// as an Attack: each request's fate, the admits, the Excess and Peak of
 // the search's measure, and the model's first violation. An invalid Config
 // is an error.
 func Measure(cfg model.Config) (Attack, error) {
@@ -345,7 +346,7 @@ func (s *searcher) consider(reqs []model.Request, sc score) {
 	}
 }
 
-// attack plays reqs once more and describes every step.
+// attack plays reqs once more and describes the fate of every request.
 func (s *searcher) attack(reqs []model.Request) (Attack, error) {
 	res, sc, err := s.run(reqs)
 	if err != nil {
@@ -357,9 +358,9 @@ func (s *searcher) attack(reqs []model.Request) (Attack, error) {
 	if err != nil {
 		return Attack{}, fmt.Errorf("adversary: %w", err)
 	}
-	a := Attack{Requests: slices.Clone(reqs), Steps: make([]Step, len(reqs)), Excess: sc.excess, Peak: sc.peak}
+	a := Attack{Requests: slices.Clone(reqs), Fates: make([]Fate, len(reqs)), Excess: sc.excess, Peak: sc.peak}
 	for i, o := range res.Outcomes[:len(reqs)] {
-		a.Steps[i] = Step{Node: int(o.Node), Sent: plan[i].Sent, Clock: plan[i].Clock,
+		a.Fates[i] = Fate{Node: int(o.Node), Sent: plan[i].Sent, Clock: plan[i].Clock,
 			Decided: o.Decided, Admitted: o.Admitted, Failed: o.Failed}
 		if o.Admitted {
 			a.Admitted++

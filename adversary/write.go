@@ -81,16 +81,16 @@ func writeAttack(b *bufio.Writer, r Report, a Attack) {
 		a.Admitted, len(a.Requests), a.Excess)
 	fmt.Fprintf(b, "  peak %d in any %s (%s the rate)\n", a.Peak, algos.FormatMicros(l.Window), multiple(int64(a.Peak), l.Rate))
 	fmt.Fprintf(b, "  %4s  %4s  %11s  %11s  %11s  %s\n", "#", "node", "sent", "node clock", "decided", "decision")
-	for i, st := range a.Steps {
+	for i, f := range a.Fates {
 		decision := "denied"
 		switch {
-		case st.Failed:
+		case f.Failed:
 			decision = "error"
-		case st.Admitted:
+		case f.Admitted:
 			decision = "admitted"
 		}
-		fmt.Fprintf(b, "  %4d  %4d  %11s  %11s  %11s  %s\n", i+1, st.Node,
-			algos.FormatTime(st.Sent), algos.FormatTime(st.Clock), algos.FormatTime(st.Decided), decision)
+		fmt.Fprintf(b, "  %4d  %4d  %11s  %11s  %11s  %s\n", i+1, f.Node,
+			algos.FormatTime(f.Sent), algos.FormatTime(f.Clock), algos.FormatTime(f.Decided), decision)
 	}
 }
 

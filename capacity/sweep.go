@@ -193,7 +193,7 @@ func RequireFits(t TB, s Sweep) SweepRow {
 // under l.
 func SyncIntervals(nodes int, l algos.Limit) func(v int64) (limiter.Spec, algos.Limit, error) {
 	return func(v int64) (limiter.Spec, algos.Limit, error) {
-		spec, err := fleet.Config{Nodes: nodes, Sync: v}.Spec()
+		spec, err := fleet.CachedCounter{Nodes: nodes, Sync: v}.Spec()
 		return spec, l, err
 	}
 }

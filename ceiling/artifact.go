@@ -40,27 +40,29 @@ type Artifact struct {
 	Rows []ArtifactRow
 }
 
-// Verdict is what an ArtifactRow's judged rate says of the limit.
-type Verdict string
+// Standing is where an ArtifactRow's judged rate stands against the
+// limit: at it, over, under, or too little judged to say. The artifact
+// writes it as "verdict" (ArtifactSchema never renames a field).
+type Standing string
 
-// The verdicts of a row (JudgedRow).
+// The standings of a row (JudgedRow).
 const (
-	// VerdictAtLimit is a fleet whose judged rate is the limit's, within
+	// StandingAtLimit is a fleet whose judged rate is the limit's, within
 	// 2%.
-	VerdictAtLimit Verdict = "at_limit"
-	// VerdictOver is a fleet that let through more than the limit: per
+	StandingAtLimit Standing = "at_limit"
+	// StandingOver is a fleet that let through more than the limit: per
 	// instance limiters on N nodes let through N times it.
-	VerdictOver Verdict = "over"
-	// VerdictUnder is a fleet that let through less than the limit.
-	VerdictUnder Verdict = "under"
-	// VerdictUnjudged is a row whose log had too little to judge (fewer
+	StandingOver Standing = "over"
+	// StandingUnder is a fleet that let through less than the limit.
+	StandingUnder Standing = "under"
+	// StandingUnjudged is a row whose log had too little to judge (fewer
 	// than 25 admits between denials): the machine starved the drive.
-	VerdictUnjudged Verdict = "unjudged"
+	StandingUnjudged Standing = "unjudged"
 )
 
 // ArtifactRow is one deployment on a number of nodes, driven and judged.
 type ArtifactRow struct {
-	Deployment string // Deployment.Name
+	Deployment string // the Setup's Name
 	Nodes      int
 	// Buckets is how many buckets the fleet's rate is the sum of: 1 for
 	// a shared limiter, Nodes for one per node.
@@ -79,33 +81,33 @@ type ArtifactRow struct {
 	// the buckets) the rate was judged on.
 	JudgedAdmits int
 	Judged       time.Duration
-	Verdict      Verdict
+	Standing     Standing
 }
 
-// verdictTolerance and minJudgedAdmits are what JudgedRow reads a verdict
-// by, as the live finding does: 2% of the limit, and a quarter of a second
-// of its rate judged.
+// standingTolerance and minJudgedAdmits are what JudgedRow reads a
+// standing by, as the live finding does: 2% of the limit, and a quarter
+// of a second of its rate judged.
 const (
-	verdictTolerance = 0.02
-	minJudgedAdmits  = 25
+	standingTolerance = 0.02
+	minJudgedAdmits   = 25
 )
 
 // JudgedRow is r as a row of an artifact, its rate judged from
-// r.Deployment.Log as token buckets under l: one bucket shared by the
+// r.Setup.Log as token buckets under l: one bucket shared by the
 // fleet, or, with perNode, one per node (each node's decisions judged on
 // their own and the fleet's rate their sum). offered is the rate the drive
-// offered. The verdict is the fleet's rate against l's: at the limit when
+// offered. The standing is the fleet's rate against l's: at the limit when
 // it is within 2% of it, over or under when beyond, and unjudged when its
 // buckets were judged on fewer than 25 admits.
 func JudgedRow(r Row, l algos.Limit, offered int, perNode bool) ArtifactRow {
 	row := ArtifactRow{
-		Deployment: r.Deployment.Name, Nodes: r.Nodes, Buckets: 1, OfferedPerSecond: offered,
+		Deployment: r.Setup.Name, Nodes: r.Nodes, Buckets: 1, OfferedPerSecond: offered,
 		Sent: r.Result.Sent, Accepted: r.Result.Accepted, Span: r.Result.Span,
-		AcceptedPerSecond: math.NaN(), Verdict: VerdictUnjudged,
+		AcceptedPerSecond: math.NaN(), Standing: StandingUnjudged,
 	}
 	var decided []Decided
-	if r.Deployment.Log != nil {
-		decided = r.Deployment.Log.Decisions()
+	if r.Setup.Log != nil {
+		decided = r.Setup.Log.Decisions()
 	}
 	buckets := [][]Decided{decided}
 	if perNode {
@@ -129,14 +131,14 @@ func JudgedRow(r Row, l algos.Limit, offered int, perNode bool) ArtifactRow {
 	// Bounds is each bucket's rate as a multiple of l's; the fleet's is
 	// the buckets' together.
 	n := float64(row.Buckets)
-	row.AcceptedPerSecond = n * (lo + hi) / 2 * float64(l.Rate) * float64(algos.Second) / float64(l.Window)
+	row.AcceptedPerSecond = n * (lo + hi) / 2 * perSecondOf(l)
 	switch {
-	case n*lo > 1+verdictTolerance:
-		row.Verdict = VerdictOver
-	case n*hi < 1-verdictTolerance:
-		row.Verdict = VerdictUnder
+	case n*lo > 1+standingTolerance:
+		row.Standing = StandingOver
+	case n*hi < 1-standingTolerance:
+		row.Standing = StandingUnder
 	default:
-		row.Verdict = VerdictAtLimit
+		row.Standing = StandingAtLimit
 	}
 	return row
 }
@@ -161,7 +163,7 @@ type (
 		AcceptedPerSecond *float64 `json:"accepted_per_second"`
 		JudgedAdmits      int      `json:"judged_admits"`
 		JudgedUS          int64    `json:"judged_us"`
-		Verdict           Verdict  `json:"verdict"`
+		Verdict           Standing `json:"verdict"`
 	}
 )
 
@@ -208,7 +210,7 @@ func (a Artifact) marshal() ([]byte, error) {
 		j := rowJSON{
 			Deployment: r.Deployment, Nodes: r.Nodes, Buckets: r.Buckets, OfferedPerSecond: r.OfferedPerSecond,
 			Sent: r.Sent, Accepted: r.Accepted, SpanUS: r.Span.Microseconds(),
-			JudgedAdmits: r.JudgedAdmits, JudgedUS: r.Judged.Microseconds(), Verdict: r.Verdict,
+			JudgedAdmits: r.JudgedAdmits, JudgedUS: r.Judged.Microseconds(), Verdict: r.Standing,
 		}
 		if v := r.AcceptedPerSecond; !math.IsNaN(v) && !math.IsInf(v, 0) {
 			j.AcceptedPerSecond = &v
@@ -265,7 +267,7 @@ func ReadArtifact(r io.Reader) (Artifact, error) {
 			Deployment: j.Deployment, Nodes: j.Nodes, Buckets: j.Buckets, OfferedPerSecond: j.OfferedPerSecond,
 			Sent: j.Sent, Accepted: j.Accepted, Span: time.Duration(j.SpanUS) * time.Microsecond,
 			AcceptedPerSecond: math.NaN(), JudgedAdmits: j.JudgedAdmits,
-			Judged: time.Duration(j.JudgedUS) * time.Microsecond, Verdict: j.Verdict,
+			Judged: time.Duration(j.JudgedUS) * time.Microsecond, Standing: j.Verdict,
 		}
 		if j.AcceptedPerSecond != nil {
 			r.AcceptedPerSecond = *j.AcceptedPerSecond

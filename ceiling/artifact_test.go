@@ -38,7 +38,7 @@ func plantedArtifact(run string, when time.Time, rates ...float64) ceiling.Artif
 		a.Rows = append(a.Rows, ceiling.ArtifactRow{
 			Deployment: names[i%2], Nodes: 3, Buckets: 1 + 2*(i%2), OfferedPerSecond: 500, Sent: 1000, Accepted: 240,
 			Span: 1_998_123 * time.Microsecond, AcceptedPerSecond: r, JudgedAdmits: 190,
-			Judged: 1_900_456 * time.Microsecond, Verdict: ceiling.VerdictAtLimit,
+			Judged: 1_900_456 * time.Microsecond, Standing: ceiling.StandingAtLimit,
 		})
 	}
 	return a
@@ -62,7 +62,7 @@ func (w *oneWrite) Write(p []byte) (int, error) { w.writes++; return w.Buffer.Wr
 // what was written, byte for byte when written again.
 func TestArtifactRoundTrip(t *testing.T) {
 	a := plantedArtifact("A", runA.Add(123456789*time.Nanosecond), 100.00042, math.NaN())
-	a.Rows[1].Verdict = ceiling.VerdictUnjudged
+	a.Rows[1].Standing = ceiling.StandingUnjudged
 	var w oneWrite
 	if err := ceiling.WriteArtifact(&w, a); err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestCompareArtifactsFindsTheDrift(t *testing.T) {
 	}
 
 	cur := plantedArtifact("B", runB, 100)
-	cur.Rows = append(cur.Rows, ceiling.ArtifactRow{Deployment: "shared token bucket (Lua)", Nodes: 5, AcceptedPerSecond: math.NaN(), Verdict: ceiling.VerdictUnjudged})
+	cur.Rows = append(cur.Rows, ceiling.ArtifactRow{Deployment: "shared token bucket (Lua)", Nodes: 5, AcceptedPerSecond: math.NaN(), Standing: ceiling.StandingUnjudged})
 	cur.Limit = algos.MustLimit(100, algos.Second, 50)
 	err = ceiling.CompareArtifacts(prev, cur, 0.05)
 	if err == nil {

@@ -28,7 +28,7 @@ func key(name string) http.Header { return http.Header{"X-Api-Key": {name}} }
 // maxRounds in all, on the same fleet and key) while enough says its log
 // has too little to judge, and returns the first round's row and how many
 // rounds it took, or why it has none.
-func drive(d ceiling.Deployment, n, rate int, dur time.Duration, enough func() bool) (ceiling.Row, int, error) {
+func drive(d ceiling.Setup, n, rate int, dur time.Duration, enough func() bool) (ceiling.Row, int, error) {
 	fleet, err := ceiling.Start(n, d.Node)
 	if err != nil {
 		return ceiling.Row{}, 0, err
@@ -53,7 +53,7 @@ func drive(d ceiling.Deployment, n, rate int, dur time.Duration, enough func() b
 			first = res
 		}
 		if round == maxRounds || enough() {
-			return ceiling.Row{Deployment: d, Nodes: n, Result: first}, round, nil
+			return ceiling.Row{Setup: d, Nodes: n, Result: first}, round, nil
 		}
 	}
 }
@@ -70,7 +70,7 @@ const maxRounds = 3
 // printed, not asserted: it depends on how often requests overlap).
 //
 // Every figure is judged on the clock the limiter decided by, from the
-// decisions it logged (ceiling.Deployment.Log): the store's TIME for the
+// decisions it logged (ceiling.Setup.Log): the store's TIME for the
 // script, the node's clock for the others. A bucket's rate is read between
 // its denials (ceiling.JudgeBucket), each of which says, by its
 // RetryAfter, what the bucket held to the µs of refill: there the admits
@@ -104,21 +104,21 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	l := algos.MustLimit(rate, algos.Second, burst)
 	window := algos.MustLimit(rate, algos.Second, rate)
 
-	shared := func(t *testing.T) ceiling.Deployment {
+	shared := func(t *testing.T) ceiling.Setup {
 		d, err := ceiling.SharedScript(rdb, algos.TokenBucket, srv.Prefix(t), l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	perInstance := func(t *testing.T) ceiling.Deployment {
+	perInstance := func(t *testing.T) ceiling.Setup {
 		d, err := ceiling.PerInstance(algos.TokenBucket, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	naive := func(t *testing.T) ceiling.Deployment { return ceiling.GetThenIncr(rdb, srv.Prefix(t), window) }
+	naive := func(t *testing.T) ceiling.Setup { return ceiling.GetThenIncr(rdb, srv.Prefix(t), window) }
 
 	var rows []row
 	for _, n := range nodes {
@@ -130,7 +130,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 
 	// The rows are judged on their limiters' clocks, so they run at once;
 	// the full table runs them one by one, as a table of rates to quote.
-	deployed := make([]ceiling.Deployment, len(rows))
+	deployed := make([]ceiling.Setup, len(rows))
 	got := make([]ceiling.Row, len(rows))
 	rounds := make([]int, len(rows))
 	errs := make([]error, len(rows))
@@ -150,7 +150,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table strings.Builder
-	if err := ceiling.WriteTable(&table, ceiling.Limit{Rate: float64(rate)}, got); err != nil {
+	if err := ceiling.WriteTable(&table, l, got); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("one key, %d/s burst %d (the fixed window: %d per 1s), offered %d/s for %v (the table's rates over the driver's time):\n%s", rate, burst, rate, offered, dur, table.String())
@@ -238,7 +238,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 
 // row is one deployment on a number of nodes.
 type row struct {
-	deploy func(t *testing.T) ceiling.Deployment
+	deploy func(t *testing.T) ceiling.Setup
 	nodes  int
 	// perNode is a bucket on each node (N of them) rather than one
 	// shared; window is the fixed window, judged window by window.
@@ -256,7 +256,7 @@ type verdict struct {
 }
 
 // judge reads d's log as r's limiter.
-func (r row) judge(d ceiling.Deployment) verdict {
+func (r row) judge(d ceiling.Setup) verdict {
 	decided := d.Log.Decisions()
 	if r.window {
 		judged, short := ceiling.JudgeWindows(decided, r.fixed)

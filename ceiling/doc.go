@@ -13,7 +13,7 @@
 // sent to a live.HTTP target on the one live base (live.Drive: vegeta's
 // pacer, every request recorded as a record.Record, which Result keeps
 // for live.Judge); Stampede is the n concurrent requests of one instant;
-// Deployment and its three constructors are the limiters the table
+// Setup and its three constructors are the deployments the table
 // compares; WriteTable prints it.
 // Each deployment logs its decisions on the clock its limiter decided by
 // (Log), and JudgeBucket and JudgeWindows read a limiter's rate from that

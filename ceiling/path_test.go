@@ -250,7 +250,7 @@ func TestFindingStampedeOfFiftyAgainstALimitOfTen(t *testing.T) {
 	}
 	admitted := []int{}
 	for _, c := range []struct {
-		d     ceiling.Deployment
+		d     ceiling.Setup
 		check func(st ceiling.Stampede) bool
 		want  string
 	}{

@@ -1,8 +1,9 @@
 // Package fleet is the two shapes a fleet of rate-limiting nodes has, each
-// as a deterministic limiter under test: the cached shared counter (Config)
-// and the owner fleet (OwnerConfig, "The owner shape" below). Replay plays
-// either on a recorded run's events: its requests on the nodes that
-// decided them, its syncs or broadcasts when its timers really fired.
+// as a deterministic limiter under test: the cached shared counter
+// (CachedCounter) and the owner fleet (OwnerConfig, "The owner shape"
+// below). Replay plays either on what a recorded run did (Occurrence): its
+// requests on the nodes that decided them, its syncs or broadcasts when
+// its timers really fired.
 //
 // Which real designs each shape models (as documented by each project; no
 // numbers of theirs are assumed here):
@@ -22,8 +23,9 @@
 // gateway nodes behind a round-robin load balancer share one counter per
 // key in a store, but each node admits against its cached copy of the
 // global count plus the units it admitted itself since it last synced, and
-// flushes those units and refreshes its copy every Sync µs. Config says how
-// big the fleet is and how often it syncs; Config.Spec is its entry point.
+// flushes those units and refreshes its copy every Sync µs. CachedCounter
+// says how big the fleet is and how often it syncs; CachedCounter.Spec is
+// its entry point.
 //
 // It promises what the fleet is meant to enforce, the fixed window's "at
 // most Rate units in each aligned window" (algos.AlignedWindowPromise), and

@@ -10,10 +10,10 @@ import (
 	"github.com/overshoot-go/overshoot/limiter"
 )
 
-// MaxNodes is the largest fleet a Config may describe. It keeps every
-// count and every sync instant exact in int64 arithmetic (a window's
-// count is at most Nodes·Rate for calls in time order), and a key's views
-// (one per node) small.
+// MaxNodes is the largest fleet a CachedCounter (or an OwnerConfig) may
+// describe. It keeps every count and every sync instant exact in int64
+// arithmetic (a window's count is at most Nodes·Rate for calls in time
+// order), and a key's views (one per node) small.
 const MaxNodes = 1024
 
 // maxCount is where the store's count stops growing. Calls in time order
@@ -22,17 +22,18 @@ const MaxNodes = 1024
 // round without end.
 const maxCount int64 = 1 << 62
 
-// Config is a fleet: Nodes gateway nodes behind a round-robin load
-// balancer, each syncing with the shared store every Sync µs (0 is
-// synchronous: every request reads and writes the store).
-type Config struct {
+// CachedCounter is the cached shared counter's shape of a fleet: Nodes
+// gateway nodes behind a round-robin load balancer, each syncing with the
+// shared store every Sync µs (0 is synchronous: every request reads and
+// writes the store).
+type CachedCounter struct {
 	Nodes int
 	Sync  int64
 }
 
 // Validate reports a fleet of no nodes or more than MaxNodes, or a sync
 // interval that is negative or longer than algos.MaxTime.
-func (c Config) Validate() error {
+func (c CachedCounter) Validate() error {
 	switch {
 	case c.Nodes < 1:
 		return fmt.Errorf("fleet: a fleet needs at least 1 node, got %d", c.Nodes)
@@ -49,7 +50,7 @@ func (c Config) Validate() error {
 // Name is the fleet as reports print it: "cached-counter(5 nodes, sync
 // 200ms)", or "cached-counter(1 node, synchronous)" for a Sync of 0. It
 // does not validate c.
-func (c Config) Name() string {
+func (c CachedCounter) Name() string {
 	nodes := fmt.Sprintf("%d nodes", c.Nodes)
 	if c.Nodes == 1 {
 		nodes = "1 node"
@@ -64,7 +65,7 @@ func (c Config) Name() string {
 // Offset is node's sync phase, node·Sync/Nodes µs (integer division): node
 // syncs at k·Sync + Offset(node) for every integer k. It is 0 for a Sync
 // of 0 and for a node outside the fleet.
-func (c Config) Offset(node int) int64 {
+func (c CachedCounter) Offset(node int) int64 {
 	if c.Validate() != nil || node < 0 || node >= c.Nodes {
 		return 0
 	}
@@ -80,7 +81,7 @@ func (c Config) Offset(node int) int64 {
 // false: for calls in time order a node's G + D never exceeds what the
 // fleet truly admitted in the window, so it refuses nothing the promise
 // would allow.
-func (c Config) Spec() (limiter.Spec, error) {
+func (c CachedCounter) Spec() (limiter.Spec, error) {
 	return spec(c.Name(), c.Validate(), func(l algos.Limit) (limiter.Limiter, error) { return New(c, l) })
 }
 
@@ -124,7 +125,7 @@ type keyState struct {
 // limiter.Sized. It is not safe for concurrent use (limiters are not
 // called concurrently).
 type Limiter struct {
-	cfg     Config
+	cfg     CachedCounter
 	limit   algos.Limit
 	offs    []int64 // node j's phase, ascending in j
 	keys    []keyState
@@ -140,7 +141,7 @@ var (
 
 // New returns a fleet c with every key absent, enforcing l, or an error if
 // c or l is invalid.
-func New(c Config, l algos.Limit) (*Limiter, error) {
+func New(c CachedCounter, l algos.Limit) (*Limiter, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func New(c Config, l algos.Limit) (*Limiter, error) {
 }
 
 // Config is the fleet f models.
-func (f *Limiter) Config() Config { return f.cfg }
+func (f *Limiter) Config() CachedCounter { return f.cfg }
 
 // Allow is AllowWeighed with limiter.Unit: one unit, no service time.
 func (f *Limiter) Allow(ctx context.Context, key int, now int64) (algos.Decision, error) {

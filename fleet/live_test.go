@@ -8,10 +8,11 @@ package fleet_test
 // records what it did, when, by the clock it read under its lock: each
 // decision (node, time, verdict) and each tick (a sync, a broadcast) as it
 // really fired, late or not. The deterministic model is then fed those
-// records (Config.Replay, OwnerConfig.Replay) and must come within 10% of
-// the live run's admitted total and busiest aligned window. Everything is
-// judged from the recorded times, so a starved machine changes what is
-// offered and when the timers fire, not whether the model predicts it.
+// records (CachedCounter.Replay, OwnerConfig.Replay) and must come within
+// 10% of the live run's admitted total and busiest aligned window.
+// Everything is judged from the recorded times, so a starved machine
+// changes what is offered and when the timers fire, not whether the model
+// predicts it.
 //
 // The live nodes are written apart from the model, from the rules in
 // doc.go, and they are in one process: a peer's hit reaches the owner, and
@@ -59,11 +60,11 @@ func (c runClock) now() int64 { return c.base + time.Since(c.start).Microseconds
 // journal is what the nodes record, in the order they recorded it.
 type journal struct {
 	mu      sync.Mutex
-	events  []fleet.Event
+	events  []fleet.Occurrence
 	allowed []bool // per event; false for a tick
 }
 
-func (j *journal) add(e fleet.Event, allowed bool) {
+func (j *journal) add(e fleet.Occurrence, allowed bool) {
 	j.mu.Lock()
 	j.events = append(j.events, e)
 	j.allowed = append(j.allowed, allowed)
@@ -256,7 +257,7 @@ func (f *liveFleet) allowCounter(i int, key string) algos.Decision {
 	now := f.clock.now()
 	idx, end := f.window(now)
 	d := f.decideOnView(nd.view(key, idx), end)
-	f.j.add(fleet.Event{At: now, Node: i, Key: mk, Cost: 1}, d.Allowed)
+	f.j.add(fleet.Occurrence{At: now, Node: i, Key: mk, Cost: 1}, d.Allowed)
 	return d
 }
 
@@ -281,7 +282,7 @@ func (f *liveFleet) syncNode(i int) {
 		v.g = r.countOf(v.win)
 	}
 	f.store.mu.Unlock()
-	f.j.add(fleet.Event{At: at, Node: i, Tick: true}, false)
+	f.j.add(fleet.Occurrence{At: at, Node: i, Tick: true}, false)
 }
 
 // allowOwner is node i of the owner shape: the owner decides on its
@@ -328,7 +329,7 @@ func (f *liveFleet) allowOwner(i int, key string) algos.Decision {
 			r.add(idx, 1)
 		}
 	}
-	f.j.add(fleet.Event{At: now, Node: i, Key: mk, Cost: 1}, d.Allowed)
+	f.j.add(fleet.Occurrence{At: now, Node: i, Key: mk, Cost: 1}, d.Allowed)
 	return d
 }
 
@@ -371,7 +372,7 @@ func (f *liveFleet) broadcast(o int) {
 			nd.views[key] = &liveView{win: atWin, g: r.countOf(atWin)}
 		}
 	}
-	f.j.add(fleet.Event{At: at, Node: o, Tick: true}, false)
+	f.j.add(fleet.Occurrence{At: at, Node: o, Tick: true}, false)
 }
 
 // outcome is one live run and its model's prediction.
@@ -401,7 +402,7 @@ func pct(model, live int) float64 {
 // admittedBy counts the admits of events (ticks excluded) by allowed, in
 // total and in the busiest aligned window, and in the windows wholly
 // inside [first, last] event.
-func admittedBy(events []fleet.Event, allowed func(i int) bool, w int64) (total, busiest, full, fullAdmitted int) {
+func admittedBy(events []fleet.Occurrence, allowed func(i int) bool, w int64) (total, busiest, full, fullAdmitted int) {
 	per := map[int64]int{}
 	first, last := int64(0), int64(0)
 	seen := false
@@ -480,7 +481,7 @@ func runLive(sh shape, sync time.Duration, l algos.Limit, rate int, dur time.Dur
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(f.j.events[a].At, f.j.events[b].At) })
-	events := make([]fleet.Event, len(idx))
+	events := make([]fleet.Occurrence, len(idx))
 	liveAllowed := make([]bool, len(idx))
 	for i, k := range idx {
 		events[i], liveAllowed[i] = f.j.events[k], f.j.allowed[k]
@@ -489,11 +490,11 @@ func runLive(sh shape, sync time.Duration, l algos.Limit, rate int, dur time.Dur
 		}
 	}
 	s := sync.Microseconds()
-	replay := func(events []fleet.Event) ([]algos.Decision, error) {
+	replay := func(events []fleet.Occurrence) ([]algos.Decision, error) {
 		if sh.owner {
 			return fleet.OwnerConfig{Nodes: nodes, Sync: s, Batched: sh.batched}.Replay(l, events)
 		}
-		return fleet.Config{Nodes: nodes, Sync: s}.Replay(l, events)
+		return fleet.CachedCounter{Nodes: nodes, Sync: s}.Replay(l, events)
 	}
 	ds, err := replay(events)
 	if err != nil {
@@ -515,7 +516,7 @@ func runLive(sh shape, sync time.Duration, l algos.Limit, rate int, dur time.Dur
 	// The model on its own schedule: the same requests on the same nodes,
 	// the ticks where the model puts them (k·S + j·S/n, before the
 	// requests of the same µs) instead of where the timers fired.
-	var onSchedule []fleet.Event
+	var onSchedule []fleet.Occurrence
 	off := func(j int) int64 { return int64(j) * s / nodes }
 	for _, e := range events {
 		if e.Tick {
@@ -528,14 +529,14 @@ func runLive(sh shape, sync time.Duration, l algos.Limit, rate int, dur time.Dur
 			continue
 		}
 		if n := len(onSchedule); n > 0 {
-			var ticks []fleet.Event
+			var ticks []fleet.Occurrence
 			prev := onSchedule[n-1].At
 			for j := range nodes {
 				for at := (algos.FloorDiv(prev-off(j), s)+1)*s + off(j); at <= e.At; at += s {
-					ticks = append(ticks, fleet.Event{At: at, Node: j, Tick: true})
+					ticks = append(ticks, fleet.Occurrence{At: at, Node: j, Tick: true})
 				}
 			}
-			slices.SortStableFunc(ticks, func(a, b fleet.Event) int { return cmp.Compare(a.At, b.At) })
+			slices.SortStableFunc(ticks, func(a, b fleet.Occurrence) int { return cmp.Compare(a.At, b.At) })
 			onSchedule = append(onSchedule, ticks...)
 		}
 		onSchedule = append(onSchedule, e)

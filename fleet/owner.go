@@ -23,11 +23,11 @@ type OwnerConfig struct {
 	Batched bool
 }
 
-// Validate reports what Config.Validate reports for the same Nodes and
-// Sync: a fleet of no nodes or more than MaxNodes, or a broadcast interval
-// that is negative or longer than algos.MaxTime.
+// Validate reports what CachedCounter.Validate reports for the same Nodes
+// and Sync: a fleet of no nodes or more than MaxNodes, or a broadcast
+// interval that is negative or longer than algos.MaxTime.
 func (c OwnerConfig) Validate() error {
-	return Config{Nodes: c.Nodes, Sync: c.Sync}.Validate()
+	return CachedCounter{Nodes: c.Nodes, Sync: c.Sync}.Validate()
 }
 
 // Name is the fleet as reports print it: "owner(3 nodes, broadcast
@@ -60,11 +60,12 @@ func (c OwnerConfig) Owner(key int) int {
 	return key % c.Nodes
 }
 
-// Offset is node's broadcast phase, as Config.Offset: node·Sync/Nodes µs.
-// A key owned by node is broadcast at k·Sync + Offset(node) for every
-// integer k, so owners are staggered as the cached counter's syncs are.
+// Offset is node's broadcast phase, as CachedCounter.Offset:
+// node·Sync/Nodes µs. A key owned by node is broadcast at k·Sync +
+// Offset(node) for every integer k, so owners are staggered as the cached
+// counter's syncs are.
 func (c OwnerConfig) Offset(node int) int64 {
-	return Config{Nodes: c.Nodes, Sync: c.Sync}.Offset(node)
+	return CachedCounter{Nodes: c.Nodes, Sync: c.Sync}.Offset(node)
 }
 
 // Spec is the owner fleet as a limiter under test, or c's validation

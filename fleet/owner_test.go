@@ -222,25 +222,25 @@ func TestOwnerLazyBroadcastsAreExact(t *testing.T) {
 // every tick of the schedule before them: node j at every k·sync + off(j)
 // after the first call and up to the last, before the calls of the same
 // µs, in node order. It is what a fleet whose timers keep time records.
-func scheduled(calls []call, nodes int, sync int64, off func(int) int64) []fleet.Event {
-	var events []fleet.Event
+func scheduled(calls []call, nodes int, sync int64, off func(int) int64) []fleet.Occurrence {
+	var events []fleet.Occurrence
 	if len(calls) == 0 {
 		return nil
 	}
 	prev := calls[0].t
 	for i, c := range calls {
 		if sync > 0 && c.t > prev {
-			var ticks []fleet.Event
+			var ticks []fleet.Occurrence
 			for j := range nodes {
 				for at := (algos.FloorDiv(prev-off(j), sync)+1)*sync + off(j); at <= c.t; at += sync {
-					ticks = append(ticks, fleet.Event{At: at, Node: j, Tick: true})
+					ticks = append(ticks, fleet.Occurrence{At: at, Node: j, Tick: true})
 				}
 			}
-			slices.SortStableFunc(ticks, func(a, b fleet.Event) int { return int(min(max(a.At-b.At, -1), 1)) })
+			slices.SortStableFunc(ticks, func(a, b fleet.Occurrence) int { return int(min(max(a.At-b.At, -1), 1)) })
 			events = append(events, ticks...)
 			prev = c.t
 		}
-		events = append(events, fleet.Event{At: c.t, Node: i % nodes, Key: c.key, Cost: c.cost})
+		events = append(events, fleet.Occurrence{At: c.t, Node: i % nodes, Key: c.key, Cost: c.cost})
 	}
 	return events
 }
@@ -259,7 +259,7 @@ func decisionsOf(t *rapid.T, lim limiter.Weighed, calls []call) []algos.Decision
 }
 
 // requestsOf is the decisions of the requests among events.
-func requestsOf(events []fleet.Event, ds []algos.Decision) []algos.Decision {
+func requestsOf(events []fleet.Occurrence, ds []algos.Decision) []algos.Decision {
 	var out []algos.Decision
 	for i, e := range events {
 		if !e.Tick {
@@ -281,7 +281,7 @@ func TestReplayOfTheScheduleIsTheModel(t *testing.T) {
 		ctx := context.Background()
 		_ = ctx
 
-		cc := fleet.Config{Nodes: oc.Nodes, Sync: oc.Sync}
+		cc := fleet.CachedCounter{Nodes: oc.Nodes, Sync: oc.Sync}
 		events := scheduled(calls, cc.Nodes, cc.Sync, cc.Offset)
 		got, err := cc.Replay(l, events)
 		if err != nil {
@@ -587,7 +587,7 @@ func TestOwnerConfig(t *testing.T) {
 	if got := o.Handled(); !slices.Equal(got, []int64{0, 0}) {
 		t.Errorf("failed calls reached nodes: %v", got)
 	}
-	if _, err := (fleet.OwnerConfig{Nodes: 2, Sync: 5}).Replay(algos.MustLimit(1, 1, 1), []fleet.Event{{Node: 2, Cost: 1}}); err == nil {
+	if _, err := (fleet.OwnerConfig{Nodes: 2, Sync: 5}).Replay(algos.MustLimit(1, 1, 1), []fleet.Occurrence{{Node: 2, Cost: 1}}); err == nil {
 		t.Error("Replay took node 2 of a fleet of 2")
 	}
 }
@@ -599,9 +599,9 @@ func TestOwnerReachesNodesTimesRate(t *testing.T) {
 	l := algos.MustLimit(3, algos.Second, 3)
 	for _, batched := range []bool{false, true} {
 		c := fleet.OwnerConfig{Nodes: 3, Sync: 100 * ms, Batched: batched}
-		events := []fleet.Event{}
+		events := []fleet.Occurrence{}
 		for _, node := range []int{0, 0, 0, 1, 1, 1, 2, 2, 2} {
-			events = append(events, fleet.Event{At: 10 * ms, Node: node, Key: 0, Cost: 1})
+			events = append(events, fleet.Occurrence{At: 10 * ms, Node: node, Key: 0, Cost: 1})
 		}
 		ds, err := c.Replay(l, events)
 		if err != nil {

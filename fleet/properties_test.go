@@ -47,7 +47,7 @@ func drawTrace(t *rapid.T, lo, hi int64, inOrder bool) []call {
 	return calls
 }
 
-func newFleet(t *rapid.T, c fleet.Config, l algos.Limit) *fleet.Limiter {
+func newFleet(t *rapid.T, c fleet.CachedCounter, l algos.Limit) *fleet.Limiter {
 	f, err := fleet.New(c, l)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func sameAsFixedWindow(t *rapid.T, f sizedWeighed, l algos.Limit, calls []call, 
 func TestSynchronousFleetIsTheFixedWindow(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
-		c := fleet.Config{Nodes: rapid.IntRange(1, 8).Draw(t, "nodes")}
+		c := fleet.CachedCounter{Nodes: rapid.IntRange(1, 8).Draw(t, "nodes")}
 		sameAsFixedWindow(t, newFleet(t, c, l), l, drawTrace(t, -200, 400, false), true)
 	})
 }
@@ -102,7 +102,7 @@ func TestSynchronousFleetIsTheFixedWindow(t *testing.T) {
 func TestOneNodeIsTheFixedWindow(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
-		c := fleet.Config{Nodes: 1, Sync: rapid.Int64Range(0, 200).Draw(t, "sync")}
+		c := fleet.CachedCounter{Nodes: 1, Sync: rapid.Int64Range(0, 200).Draw(t, "sync")}
 		sameAsFixedWindow(t, newFleet(t, c, l), l, drawTrace(t, -200, 400, true), false)
 	})
 }
@@ -127,7 +127,7 @@ type refKey struct {
 	win, g, d    []int64
 }
 
-func newReference(c fleet.Config, l algos.Limit) *reference {
+func newReference(c fleet.CachedCounter, l algos.Limit) *reference {
 	return &reference{nodes: c.Nodes, sync: c.Sync, l: l}
 }
 
@@ -240,7 +240,7 @@ func (r *reference) cells() int64 {
 func TestLazySyncsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
-		c := fleet.Config{
+		c := fleet.CachedCounter{
 			Nodes: rapid.IntRange(1, 6).Draw(t, "nodes"),
 			Sync:  rapid.Int64Range(0, 90).Draw(t, "sync"),
 		}
@@ -284,7 +284,7 @@ func TestOvershootBound(t *testing.T) {
 	var windows, over, atNodesRate int
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
-		c := fleet.Config{
+		c := fleet.CachedCounter{
 			Nodes: rapid.IntRange(1, 5).Draw(t, "nodes"),
 			Sync:  rapid.Int64Range(0, 3*l.Window).Draw(t, "sync"),
 		}

@@ -6,11 +6,11 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 )
 
-// Event is one thing a fleet did, as a recorded run hands it to Replay: a
-// node deciding a request, or a node's tick. A live fleet's timers fire
+// Occurrence is one thing a fleet did, as a recorded run hands it to
+// Replay: a node deciding a request, or a node's tick. A live fleet's timers fire
 // late and its load balancer need not be a round robin; a replay takes
 // both as they happened instead of the model's schedule.
-type Event struct {
+type Occurrence struct {
 	// At is when, in µs on the calls' clock.
 	At int64
 	// Node is the node that decided the request, or that ticked.
@@ -24,7 +24,7 @@ type Event struct {
 	Tick bool
 }
 
-func (e Event) check(nodes int) error {
+func (e Occurrence) check(nodes int) error {
 	switch {
 	case e.Node < 0 || e.Node >= nodes:
 		return fmt.Errorf("fleet: node %d is outside a fleet of %d", e.Node, nodes)
@@ -47,12 +47,12 @@ func (e Event) check(nodes int) error {
 // the fleet synchronous (every tick does nothing). Fed the ticks of the
 // schedule (every k·Sync + Offset(j), before the requests of the same µs,
 // in node order) it decides every request as Spec's limiter does.
-func (c Config) Replay(l algos.Limit, events []Event) ([]algos.Decision, error) {
+func (c CachedCounter) Replay(l algos.Limit, events []Occurrence) ([]algos.Decision, error) {
 	f, err := New(c, l)
 	if err != nil {
 		return nil, err
 	}
-	tick := func(e Event) {
+	tick := func(e Occurrence) {
 		for key := range f.keys {
 			if k := &f.keys[key]; k.views != nil {
 				f.sync(k, e.Node, e.At)
@@ -89,13 +89,13 @@ func (f *Limiter) decideOn(node, key int, now, cost int64) algos.Decision {
 // is not applied, but a Sync of 0 still makes the fleet synchronous. Fed
 // the broadcasts of the schedule (before the requests of the same µs) it
 // decides every request as Spec's limiter does.
-func (c OwnerConfig) Replay(l algos.Limit, events []Event) ([]algos.Decision, error) {
+func (c OwnerConfig) Replay(l algos.Limit, events []Occurrence) ([]algos.Decision, error) {
 	o, err := NewOwner(c, l)
 	if err != nil {
 		return nil, err
 	}
 	o.manual = true
-	tick := func(e Event) {
+	tick := func(e Occurrence) {
 		for key := e.Node; key < len(o.keys); key += c.Nodes {
 			o.broadcast(key, &o.keys[key], e.At)
 		}
@@ -107,7 +107,7 @@ func (c OwnerConfig) Replay(l algos.Limit, events []Event) ([]algos.Decision, er
 // sync µs: each event checked, a tick handed to tick (none when sync is 0,
 // where the fleet is synchronous) and decided as the zero Decision, a
 // request decided by decide on its node.
-func replay(nodes int, sync int64, events []Event, tick func(Event), decide func(node, key int, now, cost int64) algos.Decision) ([]algos.Decision, error) {
+func replay(nodes int, sync int64, events []Occurrence, tick func(Occurrence), decide func(node, key int, now, cost int64) algos.Decision) ([]algos.Decision, error) {
 	out := make([]algos.Decision, len(events))
 	for i, e := range events {
 		if err := e.check(nodes); err != nil {

@@ -26,7 +26,7 @@ type step struct {
 
 // run plays the steps on a fresh fleet c under l, reports every field that
 // differs and the node that handled each call, and returns the fleet.
-func run(t *testing.T, c fleet.Config, l algos.Limit, steps []step) *fleet.Limiter {
+func run(t *testing.T, c fleet.CachedCounter, l algos.Limit, steps []step) *fleet.Limiter {
 	t.Helper()
 	f, err := fleet.New(c, l)
 	if err != nil {
@@ -66,7 +66,7 @@ const ms = 1000
 // 66.666 ms later; node 2 133.333 ms later), enforcing 10 per second, by
 // hand.
 func TestThreeNodesSyncingEvery200msByHand(t *testing.T) {
-	c := fleet.Config{Nodes: 3, Sync: 200 * ms}
+	c := fleet.CachedCounter{Nodes: 3, Sync: 200 * ms}
 	if got := []int64{c.Offset(0), c.Offset(1), c.Offset(2)}; got[0] != 0 || got[1] != 66_666 || got[2] != 133_333 {
 		t.Fatalf("offsets %v, want [0 66666 133333]", got)
 	}
@@ -130,7 +130,7 @@ func TestThreeNodesSyncingEvery200msByHand(t *testing.T) {
 // reached.
 func TestABurstReachesNodesTimesRate(t *testing.T) {
 	l := algos.MustLimit(3, algos.Second, 3)
-	c := fleet.Config{Nodes: 4, Sync: algos.Second}
+	c := fleet.CachedCounter{Nodes: 4, Sync: algos.Second}
 	var steps []step
 	for i := range 16 {
 		st := step{t: 500 * ms, node: i % 4, reset: 500 * ms}
@@ -149,7 +149,7 @@ func TestABurstReachesNodesTimesRate(t *testing.T) {
 // it returns to.
 func TestSynchronousIsTheFixedWindow(t *testing.T) {
 	l := algos.MustLimit(2, 10, 2)
-	f := run(t, fleet.Config{Nodes: 3}, l, []step{
+	f := run(t, fleet.CachedCounter{Nodes: 3}, l, []step{
 		{t: 100, node: 0, allowed: true, remaining: 1, reset: 10},
 		{t: 100, node: 1, allowed: true, remaining: 0, reset: 10},
 		{t: 100, node: 2, retryAfter: 10, reset: 10},
@@ -174,7 +174,7 @@ func TestSynchronousIsTheFixedWindow(t *testing.T) {
 // 150), windows of 60 µs.
 func TestAStaleDeltaIsDropped(t *testing.T) {
 	l := algos.MustLimit(2, 60, 2)
-	f := run(t, fleet.Config{Nodes: 2, Sync: 100}, l, []step{
+	f := run(t, fleet.CachedCounter{Nodes: 2, Sync: 100}, l, []step{
 		{t: 55, node: 0, allowed: true, remaining: 1, reset: 5},
 		{t: 55, node: 1, allowed: true, remaining: 1, reset: 5},  // D1 = 1 in window 0
 		{t: 65, node: 0, allowed: true, remaining: 1, reset: 55}, // window 1: node 0's view starts over
@@ -191,7 +191,7 @@ func TestAStaleDeltaIsDropped(t *testing.T) {
 // answers a request two centuries later at once, and exactly.
 func TestLongIdleGapIsSkipped(t *testing.T) {
 	l := algos.MustLimit(3, algos.Second, 3)
-	c := fleet.Config{Nodes: 5, Sync: 1}
+	c := fleet.CachedCounter{Nodes: 5, Sync: 1}
 	var steps []step
 	// −MaxTime is a whole second. No sync between requests at one instant:
 	// each node sees only its own unit, and all five are admitted.
@@ -218,18 +218,18 @@ func TestLongIdleGapIsSkipped(t *testing.T) {
 
 func TestConfigAndErrors(t *testing.T) {
 	for _, tc := range []struct {
-		c    fleet.Config
+		c    fleet.CachedCounter
 		name string
 		err  string
 	}{
-		{fleet.Config{Nodes: 5, Sync: 200 * ms}, "cached-counter(5 nodes, sync 200ms)", ""},
-		{fleet.Config{Nodes: 1, Sync: 0}, "cached-counter(1 node, synchronous)", ""},
-		{fleet.Config{Nodes: 3, Sync: 2 * algos.Second}, "cached-counter(3 nodes, sync 2s)", ""},
-		{fleet.Config{Nodes: 2, Sync: 1500}, "cached-counter(2 nodes, sync 1500µs)", ""},
-		{fleet.Config{Nodes: 0}, "", "at least 1 node"},
-		{fleet.Config{Nodes: fleet.MaxNodes + 1}, "", "at most 1024 nodes"},
-		{fleet.Config{Nodes: 2, Sync: -1}, "", "must not be negative"},
-		{fleet.Config{Nodes: 2, Sync: algos.MaxTime + 1}, "", "longer than algos.MaxTime"},
+		{fleet.CachedCounter{Nodes: 5, Sync: 200 * ms}, "cached-counter(5 nodes, sync 200ms)", ""},
+		{fleet.CachedCounter{Nodes: 1, Sync: 0}, "cached-counter(1 node, synchronous)", ""},
+		{fleet.CachedCounter{Nodes: 3, Sync: 2 * algos.Second}, "cached-counter(3 nodes, sync 2s)", ""},
+		{fleet.CachedCounter{Nodes: 2, Sync: 1500}, "cached-counter(2 nodes, sync 1500µs)", ""},
+		{fleet.CachedCounter{Nodes: 0}, "", "at least 1 node"},
+		{fleet.CachedCounter{Nodes: fleet.MaxNodes + 1}, "", "at most 1024 nodes"},
+		{fleet.CachedCounter{Nodes: 2, Sync: -1}, "", "must not be negative"},
+		{fleet.CachedCounter{Nodes: 2, Sync: algos.MaxTime + 1}, "", "longer than algos.MaxTime"},
 	} {
 		spec, err := tc.c.Spec()
 		if tc.err != "" {
@@ -263,10 +263,10 @@ func TestConfigAndErrors(t *testing.T) {
 		}
 	}
 
-	if _, err := fleet.New(fleet.Config{Nodes: 2}, algos.Limit{Rate: 1}); err == nil || !strings.Contains(err.Error(), "invalid limit") {
+	if _, err := fleet.New(fleet.CachedCounter{Nodes: 2}, algos.Limit{Rate: 1}); err == nil || !strings.Contains(err.Error(), "invalid limit") {
 		t.Errorf("New with a hand-made limit: %v", err)
 	}
-	f, err := fleet.New(fleet.Config{Nodes: 2, Sync: 10}, algos.MustLimit(1, 10, 1))
+	f, err := fleet.New(fleet.CachedCounter{Nodes: 2, Sync: 10}, algos.MustLimit(1, 10, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

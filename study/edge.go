@@ -118,13 +118,13 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan tr
 	var wg sync.WaitGroup
 	for wi := range workers {
 		wg.Go(func() {
-			target := Target{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
+			dest := Destination{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
 			for j := wi; j < len(times); j += workers {
 				if err := sync0.SleepUntil(ctx, times[j]); err != nil {
 					errs[wi] = err
 					return
 				}
-				ruling, err := s.Allow(ctx, target)
+				ruling, err := s.Allow(ctx, dest)
 				if err != nil {
 					errs[wi] = err
 					return

@@ -161,7 +161,7 @@ func WriteSkewTable(w io.Writer, rs []SkewResult) error {
 }
 
 // WriteGrid writes points as the study's main table: one row a grid point,
-// with its trials' Summary.
+// with its trials' PointStats (GridPoint.Summarize).
 func WriteGrid(w io.Writer, points []GridPoint) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%-20s %-10s %3s %-8s %8s %-11s %6s %4s %9s %14s %6s %13s %5s %9s %9s %9s\n",

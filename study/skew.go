@@ -130,7 +130,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		decided[k] = make([][]liveDecision, plan.Workers)
 		for w := range plan.Workers {
 			wg.Go(func() {
-				target := Target{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
+				dest := Destination{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
 				for _, s := range sends[w] {
 					planned := start + s.Sent
 					if err := sync0.SleepUntil(ctx, planned); err != nil {
@@ -143,9 +143,9 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 					if callerClock {
 						at = sync0.Now() + plan.Offset(w)
 						planned += plan.Offset(w) // in the clock at is read on
-						ruling, err = bucket.AllowAt(ctx, target, at)
+						ruling, err = bucket.AllowAt(ctx, dest, at)
 					} else {
-						ruling, err = bucket.Allow(ctx, target)
+						ruling, err = bucket.Allow(ctx, dest)
 						at = ruling.RedisTime
 					}
 					if err != nil {

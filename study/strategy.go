@@ -76,11 +76,11 @@ type Ruling struct {
 	Read int64
 }
 
-// Target is where a strategy sends one request: the connection to use, the
-// limited key and its limit, and a counter key that strategies able to
-// report Redis's order of decisions may INCR atomically with them
+// Destination is where a strategy sends one request: the connection to
+// use, the limited key and its limit, and a counter key that strategies
+// able to report Redis's order of decisions may INCR atomically with them
 // (Ruling.Seq).
-type Target struct {
+type Destination struct {
 	Client *redis.Client // the worker's own connection
 	Key    string        // the limited key
 	SeqKey string        // the order counter; "" for none
@@ -98,7 +98,7 @@ type Strategy interface {
 	// Atomicity is how the strategy decides.
 	Atomicity() Atomicity
 	// Allow decides one request sent to t.
-	Allow(ctx context.Context, t Target) (Ruling, error)
+	Allow(ctx context.Context, t Destination) (Ruling, error)
 }
 
 // preparer is a strategy with work to do once before a trial (a script to
@@ -153,7 +153,7 @@ func (CheckThenAct) Name() string { return "check-then-act" }
 func (CheckThenAct) Atomicity() Atomicity { return Racy }
 
 // Allow runs GET, compare, INCR.
-func (CheckThenAct) Allow(ctx context.Context, t Target) (Ruling, error) {
+func (CheckThenAct) Allow(ctx context.Context, t Destination) (Ruling, error) {
 	n, err := readCount(ctx, t.Client, t.Key)
 	if err != nil {
 		return Ruling{}, err
@@ -182,7 +182,7 @@ func (IncrThenCheck) Name() string { return "incr-then-check" }
 func (IncrThenCheck) Atomicity() Atomicity { return Atomic }
 
 // Allow runs INCR, compare.
-func (IncrThenCheck) Allow(ctx context.Context, t Target) (Ruling, error) {
+func (IncrThenCheck) Allow(ctx context.Context, t Destination) (Ruling, error) {
 	n, err := t.Client.Incr(ctx, t.Key).Result()
 	if err != nil {
 		return Ruling{}, fmt.Errorf("incr-then-check INCR: %w", err)
@@ -214,7 +214,7 @@ func (w Watch) Name() string { return fmt.Sprintf("watch-multi-%d", w.Budget) }
 func (Watch) Atomicity() Atomicity { return Optimistic }
 
 // Allow tries up to 1+Budget times.
-func (w Watch) Allow(ctx context.Context, t Target) (Ruling, error) {
+func (w Watch) Allow(ctx context.Context, t Destination) (Ruling, error) {
 	for attempt := 1; attempt <= 1+w.Budget; attempt++ {
 		var atLimit bool
 		err := t.Client.Watch(ctx, func(tx *redis.Tx) error {
@@ -279,13 +279,15 @@ func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.l
 
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
 // INCRs t.SeqKey in the same step when set.
-func (s Script) Allow(ctx context.Context, t Target) (Ruling, error) { return s.AllowAt(ctx, t, -1) }
+func (s Script) Allow(ctx context.Context, t Destination) (Ruling, error) {
+	return s.AllowAt(ctx, t, -1)
+}
 
 // AllowAt runs the script once with the caller's own time now (µs) instead
 // of Redis TIME, the deployment in which each caller's clock decides (a
 // negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
 // same step when set.
-func (s Script) AllowAt(ctx context.Context, t Target, now int64) (Ruling, error) {
+func (s Script) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, error) {
 	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Now: now})
 	if err != nil {
 		return Ruling{}, err

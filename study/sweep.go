@@ -90,8 +90,10 @@ func RunGrid(ctx context.Context, g Grid, prefix string, progress func(GridPoint
 	return points, nil
 }
 
-// Summary condenses a grid point's trials.
-type Summary struct {
+// PointStats is a grid point's trials condensed: the spread of their
+// admits and over-admission, their refusals within the limit, and their
+// requests' latency and rate.
+type PointStats struct {
 	Trials int // how many trials ran
 	Sent   int // requests offered a trial
 	// AdmittedMin and AdmittedMax bound the admits over the trials.
@@ -119,10 +121,10 @@ type Summary struct {
 	Model int
 }
 
-// Summarize condenses the point's trials into a Summary. With no trials,
-// only Trials (0) and Model mean anything.
-func (p GridPoint) Summarize() Summary {
-	s := Summary{Trials: len(p.Results), Model: -1, AdmittedMin: 1 << 30, OverMin: 1 << 30}
+// Summarize condenses the point's trials into their PointStats. With no
+// trials, only Trials (0) and Model mean anything.
+func (p GridPoint) Summarize() PointStats {
+	s := PointStats{Trials: len(p.Results), Model: -1, AdmittedMin: 1 << 30, OverMin: 1 << 30}
 	if p.Strategy == (CheckThenAct{}).Name() {
 		s.Model = LockstepOver(p.Workers, p.Limit)
 	}

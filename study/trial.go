@@ -186,7 +186,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	for w := range t.Workers {
 		recs[w] = make([]record, 0, t.PerWorker)
 		wg.Go(func() {
-			target := Target{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
+			dest := Destination{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
 			<-start
 			if offsets[w] > 0 {
 				time.Sleep(offsets[w])
@@ -198,7 +198,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 					rounds.await()
 				}
 				t0 := time.Now()
-				ruling, err := t.Strategy.Allow(ctx, target)
+				ruling, err := t.Strategy.Allow(ctx, dest)
 				now := time.Now()
 				if err != nil {
 					errs[w] = err

@@ -18,14 +18,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Deployment is a limiter as a fleet runs it: Node makes node i's
-// handler, the reference middleware in front of a handler that answers
-// 200. Quota is what X-RateLimit-Limit says: one fresh key's burst.
+// Setup is one deployment of a limiter set up on live HTTP nodes
+// (Start(n, s.Node) serves it): Node makes node i's handler, the reference
+// middleware in front of a handler that answers 200; Name is the deployment as the table
+// and the Artifact name it. Quota is what X-RateLimit-Limit says: one
+// fresh key's burst. (The simulator's way of deploying one is
+// model.Deployment, a choice; a Setup is the running thing.)
 //
 // Log, when set, gets every decision the nodes' limiters make, timed by
 // the clock the limiter decided by (Clock says which): a rate judged from
 // it is the limiter's own, whatever the machine did to the requests.
-type Deployment struct {
+type Setup struct {
 	Name  string
 	Quota int64
 	Node  func(i int) (http.Handler, error)
@@ -51,20 +54,20 @@ func behind(lim httplimit.Limiter, quota int64) (http.Handler, error) {
 // correct deployment, whose fleet admits the limit however many nodes. Its
 // Log has each decision at the Redis TIME the script decided at (what
 // httplimit.Script decides, with the time its reply carries).
-func SharedScript(rdb redis.Scripter, a algos.Algorithm, prefix string, l algos.Limit) (Deployment, error) {
+func SharedScript(rdb redis.Scripter, a algos.Algorithm, prefix string, l algos.Limit) (Setup, error) {
 	script, err := lua.New(a.Name)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("ceiling: %w", err)
+		return Setup{}, fmt.Errorf("ceiling: %w", err)
 	}
 	quota, err := httplimit.QuotaOf(limiter.FromAlgorithm(a), l)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("ceiling: %w", err)
+		return Setup{}, fmt.Errorf("ceiling: %w", err)
 	}
 	if err := l.Validate(); err != nil {
-		return Deployment{}, fmt.Errorf("ceiling: %w", err)
+		return Setup{}, fmt.Errorf("ceiling: %w", err)
 	}
 	log := &Log{}
-	return Deployment{
+	return Setup{
 		Name:  "shared " + a.Name + " (Lua)",
 		Quota: quota,
 		Log:   log,
@@ -89,14 +92,14 @@ func SharedScript(rdb redis.Scripter, a algos.Algorithm, prefix string, l algos.
 // enforces the whole limit on its own share of the traffic. Its Log has
 // each decision at the time the node's limiter was told (this machine's
 // clock, in µs of Unix time).
-func PerInstance(a algos.Algorithm, l algos.Limit) (Deployment, error) {
+func PerInstance(a algos.Algorithm, l algos.Limit) (Setup, error) {
 	spec := limiter.FromAlgorithm(a)
 	quota, err := httplimit.QuotaOf(spec, l)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("ceiling: %w", err)
+		return Setup{}, fmt.Errorf("ceiling: %w", err)
 	}
 	log := &Log{}
-	return Deployment{
+	return Setup{
 		Name:  "per-instance " + a.Name,
 		Quota: quota,
 		Log:   log,
@@ -132,9 +135,9 @@ func PerInstance(a algos.Algorithm, l algos.Limit) (Deployment, error) {
 // the one instant between the call and its return that the window's end
 // less the decision's Reset can be (a call that took longer than a window,
 // which leaves two, is left out and counted in Log.Unplaced).
-func GetThenIncr(rdb redis.Cmdable, prefix string, l algos.Limit) Deployment {
+func GetThenIncr(rdb redis.Cmdable, prefix string, l algos.Limit) Setup {
 	log := &Log{}
-	return Deployment{
+	return Setup{
 		Name:  "shared GET-then-INCR",
 		Quota: l.Rate,
 		Log:   log,
@@ -164,7 +167,7 @@ func GetThenIncr(rdb redis.Cmdable, prefix string, l algos.Limit) Deployment {
 	}
 }
 
-// Log is the decisions a Deployment's nodes made. It is safe for
+// Log is the decisions a Setup's nodes made. It is safe for
 // concurrent use.
 type Log struct {
 	mu       sync.Mutex
