@@ -673,6 +673,14 @@ func (t *badTally) pastIdle(o *model.Outcome, inst int) (past bool, lead int64) 
 	return o.Reset-lead > t.idle, lead
 }
 
+// add counts request i, on key, a bad answer.
+func (t *badTally) add(i int32, key int) {
+	t.count[key]++
+	if t.first[key] < 0 {
+		t.first[key] = i
+	}
+}
+
 // addPast counts request i, on key, a Reset past idle, its instance told
 // lead ahead of it.
 func (t *badTally) addPast(i int32, key int, lead int64) {
@@ -686,10 +694,7 @@ func (t *badTally) addPast(i int32, key int, lead int64) {
 // taken in the order the run decided them.
 func (t *badTally) see(o *model.Outcome, i int32, key, inst int) {
 	if t.bad(o) {
-		t.count[key]++
-		if t.first[key] < 0 {
-			t.first[key] = i
-		}
+		t.add(i, key)
 	}
 	if past, lead := t.pastIdle(o, inst); past {
 		t.addPast(i, key, lead)
@@ -739,17 +744,12 @@ func (t *badTally) countAll(v *runView) {
 	// A Reset past idle needs each instance's latest time: decision order.
 	if t.idle > 0 {
 		for _, i := range v.res.Order {
-			key := keyOf(i)
+			_, inst, key := v.toldAt(i)
 			if key < 0 || key >= traffic.NumClients {
 				continue
 			}
-			o := &v.res.Outcomes[i]
-			inst := key
-			if v.local {
-				inst = key*int(v.nodes) + int(o.Node)
-			}
-			if past, lead := t.pastIdle(o, inst); past {
-				t.addPast(i, key, lead)
+			if past, lead := t.pastIdle(&v.res.Outcomes[i], int(inst)); past {
+				t.addPast(i, int(key), lead)
 			}
 		}
 	}
