@@ -114,7 +114,8 @@ EXPOSE 6379
 LABEL overshoot.redis-image=$layout
 # Protected mode is on in Debian's build; it must be here, not in CMD,
 # because testcontainers' WithCmd options replace CMD. Every port is
-# published on 127.0.0.1 only, and every server requires a password
+# published on 127.0.0.1 only, a server on the host's network is given
+# --bind 127.0.0.1, and every server requires a password
 # (internal/redistest).
 ENTRYPOINT ["/usr/bin/redis-server", "--protected-mode", "no", "--bind", "0.0.0.0"]
 CMD ["--save", "", "--appendonly", "no"]

@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
@@ -246,11 +247,11 @@ func launch(o Options) (ct *Container, c *testcontainers.DockerContainer, reason
 	if err := ct.locate(ctx); err != nil {
 		return nil, c, "", err
 	}
-	if err := ct.loopbackOnly(ctx); err != nil {
-		return nil, c, "", err
-	}
 	if err := ping(ct.Addr, ct.Password, pingContainer); err != nil {
 		return nil, c, "", fmt.Errorf("container %s (%s) started but does not answer PING at %s: %v\n%s", image, o, ct.Addr, err, ct.logTail(ctx))
+	}
+	if err := ct.loopbackOnly(ctx, o.sentinel()); err != nil {
+		return nil, c, "", err
 	}
 	return ct, c, "", nil
 }
@@ -423,11 +424,13 @@ func (ct *Container) locate(ctx context.Context) error {
 	return nil
 }
 
-// loopbackOnly fails unless every port the container publishes is bound to
-// 127.0.0.1 (or ::1), as Docker itself reports it: the test Redis is never
-// reachable from another machine, whatever testcontainers or the engine
-// default to.
-func (ct *Container) loopbackOnly(ctx context.Context) error {
+// loopbackOnly checks, once its server answers, that ct is reachable from
+// this machine only: a mapped container's every published port is on
+// loopback, as the Docker engine reports it (PortBindings); a container
+// on the host's network publishes none, and its server binds loopback
+// addresses only (Bind; a Sentinel, which has no CONFIG GET, is given
+// --bind 127.0.0.1 as every server is, and is taken at its word).
+func (ct *Container) loopbackOnly(ctx context.Context, sentinel bool) error {
 	bindings, err := PortBindings(ctx, ct.ID)
 	if err != nil {
 		return err
@@ -437,7 +440,41 @@ func (ct *Container) loopbackOnly(ctx context.Context) error {
 			return fmt.Errorf("container %.12s publishes a port on %q, not on loopback (all: %v)", ct.ID, b, bindings)
 		}
 	}
+	if !ct.host {
+		return nil
+	}
+	if len(bindings) > 0 {
+		return fmt.Errorf("container %.12s is on the host's network but publishes ports on %v", ct.ID, bindings)
+	}
+	if sentinel {
+		return nil
+	}
+	binds, err := ct.Bind(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range binds {
+		if ip, err := netip.ParseAddr(strings.TrimPrefix(b, "-")); err != nil || !ip.IsLoopback() {
+			return fmt.Errorf("container %.12s is on the host's network and its server binds %q, not loopback only (all: %v)", ct.ID, b, binds)
+		}
+	}
 	return nil
+}
+
+// Bind is the addresses ct's server listens on, as it reports them
+// (CONFIG GET bind).
+func (ct *Container) Bind(ctx context.Context) ([]string, error) {
+	c := redis.NewClient(ct.Options())
+	defer c.Close()
+	v, err := c.ConfigGet(ctx, "bind").Result()
+	if err != nil {
+		return nil, fmt.Errorf("container %.12s: CONFIG GET bind: %w", ct.ID, err)
+	}
+	binds := strings.Fields(v["bind"])
+	if len(binds) == 0 {
+		return nil, fmt.Errorf("container %.12s: its server binds every address (CONFIG GET bind is empty)", ct.ID)
+	}
+	return binds, nil
 }
 
 // PortBindings lists, as the Docker engine reports them (the ports it has

@@ -17,8 +17,12 @@
 // once).
 //
 // Locked and on loopback: every container publishes its port on 127.0.0.1
-// only (checked against what the Docker engine reports, PortBindings), and
-// every server it starts, replicas, Sentinels and cluster nodes included,
+// only (checked against what the Docker engine reports, PortBindings), but
+// the shared one where the engine shares this machine's loopback (Docker
+// on Linux, not Docker Desktop, not rootless): that one is on the host's
+// network, its server bound to 127.0.0.1 (checked against what the server
+// reports, Container.Bind), so that the tests' traffic goes through no
+// proxy. Every server it starts, replicas, Sentinels and cluster nodes included,
 // requires a password made for the test process (Server.Password,
 // Server.Options). When the Docker host is a local socket and the user has
 // not said otherwise, testcontainers is pointed at loopback too (it would

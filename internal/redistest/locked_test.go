@@ -8,10 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Every container this package starts publishes its port on 127.0.0.1
-// only, as the Docker engine itself reports it, and every server in it
-// refuses a client without the run's password: a test Redis is of no use
-// to anyone else on the network while the tests run.
+// Every container this package starts is reachable from this machine
+// only, as the Docker engine itself reports it: a mapped one publishes its
+// port on 127.0.0.1 only; the shared one, on the host's network where the
+// engine shares this machine's loopback, publishes none and its server
+// binds 127.0.0.1 only. Every server refuses a client without the run's
+// password: a test Redis is of no use to anyone else on the network while
+// the tests run.
 func TestContainersAreLoopbackOnlyAndLocked(t *testing.T) {
 	t.Parallel() // each starts its own container: the starts overlap
 	// Its own first: meanwhile another test starts the shared one.
@@ -21,29 +24,45 @@ func TestContainersAreLoopbackOnlyAndLocked(t *testing.T) {
 		t.Fatalf("the server's password is %q; want a fresh one of 32 hex digits", s.Password)
 	}
 	shared.mu.Lock()
-	sharedID := ""
-	if shared.c != nil {
-		sharedID = shared.c.GetContainerID()
-	}
+	sharedCt := shared.ct
 	shared.mu.Unlock()
+	if sharedCt == nil {
+		t.Fatal("shared: no container (is TestMain running Main?)")
+	}
+	if sharedCt.host != hostNetworkHere() {
+		t.Errorf("the shared container is on the host network: %v; the engine shares this machine's loopback: %v", sharedCt.host, hostNetworkHere())
+	}
 	ctx := context.Background()
-	for name, id := range map[string]string{"shared": sharedID, "StartWith": own.ID} {
-		if id == "" {
-			t.Fatalf("%s: no container ID (is TestMain running Main?)", name)
-		}
-		hosts, err := PortBindings(ctx, id)
+	for name, ct := range map[string]*Container{"shared": sharedCt, "StartWith": own} {
+		hosts, err := PortBindings(ctx, ct.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if ct.host {
+			if len(hosts) != 0 {
+				t.Errorf("%s container %.12s is on the host network and publishes ports on %v", name, ct.ID, hosts)
+			}
+			binds, err := ct.Bind(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range binds {
+				if b != "127.0.0.1" {
+					t.Errorf("%s container %.12s is on the host network and its server binds %q; want 127.0.0.1 only (all: %v)", name, ct.ID, b, binds)
+				}
+			}
+			t.Logf("%s container %.12s: on the host network, its server bound to %v", name, ct.ID, binds)
+			continue
+		}
 		if len(hosts) == 0 {
-			t.Fatalf("%s container %.12s publishes no port", name, id)
+			t.Fatalf("%s container %.12s publishes no port", name, ct.ID)
 		}
 		for _, h := range hosts {
 			if h != "127.0.0.1" {
-				t.Errorf("%s container %.12s publishes a port on %q; want 127.0.0.1 only (all: %v)", name, id, h, hosts)
+				t.Errorf("%s container %.12s publishes a port on %q; want 127.0.0.1 only (all: %v)", name, ct.ID, h, hosts)
 			}
 		}
-		t.Logf("%s container %.12s: port bindings on %v", name, id, hosts)
+		t.Logf("%s container %.12s: port bindings on %v", name, ct.ID, hosts)
 	}
 	for name, srv := range map[string]Server{"shared": s, "StartWith": own.Server} {
 		anon := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true, MaxRetries: -1})

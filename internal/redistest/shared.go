@@ -2,11 +2,15 @@ package redistest
 
 import (
 	"context"
+	"net/netip"
 	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -47,6 +51,7 @@ type sharedServer struct {
 	tried  bool // a start was tried: server or reason holds its outcome
 	server Server
 	reason string // why there is no container, for every later Start
+	ct     *Container
 	c      *testcontainers.DockerContainer
 }
 
@@ -63,8 +68,8 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 	}
 	if !s.tried {
 		s.tried = true
-		ct, c, reason, err := launch(Options{})
-		s.c = c
+		ct, c, reason, err := launchShared()
+		s.ct, s.c = ct, c
 		switch {
 		case err != nil:
 			s.reason = err.Error()
@@ -81,6 +86,70 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 		unavailable(t, reason)
 	}
 	return server, true
+}
+
+// launchShared starts the shared server: on the host's network, bound to
+// 127.0.0.1, where the engine shares this machine's loopback, else on a
+// port Docker publishes on 127.0.0.1 (Start's servers, mapped, were
+// reached through docker-proxy, which copied every byte of every test's
+// traffic: with dockerd it cost `go test ./...` a fifth of its CPU). A
+// host-network start that does not answer (another binary bound the
+// port between freePort and the server, or the engine's loopback is not
+// this machine's after all) is removed and tried again on a new port,
+// then once mapped.
+func launchShared() (*Container, *testcontainers.DockerContainer, string, error) {
+	host := hostNetworkHere()
+	for try := 0; ; try++ {
+		ct, c, reason, err := launch(Options{HostNetwork: host})
+		if !host || (ct != nil && err == nil) || c == nil {
+			return ct, c, reason, err
+		}
+		if rerr := terminate(c); rerr != nil {
+			os.Stderr.WriteString("redistest: removing a shared container that did not answer: " + rerr.Error() + "\n")
+		}
+		host = try == 0
+	}
+}
+
+var hostNetwork struct {
+	once sync.Once
+	here bool
+}
+
+// hostNetworkHere reports whether a container on the host's network
+// listens on this machine's loopback: the engine is Docker on this Linux
+// machine (a local socket, not Docker Desktop's virtual machine, not
+// rootless, whose host network is a namespace of its own), and
+// testcontainers is not pointed at another host.
+func hostNetworkHere() bool {
+	hostNetwork.once.Do(func() {
+		if runtime.GOOS != "linux" || !localEngine() {
+			return
+		}
+		if h := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE"); h != "" {
+			if ip, err := netip.ParseAddr(h); (err != nil || !ip.IsLoopback()) && h != "localhost" {
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		d, err := testcontainers.NewDockerClientWithOpts(ctx)
+		if err != nil {
+			return
+		}
+		defer d.Close()
+		info, err := d.Info(ctx, client.InfoOptions{})
+		if err != nil || strings.Contains(info.Info.OperatingSystem, "Docker Desktop") {
+			return
+		}
+		for _, o := range info.Info.SecurityOptions {
+			if strings.Contains(o, "rootless") {
+				return
+			}
+		}
+		hostNetwork.here = true
+	})
+	return hostNetwork.here
 }
 
 // close removes the container, if one was started.
