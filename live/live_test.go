@@ -61,7 +61,11 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 		t.Fatal(err)
 	}
 	opts := srv.Options()
+	// The driver's timeout (30 s) is the only one: a loaded machine that
+	// answers late delays a request, where go-redis' own (3 s to read, 4
+	// to wait for a pooled connection) would fail it.
 	opts.ContextTimeoutEnabled = true
+	opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = 30*time.Second, 30*time.Second, 30*time.Second
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { rdb.Close() })
 	prefix := srv.Prefix(t)
@@ -75,8 +79,9 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 
 // driveBucket drives ld through the reference middleware on three nodes
 // deployed as c, and judges the records against the token bucket of l: the
-// verdict, and the admits over the ideal bucket's on the same requests.
-func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v live.Verdict, over float64, ideal int) {
+// verdict, the admits over the ideal bucket's on the same requests, and
+// the longest any request waited for its answer.
+func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v live.Verdict, over float64, ideal int, late int64) {
 	t.Helper()
 	urls := nodes(t, 3, l.Burst, c.lim)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -89,7 +94,17 @@ func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v li
 	if over, ideal, err = live.Over(recs, algos.TokenBucket, l); err != nil {
 		t.Fatal(err)
 	}
-	return v, over, ideal
+	failed := 0
+	for _, r := range recs {
+		late = max(late, r.Answered-r.Sent)
+		if r.Err != nil {
+			if failed == 0 {
+				t.Logf("%s: the first request that failed: %v", c.name, r)
+			}
+			failed++
+		}
+	}
+	return v, over, ideal, late
 }
 
 // The reference middleware on three nodes, one key, a token bucket of 10
@@ -107,14 +122,19 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			v, over, ideal := driveBucket(t, c, l, live.Load{Rate: 100, Duration: 2500 * time.Millisecond, Timeout: 30 * time.Second})
-			t.Logf("%s on 3 nodes: over %+.1f%% (the token bucket's ideal admits %d of the same requests)\n%s", c.name, over, ideal, v)
-			// A shared bucket decides each request a round trip after its
-			// Sent; at 10/s that delay's refill is a fraction of an admit
-			// (one at 100 ms on a loaded machine), so it admits what its
-			// ideal does within a few admits of 34.
-			if c.clean && (over < -10 || over > 10) || !c.clean && over < 100 {
-				t.Errorf("%s admitted %+.1f%% over the ideal, want within ±10%% shared and +100%% or more per instance", c.name, over)
+			v, over, ideal, late := driveBucket(t, c, l, live.Load{Rate: 100, Duration: 2500 * time.Millisecond, Timeout: 30 * time.Second})
+			// A shared bucket decides each request between its Sent and its
+			// answer, so its decisions span up to the longest wait longer
+			// than the sends the ideal is run on, and it may admit that
+			// span's refill more: a fraction of an admit on an idle machine
+			// (a round trip at 10/s), seconds' worth under -race with both
+			// cores busy. The bound takes that refill from the records.
+			refill := (l.Rate*late + l.Window - 1) / l.Window
+			most := 10 + 100*float64(refill)/float64(max(ideal, 1))
+			t.Logf("%s on 3 nodes: over %+.1f%% (the token bucket's ideal admits %d of the same requests; the longest wait %s, whose refill is %d admits)\n%s",
+				c.name, over, ideal, algos.FormatMicros(late), refill, v)
+			if c.clean && (over < -10 || over > most) || !c.clean && over < 100 {
+				t.Errorf("%s admitted %+.1f%% over the ideal, want within -10%% and %+.1f%% shared (10%% and the longest wait's refill) and +100%% or more per instance", c.name, over, most)
 			}
 			if v.Failed > 0 {
 				t.Errorf("%d of %d requests failed", v.Failed, v.Offered)
@@ -155,7 +175,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			v, over, ideal := driveBucket(t, c, l, live.Load{Plan: plan, Timeout: 30 * time.Second})
+			v, over, ideal, _ := driveBucket(t, c, l, live.Load{Plan: plan, Timeout: 30 * time.Second})
 			t.Logf("the simulator's five clients (seed 1, %d requests in 3 s) through %s on 3 nodes: over %+.1f%% (the ideal token bucket admits %d of the same requests)\n%s\n%s",
 				len(plan), c.name, over, ideal, v.RowHeader(), v.Row())
 			if v.Offered != len(plan) || v.Failed > 0 {

@@ -51,7 +51,7 @@ type Played struct {
 	Told     int64         // the time the algorithm was told
 	Ran      int64         // Redis TIME when the script (GetSet: the GET) ran
 	Seq      int64         // the script's (GetSet: the GET's) place in Redis's order
-	Decided  int64         // the true time of the decision: Ran, or for GetSet when the node decided
+	Decided  int64         // the true time of the decision: Ran, or for GetSet when the node decided (between Ran and SetRan)
 	Admitted bool          // what Redis (GetSet: the node) decided
 	// GetSet only: when the SET ran and its place in Redis's order.
 	SetRan, SetSeq int64
@@ -182,8 +182,12 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 			}
 			r.Told = reply.Told - rec.Origin
 			r.Ran, r.Seq = reply.ReadTime-rec.Origin, reply.ReadSeq
-			r.Decided, r.Admitted = r.Told-nodeOffset, reply.Decision.Allowed
 			r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
+			// The node decided after its GET ran and before its SET did:
+			// an instant read off StoreTime outside that (off by up to half
+			// Sync's round trip, which on a busy machine outgrows the
+			// loopback legs) is placed at the nearer end.
+			r.Decided, r.Admitted = min(max(r.Told-nodeOffset, r.Ran), r.SetRan), reply.Decision.Allowed
 		}
 		rec.Played[i] = r
 	}
