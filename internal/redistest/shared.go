@@ -90,9 +90,9 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 
 // launchShared starts the shared server: on the host's network, bound to
 // 127.0.0.1, where the engine shares this machine's loopback, else on a
-// port Docker publishes on 127.0.0.1 (Start's servers, mapped, were
-// reached through docker-proxy, which copied every byte of every test's
-// traffic: with dockerd it cost `go test ./...` a fifth of its CPU). A
+// port Docker publishes on 127.0.0.1. A mapped server is reached through
+// docker-proxy, which copies every byte of every test's traffic: `go test
+// ./...` took a fifth more CPU when the shared servers were mapped. A
 // host-network start that does not answer (another binary bound the
 // port between freePort and the server, or the engine's loopback is not
 // this machine's after all) is removed and tried again on a new port,
