@@ -338,8 +338,16 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 		firstStall := stalls.worst(restoreAt, restoreAt.Add(max(first, 0)))
 		t.Logf("%s: first decision by the store %v after the blackhole's removal (stall %v)", policy, first.Round(time.Microsecond), firstStall.Round(10*time.Microsecond))
 		if first < 0 || first-firstStall > blackholeRecovery {
-			t.Errorf("%s: no decision by the store within %v of the blackhole's removal and the %v this process was kept from running (first after %v)",
-				policy, blackholeRecovery, firstStall, first)
+			// What the limiter said after the removal, for whoever has to
+			// find out why the store did not come back.
+			var after []string
+			for _, x := range decisions {
+				if x.start.After(restoreAt) && x.err != nil && len(after) < 3 {
+					after = append(after, fmt.Sprintf("%v after the removal, took %v: %v", x.start.Sub(restoreAt).Round(time.Millisecond), x.took.Round(time.Millisecond), x.err))
+				}
+			}
+			t.Errorf("%s: no decision by the store within %v of the blackhole's removal and the %v this process was kept from running (first after %v); the limiter's first errors after it: %v",
+				policy, blackholeRecovery, firstStall, first, after)
 		}
 
 		// The phases with a store, and the burst after them: no more
