@@ -94,14 +94,12 @@ func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v li
 	if over, ideal, err = live.Over(recs, algos.TokenBucket, l); err != nil {
 		t.Fatal(err)
 	}
-	failed := 0
+	logged := false
 	for _, r := range recs {
 		late = max(late, r.Answered-r.Sent)
-		if r.Err != nil {
-			if failed == 0 {
-				t.Logf("%s: the first request that failed: %v", c.name, r)
-			}
-			failed++
+		if r.Err != nil && !logged {
+			t.Logf("%s: the first request that failed: %v", c.name, r)
+			logged = true
 		}
 	}
 	return v, over, ideal, late

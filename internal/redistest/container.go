@@ -454,6 +454,7 @@ func (ct *Container) loopbackOnly(ctx context.Context, sentinel bool) error {
 		return err
 	}
 	for _, b := range binds {
+		// Redis marks an address it may fail to bind with a leading "-".
 		if ip, err := netip.ParseAddr(strings.TrimPrefix(b, "-")); err != nil || !ip.IsLoopback() {
 			return fmt.Errorf("container %.12s is on the host's network and its server binds %q, not loopback only (all: %v)", ct.ID, b, binds)
 		}

@@ -98,17 +98,18 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 // this machine's after all) is removed and tried again on a new port,
 // then once mapped.
 func launchShared() (*Container, *testcontainers.DockerContainer, string, error) {
-	host := hostNetworkHere()
-	for try := 0; ; try++ {
-		ct, c, reason, err := launch(Options{HostNetwork: host})
-		if !host || (ct != nil && err == nil) || c == nil {
-			return ct, c, reason, err
+	if hostNetworkHere() {
+		for range 2 {
+			ct, c, reason, err := launch(Options{HostNetwork: true})
+			if ct != nil && err == nil || c == nil {
+				return ct, c, reason, err
+			}
+			if rerr := terminate(c); rerr != nil {
+				os.Stderr.WriteString("redistest: removing a shared container that did not answer: " + rerr.Error() + "\n")
+			}
 		}
-		if rerr := terminate(c); rerr != nil {
-			os.Stderr.WriteString("redistest: removing a shared container that did not answer: " + rerr.Error() + "\n")
-		}
-		host = try == 0
 	}
+	return launch(Options{})
 }
 
 var hostNetwork struct {
