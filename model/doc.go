@@ -51,7 +51,7 @@
 //
 // Request{Key, Sent} → Planned{Key, Node, Sent, Clock} (Plan) → the time
 // the algorithm is told: Clock for NodeClock, the store's true time when the
-// script runs for StoreClock → Outcome{Decided, Node, Admitted, and the rest
+// script runs for StoreClock → Outcome{Decided, Told, Key, Node, Admitted, and the rest
 // of the answer: Remaining, RetryAfter, Reset} (Run). A limiter that is not
 // a pure algorithm is also given Clock with every call (limiter.NodeTime). A live replay adds what
 // Redis measured: Told, Ran, Decided (package replay).

@@ -13,7 +13,8 @@ import (
 )
 
 // Outcome is what happened to one request: whether it was admitted, the
-// true time it was decided, and the node that handled it (0 for Ideal).
+// true time it was decided, its key (its index in Result.Keys), and the
+// node that handled it (0 for Ideal).
 //
 // "Decided" is where the promise is checked: for the atomic store
 // deployments, when the script ran in the store; for Ideal and the local
@@ -40,6 +41,7 @@ type Outcome struct {
 	Remaining  int64
 	RetryAfter int64
 	Reset      int64
+	Key        int32
 	Node       int32
 	Admitted   bool
 	Failed     bool
@@ -473,7 +475,7 @@ type slot struct {
 func (r *runner) record(i, key int, told, at int64, node int, d *algos.Decision) {
 	o := &r.out[i] // field by field: a composite literal is zeroed in place first
 	o.Decided, o.Told, o.Remaining, o.RetryAfter, o.Reset = at, told, d.Remaining, d.RetryAfter, d.Reset
-	o.Node, o.Admitted, o.Failed, o.Panicked = int32(node), d.Allowed, false, false
+	o.Key, o.Node, o.Admitted, o.Failed, o.Panicked = int32(key), int32(node), d.Allowed, false, false
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++
@@ -589,7 +591,7 @@ func copyDecision(dst, src *algos.Decision) {
 // with err.
 func (r *runner) fail(i, key int, told, at int64, node int, err error) {
 	var panicked *limiter.Panic
-	r.out[i] = Outcome{Decided: at, Told: told, Node: int32(node), Failed: true, Panicked: errors.As(err, &panicked)}
+	r.out[i] = Outcome{Decided: at, Told: told, Key: int32(key), Node: int32(node), Failed: true, Panicked: errors.As(err, &panicked)}
 	r.res.Order = append(r.res.Order, int32(i))
 	k := &r.res.Keys[key]
 	k.Requests++

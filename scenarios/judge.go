@@ -125,15 +125,8 @@ func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged
 	sc.all = all
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
 	nodes := int32(cfg.Nodes)
-	fixed := len(cfg.Requests)
 	for i, o := range res.Outcomes {
-		var key int
-		if i < fixed {
-			key = cfg.Requests[i].Key
-		} else {
-			key = res.LoopRequests[i-fixed].Key
-		}
-		r := judged{key: int32(key), node: o.Node, told: o.Told, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
+		r := judged{key: o.Key, node: o.Node, told: o.Told, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
 		r.instance = r.key
 		if local {
 			r.instance = r.key*nodes + r.node
@@ -273,13 +266,8 @@ func (v *runView) at(i int32) judged {
 // caller comparing two requests keeps in registers (a judged is too wide
 // for that, and is stored and copied again at every call).
 func (v *runView) toldAt(i int32) (told int64, instance, key int32) {
-	if fixed := int32(len(v.cfg.Requests)); i < fixed {
-		key = int32(v.cfg.Requests[i].Key)
-	} else {
-		key = int32(v.res.LoopRequests[i-fixed].Key)
-	}
 	o := &v.res.Outcomes[i]
-	told, instance = o.Told, key
+	told, instance, key = o.Told, o.Key, o.Key
 	if v.local {
 		instance = key*v.nodes + o.Node
 	}
@@ -457,8 +445,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 	}
 	// v.at, written out and cut to what the checks read: the loop runs
 	// once per request of every judged run.
-	reqs, loopReqs, outcomes := v.cfg.Requests, v.res.LoopRequests, v.res.Outcomes
-	fixed := int32(len(reqs))
+	outcomes := v.res.Outcomes
 	nodes, local := int(v.nodes), v.local
 	// In every judgeable deployment but two, an instance is told times in
 	// the order it decides (the store's clock, a local node's own, Ideal's
@@ -467,13 +454,8 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 	// their nodes' clocks, can end.
 	byDecided := cfg.Deployment != model.NodeClock && cfg.Deployment != model.GetSet
 	for pos, i := range v.res.Order {
-		var key int
-		if i < fixed {
-			key = reqs[i].Key
-		} else {
-			key = loopReqs[i-fixed].Key
-		}
 		o := &outcomes[i]
+		key := int(o.Key)
 		inst := key
 		if local {
 			inst = key*nodes + int(o.Node)
@@ -705,13 +687,6 @@ func (t *badTally) see(o *model.Outcome, i int32, key, inst int) {
 // what a pass that did not finish counted.
 func (t *badTally) countAll(v *runView) {
 	t.clear()
-	reqs, loopReqs, fixed := v.cfg.Requests, v.res.LoopRequests, int32(len(v.cfg.Requests))
-	keyOf := func(i int32) int {
-		if i < fixed {
-			return reqs[i].Key
-		}
-		return loopReqs[i-fixed].Key
-	}
 	// The bad answers are counted in request order, which reads the
 	// outcomes in memory order; only a run with a bad answer is read again
 	// in decision order, for each client's first.
@@ -719,7 +694,7 @@ func (t *badTally) countAll(v *runView) {
 		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
-		if key := keyOf(int32(i)); key >= 0 && key < traffic.NumClients {
+		if key := v.res.Outcomes[i].Key; key >= 0 && key < traffic.NumClients {
 			t.count[key]++
 		}
 	}
@@ -736,7 +711,7 @@ func (t *badTally) countAll(v *runView) {
 		if !t.bad(&v.res.Outcomes[i]) {
 			continue
 		}
-		if key := keyOf(i); key >= 0 && key < traffic.NumClients && t.first[key] < 0 {
+		if key := int(v.res.Outcomes[i].Key); key >= 0 && key < traffic.NumClients && t.first[key] < 0 {
 			t.first[key] = i
 			wanted--
 		}
