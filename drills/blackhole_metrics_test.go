@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/overshoot-go/overshoot/httplimit"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +18,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
-	"github.com/rs/zerolog"
 )
 
 // The scrape drill's settings.
@@ -64,12 +62,7 @@ func TestBlackholedStoreFailOpenIsScraped(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
 
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(srv, "redis-scrape", "127.0.0.1:0", s.Addr)
-	if err := proxy.Start(); err != nil {
-		t.Fatalf("starting toxiproxy: %v", err)
-	}
-	t.Cleanup(proxy.Stop)
+	proxy := drillProxy(t, "redis-scrape", s.Addr)
 
 	script := drillTokenBucket(t)
 	if err := script.Load(ctx, s.Client(t)); err != nil {

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 )
 
 // drillsFull runs the longer version of each drill that has one.
@@ -25,6 +27,20 @@ func drillTokenBucket(t *testing.T) *lua.Limiter {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// drillProxy is an in-process toxiproxy named name in front of the Redis
+// at addr, listening on a free loopback port (its Listen), stopped when
+// the test ends: the drills' way to make a real network fail.
+func drillProxy(t *testing.T, name, addr string) *toxiproxy.Proxy {
+	t.Helper()
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(srv, name, "127.0.0.1:0", addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatalf("starting toxiproxy: %v", err)
+	}
+	t.Cleanup(proxy.Stop)
+	return proxy
 }
 
 // drillWait polls cond every interval until it holds or timeout passes;

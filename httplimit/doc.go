@@ -15,7 +15,9 @@
 // Retry-After 1, FailOpen serves the request. Either way the response says
 // so in X-RateLimit-Degraded, carries no Remaining or Reset it cannot know,
 // and a counter in Stats goes up: a limiter that fails open without a
-// signal is an unlimited API that looks healthy.
+// signal is an unlimited API that looks healthy. Script, after a call the
+// store did not answer, pings it in the background with a budget of its
+// own, so that a store that comes back slow is reached again (see Script).
 //
 // # Metrics
 //

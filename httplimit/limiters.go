@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -35,6 +36,20 @@ func (f LimiterFunc) Allow(ctx context.Context, key string) (algos.Decision, err
 // TIME), so the nodes of a fleet agree on the time whatever their own
 // clocks say. Give c ContextTimeoutEnabled, or Options.Timeout cannot
 // bound a call to a store that stops answering.
+//
+// After a call that got no answer (a timeout, a closed connection; not an
+// error Redis answered), Script pings the store in the background with a
+// budget of its own (RewarmTimeout), so that the pool holds a connection
+// that has done its handshake once the store answers again; it sends one
+// when c can ping, none is under way, and the last, if answered, ended
+// longer ago than it took (the connection it left in the pool is the
+// calls' to find first). Without it a store that comes back may stay
+// unreachable: every connection the outage broke is replaced by a fresh
+// one, go-redis does a fresh connection's handshake (HELLO) within the
+// first call on it, and on a busy host a handshake and a script call do
+// not fit in a 50 ms budget, so each call fails, its connection is
+// dropped and the next call starts again (package drills shows both:
+// TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget).
 func Script(c redis.Scripter, script *lua.Limiter, prefix string, l algos.Limit) (Limiter, error) {
 	if c == nil || script == nil {
 		return nil, errors.New("httplimit: Script needs a Redis client and a script")
@@ -42,11 +57,39 @@ func Script(c redis.Scripter, script *lua.Limiter, prefix string, l algos.Limit)
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("httplimit: %w", err)
 	}
+	pinger, _ := c.(interface {
+		Ping(context.Context) *redis.StatusCmd
+	})
+	var pinging atomic.Bool
+	var quietUntil atomic.Int64 // Unix ns: no ping before (the last one's answer is the calls')
 	return LimiterFunc(func(ctx context.Context, key string) (algos.Decision, error) {
 		reply, err := script.Call(ctx, c, prefix+key, l, -1)
+		var answered redis.Error
+		if err != nil && pinger != nil && !errors.As(err, &answered) &&
+			time.Now().UnixNano() >= quietUntil.Load() && pinging.CompareAndSwap(false, true) {
+			go func() {
+				defer pinging.Store(false)
+				ctx, cancel := context.WithTimeout(context.Background(), RewarmTimeout)
+				defer cancel()
+				start := time.Now()
+				if pinger.Ping(ctx).Err() == nil {
+					// The connection it left in the pool is the calls': a
+					// ping right after would take it from them. For as long
+					// as the ping took, the calls have it first.
+					end := time.Now()
+					quietUntil.Store(end.Add(end.Sub(start)).UnixNano())
+				}
+			}()
+		}
 		return reply.Decision, err
 	}), nil
 }
+
+// RewarmTimeout is the budget of the ping Script sends after a call that
+// got no answer: long enough for a fresh connection's dial and handshake
+// on a busy host, short enough that a ping into a store that still does
+// not answer gives way to the next.
+const RewarmTimeout = time.Second
 
 // Local is spec held in this process, enforcing l: each node that makes
 // its own has limits of its own, which is what a per-instance limiter in a

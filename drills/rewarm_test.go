@@ -1,0 +1,120 @@
+package drills_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/httplimit"
+	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// The rewarm check's settings: every reply from the store held
+// rewarmLatency, each call given rewarmBudget. A call on a connection that
+// has done its handshake waits one reply (100 ms); a call on a fresh one
+// waits two (HELLO, then the script: 200 ms), past its budget whatever the
+// machine does.
+const (
+	rewarmLatency = 100 * time.Millisecond
+	rewarmBudget  = 150 * time.Millisecond
+	rewarmPace    = 50 * time.Millisecond
+	rewarmSpan    = 2 * time.Second
+)
+
+// A store that answers again, but slowly, after its connections broke:
+// go-redis does a fresh connection's handshake within the first call on
+// it, so when a handshake and a call do not fit one call's budget, every
+// call on a fresh connection fails, its connection is dropped, and the next
+// call starts afresh. httplimit.Script then pings the store in the
+// background, with a budget of its own, and the pool keeps the connection
+// the ping made: the next call waits one reply, within its budget, and the
+// store decides. The control, the same script on a client that cannot
+// ping, dials for every call and is decided never.
+func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	ctx := context.Background()
+	proxy := drillProxy(t, "redis-slow", s.Addr)
+	spec := fmt.Sprintf(`{"name":"slow","type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":%d}}`, rewarmLatency.Milliseconds())
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+		t.Fatalf("adding the latency: %v", err)
+	}
+	script := drillTokenBucket(t)
+	if err := script.Load(ctx, s.Client(t)); err != nil {
+		t.Fatal(err)
+	}
+	limit := algos.MustLimit(1000, algos.Second, 1000) // never the reason a call is refused
+	open := func(name string, wrap func(*redis.Client) redis.Scripter) httplimit.Limiter {
+		// Room for every call in flight (three) and a ping, so that no call
+		// waits for a connection and spends its budget on the wait.
+		c := redis.NewClient(&redis.Options{Addr: proxy.Listen, Password: s.Password, DisableIdentity: true,
+			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8})
+		t.Cleanup(func() { c.Close() })
+		lim, err := httplimit.Script(wrap(c), script, s.Prefix(t)+name+":", limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lim
+	}
+	limiters := []httplimit.Limiter{
+		open("pinging", func(c *redis.Client) redis.Scripter { return c }),
+		open("control", func(c *redis.Client) redis.Scripter { return cannotPing{c} }),
+	}
+	type tally struct {
+		calls, decided int
+		first          time.Duration
+		errs           []string
+	}
+	tallies := make([]tally, len(limiters))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, lim := range limiters {
+		wg.Go(func() {
+			tl := &tallies[i]
+			var calls sync.WaitGroup
+			var mu sync.Mutex
+			for time.Since(start) < rewarmSpan {
+				calls.Go(func() {
+					cctx, cancel := context.WithTimeout(ctx, rewarmBudget)
+					defer cancel()
+					_, err := lim.Allow(cctx, "k")
+					mu.Lock()
+					defer mu.Unlock()
+					tl.calls++
+					switch {
+					case err == nil:
+						if tl.decided++; tl.decided == 1 {
+							tl.first = time.Since(start)
+						}
+					case len(tl.errs) < 2:
+						tl.errs = append(tl.errs, err.Error())
+					}
+				})
+				time.Sleep(rewarmPace)
+			}
+			calls.Wait()
+		})
+	}
+	wg.Wait()
+	pinging, control := tallies[0], tallies[1]
+	t.Logf("replies held %v, a call's budget %v, one call every %v for %v: pinging decided %d of %d calls, the first %v in; control %d of %d (its first errors: %v)",
+		rewarmLatency, rewarmBudget, rewarmPace, rewarmSpan, pinging.decided, pinging.calls, pinging.first.Round(time.Millisecond),
+		control.decided, control.calls, control.errs)
+	if control.decided != 0 {
+		t.Errorf("control: %d of %d calls decided, where none can: a fresh connection's handshake and call take two replies, %v, past the budget %v",
+			control.decided, control.calls, 2*rewarmLatency, rewarmBudget)
+	}
+	if pinging.decided == 0 {
+		t.Errorf("Script's limiter decided none of %d calls in %v, though a connection that has done its handshake answers in one reply (%v, within %v); its first errors: %v",
+			pinging.calls, rewarmSpan, rewarmLatency, rewarmBudget, pinging.errs)
+	}
+}
+
+// cannotPing is a Redis client with only the calls a script needs: what
+// httplimit.Script is given by a caller whose client cannot ping.
+type cannotPing struct{ redis.Scripter }
