@@ -46,9 +46,10 @@ func (f LimiterFunc) Allow(ctx context.Context, key string) (algos.Decision, err
 // calls' to find first). Without it a store that comes back may stay
 // unreachable: every connection the outage broke is replaced by a fresh
 // one, go-redis does a fresh connection's handshake (HELLO) within the
-// first call on it, and on a busy host a handshake and a script call do
-// not fit in a 50 ms budget, so each call fails, its connection is
-// dropped and the next call starts again (package drills shows both:
+// first call on it, and when a handshake and a script call do not fit in
+// one call's budget (a store far away, or slowed down) each call fails,
+// its connection is dropped and the next call starts again, for as long
+// as the store stays slow (package drills shows both:
 // TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget).
 func Script(c redis.Scripter, script *lua.Limiter, prefix string, l algos.Limit) (Limiter, error) {
 	if c == nil || script == nil {
