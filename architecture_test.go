@@ -51,6 +51,7 @@ var allowedImports = map[string][]string{
 	"internal/atomicfile":   {},
 	"internal/redistest":    {"internal/atomicfile"},
 	"internal/testparallel": {},
+	"internal/race":         {},
 	"internal/adaptertest":  {"algos"}, // the adapters' tests' steps and request stream are algos' Decisions for algos' Limits
 	"cmd/badges":            {"internal/findings"},
 	"cmd/report":            {"internal/findings", "report"},
@@ -73,7 +74,7 @@ var allowedImports = map[string][]string{
 }
 
 // testHelpers may be imported by test files only.
-var testHelpers = []string{"internal/adaptertest", "internal/golden", "internal/redistest", "internal/testparallel"}
+var testHelpers = []string{"internal/adaptertest", "internal/golden", "internal/race", "internal/redistest", "internal/testparallel"}
 
 // packageImports returns, for every folder of the module holding Go files
 // (the root as "."), the module packages its non-test files import and

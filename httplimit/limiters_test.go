@@ -87,24 +87,22 @@ type storeDown struct {
 	pings, answered atomic.Int32
 }
 
-func (s *storeDown) failed(ctx context.Context) *redis.Cmd {
-	return redis.NewCmdResult(nil, s.err)
+func (s *storeDown) failed() *redis.Cmd { return redis.NewCmdResult(nil, s.err) }
+
+func (s *storeDown) Eval(_ context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
+	return s.failed()
 }
 
-func (s *storeDown) Eval(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return s.failed(ctx)
+func (s *storeDown) EvalSha(_ context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
+	return s.failed()
 }
 
-func (s *storeDown) EvalSha(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return s.failed(ctx)
+func (s *storeDown) EvalRO(_ context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
+	return s.failed()
 }
 
-func (s *storeDown) EvalRO(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return s.failed(ctx)
-}
-
-func (s *storeDown) EvalShaRO(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return s.failed(ctx)
+func (s *storeDown) EvalShaRO(_ context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
+	return s.failed()
 }
 
 func (s *storeDown) ScriptExists(context.Context, ...string) *redis.BoolSliceCmd {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/race"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 )
@@ -556,7 +557,7 @@ func TestBadConfigs(t *testing.T) {
 // more steps than a short one, so the difference drifts past the bound now
 // and then (1 CI run in 10). make test runs this test without -race.
 func TestNoAllocationPerRequest(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation counts under -race include sync.Pool's deliberate drops; make test runs this test without -race")
 	}
 	short, long := traffic(8, 2*algos.Second), traffic(8, 20*algos.Second)

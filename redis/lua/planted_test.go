@@ -6,6 +6,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/internal/race"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/redis/lua"
 )
@@ -38,7 +39,7 @@ func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 	}
 	sim, c := lua.SimStore(t)
 	simCalls := 1300
-	if raceEnabled {
+	if race.Enabled {
 		simCalls = 130 // gopher-lua under -race: 2 to 5 ms a call
 	}
 	onSim, err := lua.Suite{Calls: simCalls, Seed: 61, Then: then, Clock: sim}.Run(context.Background(), c, l, "diff:"+twin.Name)
@@ -51,7 +52,7 @@ func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 			break
 		}
 	}
-	if !raceEnabled && !onSim.OK() {
+	if !race.Enabled && !onSim.OK() {
 		t.Error(onSim)
 	}
 	simOwing := 0
@@ -63,7 +64,7 @@ func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
 			}
 		}
 	}
-	if simOwing == 0 && !raceEnabled {
+	if simOwing == 0 && !race.Enabled {
 		t.Errorf("on simredis no call left the bucket owing tokens")
 	}
 	// The twin replayed: how many calls left tokens owed, so that the
