@@ -94,11 +94,13 @@ var contractBugs = map[string]breach.Kind{
 	planted.StoreClockClaimReadsNode().Name + ", store-clock":     breach.ReadsNodeClock,
 }
 
-// mutantOptions are HuntOptions; -short keeps 20 of the 200 seeds.
+// mutantOptions are HuntOptions; -short keeps the first 25 of the 200
+// seeds: the shifted window behind a store is first caught on seed 23
+// (golden/mutants.txt), and every planted bug must be caught there too.
 func mutantOptions() scenarios.Options {
 	o := scenarios.HuntOptions()
 	if testing.Short() {
-		o.Seeds = o.Seeds[:20]
+		o.Seeds = o.Seeds[:25]
 	}
 	return o
 }
@@ -208,7 +210,7 @@ func mutantsReports(t *testing.T, o scenarios.Options, verdicts []scenarios.Verd
 
 // BenchmarkMutantsHunt is the judged hunt of
 // TestMutantsCaughtAndCorrectDeploymentsClean: its 29 suspects on 200 seeds
-// of 12 s (-short: 20), every run simulated and judged, on GOMAXPROCS
+// of 12 s (-short: 25), every run simulated and judged, on GOMAXPROCS
 // workers. It reports the judged requests per second of wall time per
 // core (GOMAXPROCS), and the seconds one hunt takes.
 func BenchmarkMutantsHunt(b *testing.B) {

@@ -1,6 +1,9 @@
 package properties_test
 
 import (
+	"flag"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,9 +85,17 @@ func TestACountBelowOneIsAnError(t *testing.T) {
 }
 
 // A property that fails is reported by Fails whatever the case it fails
-// on: the last of the count (the 150th, in rapid's second run of 100), a
+// on: the last of the count (the 150th, in rapid's second run of 100, or
+// its eighth of 20 under -short, where rapid runs a fifth of its checks), a
 // panic of its own (not a flaky test), an error in a cleanup.
 func TestFailsReportsEveryKindOfFailure(t *testing.T) {
+	perRun, err := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() {
+		perRun /= 5
+	}
 	ran := 0
 	lastFails := func(t *rapid.T) {
 		ran++
@@ -97,7 +108,7 @@ func TestFailsReportsEveryKindOfFailure(t *testing.T) {
 		prop func(*rapid.T)
 		want string
 	}{
-		"the last case":     {lastFails, "[rapid] failed after 49 tests: the 150th case"},
+		"the last case":     {lastFails, fmt.Sprintf("[rapid] failed after %d tests: the 150th case", (150-1)%perRun)},
 		"a panic":           {func(t *rapid.T) { nilMap[rapid.IntRange(0, 9).Draw(t, "key")] = 1 }, "[rapid] panic after 0 tests: assignment to entry in nil map"},
 		"a failing cleanup": {func(t *rapid.T) { t.Cleanup(func() { t.Fatal("cleanup failed") }) }, "[rapid] failed after 0 tests: cleanup failed"},
 	} {
