@@ -26,7 +26,8 @@ all: lint test
 ## the harness that runs them in parallel is raced in package scenarios; under -race they alone
 ## took over six minutes of CI. So do the other packages' simulations (SIMULATIONS, by exact
 ## name, so that a test not named there is raced): golang.org/x/time/rate's contract and hunt
-## (two minutes of a loaded CI under -race, 11 s without); redis_rate's checks that run the
+## and its fields replayed against the library (two minutes of a loaded CI under -race, 11 s
+## without; the fields 5 s more); redis_rate's checks that run the
 ## library on simredis (one goroutine a run, or a live fleet whose twin replays on simredis;
 ## simredis's own concurrency is raced in package simredis, the live fleet's in package replay:
 ## 225 s under -race, 15 s without); adapters/redislib's example script under the properties
@@ -43,7 +44,11 @@ all: lint test
 ## planted sliding counter's contract, the key-truncating Lua library's hunt and property on
 ## simredis (internal/planted: 237 s under -race, 3 s without), and the fast checkers against
 ## brute force on every small admit set (algos): one goroutine each, 80 s of the race run between
-## them. One live drill is here too, for another reason: the blackhole drill's latencies and
+## them. So do algos' envelope against its checker and the checker's linear time, the model's
+## deployments against their promises, its clock faults and RunInto against Run (their sharing
+## stays raced in TestConcurrentRunsShareOneRequestsSlice), and the differential's limiter
+## against itself and RunAgainst against Run: one goroutine each, 33 s of a loaded race run.
+## One live drill is here too, for another reason: the blackhole drill's latencies and
 ## recovery (drills) are the Redis client's own, and the race detector slows that client where no
 ## stall meter sees it (3 of 15 raced runs on a loaded machine failed them, none of 40 without;
 ## the middleware and its client are raced in the drills' other tests). The model's
@@ -56,7 +61,7 @@ TEST_JSON ?= .test-results/go-test.json
 MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 SIMULATIONS := ^($\
-TestKeepsTheContract|TestHuntBehindAStoreIsClean|$\
+TestKeepsTheContract|TestHuntBehindAStoreIsClean|TestFieldsAreExact|$\
 TestAgainstGCRA|TestFieldsAgainstTheLibrary|TestPropertiesItBreaks|TestHuntBehindAStore|TestLiveFleetMatchesItsTwin|TestBreaksNearTheFloatStep|$\
 TestAScriptOfYoursIsJudgedInSimulatedTime|ExampleSpec|$\
 TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudgedLikeTheBuiltIns|TestDoubleRefillIsTheWeaknessOfTheOtherThree|$\
@@ -70,8 +75,11 @@ TestSlidingCounterWrongWeightKeepsTheContract|$\
 TestFindingBlackholedStoreCostsOnlyTheTimeout|$\
 TestFastCheckersAgreeWithBruteForceOnEverySmallAdmitSet|$\
 TestKeysTruncatedIsCaughtByTheHunt|TestKeysTruncatedBreaksKeysIsolated|$\
+TestEnvelopeAgreesWithCheck|TestCheckIsLinear|$\
+TestStoreClockIgnoresNodeClockFaults|TestRunIntoIsRun|TestCorrectDeploymentsKeepPromises|TestOneNodeWithoutLatencyIsIdeal|$\
+TestRunAgainstIsRunWithMinesRunGiven|TestLimiterAgainstItself|TestDeterministic|$\
 TestNoAllocationPerRequest)$$
-SIMULATION_PACKAGES := ./redis/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model ./drills
+SIMULATION_PACKAGES := ./redis/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model ./drills ./differential
 
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]

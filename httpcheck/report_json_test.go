@@ -118,6 +118,7 @@ func jsonSaysWhatTheReportSays(t *testing.T, r *httpcheck.Report) {
 // stated as a delay: the JSON's first record says reset_is_delay, so a
 // judge of it alone convicts it too, and would not without.
 func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
+	t.Parallel() // its own servers; overlaps the other checks' waiting
 	l := algos.MustLimit(10, 2*algos.Second, 10)
 	h, _ := reference(t, algos.TokenBucket, l)
 	late := rewrite(h, func(_, _ int, h http.Header) { h.Set(httpcheck.HeaderReset, "5") })

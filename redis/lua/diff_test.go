@@ -271,6 +271,7 @@ func setPX(a, b, c, px string) string {
 // TestLuaDifferentialVerdicts holds Differential to what it claims, on a
 // real Redis, with scripts planted to be wrong in one way each.
 func TestLuaDifferentialVerdicts(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)

@@ -23,6 +23,7 @@ import (
 // turns on the same key (same layout, same sliding-log members), so the
 // only thing wrong with it is the race.
 func TestGetSetSharesTheScriptsLayout(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
@@ -108,6 +109,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 // TestLuaBadStateIsAnError: a key holding something no script wrote is an
 // error from the script and from the GET/SET client, not a guess.
 func TestLuaBadStateIsAnError(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	s := redistest.Start(t)
 	c := s.Client(t)
 	key := s.Prefix(t) + "garbage"

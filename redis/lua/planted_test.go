@@ -22,6 +22,7 @@ import (
 // too. On simredis the store-clock path meets the same times, the store's
 // clock stepped back where a time is behind, and the debt shows there too.
 func TestPlantedNegativeRefillScriptMatchesItsTwin(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	s := redistest.Start(t)
 	twin := planted.TokenBucketNegativeRefill
 	l, err := lua.New(twin.Name)

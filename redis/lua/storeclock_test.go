@@ -41,6 +41,7 @@ func mustNew(t *testing.T, name string) *lua.Limiter {
 // calls, is clean on both paths. Under -race, where a call on simredis
 // costs a hundred times more, simredis runs the first 5 seeds.
 func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	ctx := context.Background()
 	planted, good := mustNew(t, wholeSeconds), mustNew(t, algos.TokenBucket.Name)
 	if planted.Algorithm().Decide == nil || planted.Name() != wholeSeconds {
@@ -172,6 +173,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 // Under -race simredis runs 13 calls a key, where every decision and value
 // must still agree, though not every key's limit is reached.
 func TestScriptsAgreeWithTheirTwinsOnBothPaths(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	ctx := context.Background()
 	// 260 calls a key: the 250 per 7 s key's first burst, of 252 to 255
 	// calls, reaches its limit.

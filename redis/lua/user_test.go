@@ -23,6 +23,7 @@ import (
 // count stops counting, the TTL checks say it expires too early; with 10 s
 // more than its own expiry, it passes, on both paths.
 func TestUserScriptDifferential(t *testing.T) {
+	t.Parallel() // keys of its own (Prefix); overlaps the binary's other tests
 	s := redistest.Start(t)
 	c := s.Client(t)
 	prefix := s.Prefix(t)
