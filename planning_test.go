@@ -266,7 +266,7 @@ func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
 		l.Rate, metrics.FormatDuration(l.Window), fixed.Run.Accepted)
 	fmt.Fprintf(&b, "%-15s  %8s  %12s  %7s  %18s  |  %s\n", "sync interval", "accepted", "peak window", "accept", "promise (≤100/1s)", "published: accepted, peak, accept")
 	var prev capacity.Result
-	var series []metrics.Series
+	var series []metrics.AcceptedSeries
 	var peaks []string
 	for i, sync := range syncs {
 		spec, err := fleet.CachedCounter{Nodes: 5, Sync: sync}.Spec()
@@ -376,7 +376,7 @@ func TestGoldenPlanningComparison(t *testing.T) {
 	golden.CheckWrite(t, "planning-comparison.txt", func(w io.Writer) error { return capacity.WriteComparison(w, tr, results) })
 	golden.CheckWrite(t, "planning-comparison.json", func(w io.Writer) error { return capacity.WriteComparisonJSON(w, tr, results) })
 	golden.CheckWrite(t, "planning-comparison.csv", func(w io.Writer) error { return capacity.WriteComparisonCSV(w, tr, results) })
-	var series []metrics.Series
+	var series []metrics.AcceptedSeries
 	for _, r := range results {
 		series = append(series, r.Run.Series(r.Limiter, 60))
 	}

@@ -128,7 +128,7 @@ func writeWaits(b *bytes.Buffer, results []Result) error {
 // scale, so that a taller character is more admitted in every row.
 func writeTimelines(b *bytes.Buffer, results []Result) {
 	var top int64
-	series := make([]metrics.Series, len(results))
+	series := make([]metrics.AcceptedSeries, len(results))
 	for i, r := range results {
 		series[i] = r.Run.Series(r.Limiter, TimelineWidth)
 		for _, p := range series[i].Points {

@@ -12,10 +12,10 @@ import (
 // that neither answer an error.
 type Bound struct {
 	// Over is how many admits more than ref mine may make in any one key's
-	// aligned window: Check fails when some Row's Error > Over.
+	// aligned window: Check fails when some Window's Error > Over.
 	Over int64
 	// Under is how many admits fewer than ref mine may make in any one
-	// key's aligned window: Check fails when some Row's Error < −Under.
+	// key's aligned window: Check fails when some Window's Error < −Under.
 	Under int64
 	// Errors is how many requests the two limiters may answer with an
 	// error, both sides together, over the whole run. An error is never a
@@ -29,9 +29,9 @@ type Bound struct {
 // its message, the worst window on the other side when that one is past
 // its bound too.
 type BoundError struct {
-	Row   Row   // the window furthest past the bound
-	Bound int64 // Bound.Over when Row.Error > 0, Bound.Under otherwise
-	text  string
+	Window Window // the window furthest past the bound
+	Bound  int64  // Bound.Over when Window.Error > 0, Bound.Under otherwise
+	text   string
 }
 
 // Error says, in words, which window is past the bound and by how much.
@@ -65,8 +65,8 @@ func (rep Report) Check(b Bound) error {
 	if overBy <= 0 && underBy <= 0 {
 		return nil
 	}
-	over := &BoundError{Row: rep.WorstOver, Bound: b.Over, text: rep.describe(rep.WorstOver, b.Over)}
-	under := &BoundError{Row: rep.WorstUnder, Bound: b.Under, text: rep.describe(rep.WorstUnder, b.Under)}
+	over := &BoundError{Window: rep.WorstOver, Bound: b.Over, text: rep.describe(rep.WorstOver, b.Over)}
+	under := &BoundError{Window: rep.WorstUnder, Bound: b.Under, text: rep.describe(rep.WorstUnder, b.Under)}
 	switch {
 	case overBy <= 0:
 		return under
@@ -82,7 +82,7 @@ func (rep Report) Check(b Bound) error {
 }
 
 // describe says what happened in one window, and the bound it is past.
-func (rep Report) describe(r Row, bound int64) string {
+func (rep Report) describe(r Window, bound int64) string {
 	mine, ref := rep.labels()
 	side, by := "over", r.Error
 	if r.Error < 0 {

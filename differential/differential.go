@@ -10,10 +10,10 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-// Row is one key's aligned window [Start, End) of the limit's window, with
+// Window is one key's aligned window [Start, End) of the limit's window, with
 // how many admits each side decided in it and how many requests each side's
 // limiter answered with an error there (by the true time they were decided).
-type Row struct {
+type Window struct {
 	Key        int
 	Start, End int64 // µs; End = Start + W, Start a multiple of W
 	Mine, Ref  int64 // admits decided in [Start, End)
@@ -33,9 +33,9 @@ type Disagreement struct {
 	MineAdmitted bool  // true: mine admitted and ref denied; false: the reverse
 }
 
-// Report is the comparison Run makes. Rows holds every key's windows in
+// Report is the comparison Run makes. Windows holds every key's windows in
 // which either side admitted something or answered an error, ordered by key
-// then start; a window missing from Rows has no admit and no error on
+// then start; a window missing from Windows has no admit and no error on
 // either side, so its error is 0. The worst windows are the first in that
 // order to reach the extreme; a Report with no positive (negative) error
 // has a zero WorstOver (WorstUnder), whose Error is 0.
@@ -45,7 +45,7 @@ type Report struct {
 	Deployment model.Deployment
 	Nodes      int
 	Seed       uint64
-	Rows       []Row
+	Windows    []Window
 	Differ     int   // rows whose Error is not 0
 	MineAdmits int64 // admits over the whole run, every key
 	RefAdmits  int64
@@ -60,13 +60,13 @@ type Report struct {
 	// (Config.Loop) depend on what each side answered, so only the static
 	// requests are compared one by one: Compared of them were answered by
 	// both (no error on either side), MineOnly were admitted by mine alone
-	// and RefOnly by ref alone. The loop requests' admits are in the Rows.
+	// and RefOnly by ref alone. The loop requests' admits are in the Windows.
 	Requests, Compared int
 	MineOnly, RefOnly  int
 	First              *Disagreement // nil when they agree on every request
 
-	WorstOver  Row // the largest positive Error
-	WorstUnder Row // the most negative Error
+	WorstOver  Window // the largest positive Error
+	WorstUnder Window // the most negative Error
 }
 
 // Run plays cfg with mine, then with ref (cfg.Limiter is replaced by each,
@@ -131,10 +131,10 @@ func compare(mine, ref string, cfg model.Config, a, b *model.Result) Report {
 	var wa, wb []count // reused for every key
 	for key := range max(len(a.Keys), len(b.Keys)) {
 		wa, wb = windows(wa[:0], a.AdmitTimes(key), w), windows(wb[:0], b.AdmitTimes(key), w)
-		rep.Rows = appendRows(rep.Rows, key, w, wa, wb,
+		rep.Windows = appendWindows(rep.Windows, key, w, wa, wb,
 			windows(nil, errorTimes(cfg, a, key), w), windows(nil, errorTimes(cfg, b, key), w))
 	}
-	for _, r := range rep.Rows {
+	for _, r := range rep.Windows {
 		rep.MineAdmits += r.Mine
 		rep.RefAdmits += r.Ref
 		rep.MineErrors += r.MineErrors
@@ -249,9 +249,9 @@ func windows(out []count, sorted []int64, w int64) []count {
 	return out
 }
 
-// appendRows merges one key's four window counts (mine's admits, ref's
+// appendWindows merges one key's four window counts (mine's admits, ref's
 // admits, mine's errors, ref's errors) into rows, in window order.
-func appendRows(rows []Row, key int, w int64, lists ...[]count) []Row {
+func appendWindows(rows []Window, key int, w int64, lists ...[]count) []Window {
 	at := make([]int, len(lists))
 	for {
 		// The next window is the smallest index any list has left.
@@ -271,7 +271,7 @@ func appendRows(rows []Row, key int, w int64, lists ...[]count) []Row {
 				at[i]++
 			}
 		}
-		rows = append(rows, Row{
+		rows = append(rows, Window{
 			Key: key, Start: next * w, End: (next + 1) * w,
 			Mine: n[0], Ref: n[1], Error: n[0] - n[1],
 			MineErrors: n[2], RefErrors: n[3],

@@ -101,7 +101,7 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 		t.Run(c.cfg.Deployment.String(), func(t *testing.T) {
 			rep := run(t, slidingCounter, slidingLog, c.cfg)
 			t.Logf("signed error per aligned window:\n%s", written(t, rep))
-			for _, r := range rep.Rows {
+			for _, r := range rep.Windows {
 				if r.Mine > perSecond.Rate || r.Ref > perSecond.Rate {
 					t.Errorf("key %d at %s: %d and %d admits in one aligned window, but both promise at most %d",
 						r.Key, algos.FormatTime(r.Start), r.Mine, r.Ref, perSecond.Rate)
@@ -118,7 +118,7 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 				t.Errorf("worst under-admission %+d; the counter was never measured below the log per window", got)
 			}
 			if c.cfg.Deployment == model.Ideal {
-				for _, r := range rep.Rows {
+				for _, r := range rep.Windows {
 					want := int64(0)
 					if r.Key == int(traffic.Boundary) && (r.Start/algos.Second)%2 == 1 {
 						want = 1 // the window after an odd edge
@@ -136,7 +136,7 @@ func TestSlidingCounterAgainstSlidingLog(t *testing.T) {
 			}
 			err := rep.Check(differential.Bound{Over: c.over - 1})
 			var be *differential.BoundError
-			if !errors.As(err, &be) || be.Row != rep.WorstOver {
+			if !errors.As(err, &be) || be.Window != rep.WorstOver {
 				t.Errorf("Check one below the measured worst: %v, want a BoundError at the worst window", err)
 			}
 		})
@@ -288,7 +288,7 @@ func TestErrorsCountApart(t *testing.T) {
 	if rep.Compared != len(reqs)-int(rep.MineErrors) {
 		t.Errorf("compared %d of %d requests with %d errors", rep.Compared, len(reqs), rep.MineErrors)
 	}
-	for _, r := range rep.Rows {
+	for _, r := range rep.Windows {
 		if r.Key != 2 && (r.Error != 0 || r.MineErrors != 0) {
 			t.Errorf("key %d at %s: error %+d, %d limiter errors; only key 2 fails", r.Key, algos.FormatTime(r.Start), r.Error, r.MineErrors)
 		}

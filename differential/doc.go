@@ -24,7 +24,7 @@
 // # What it owns, and what it must not import
 //
 // The comparison (Run, and RunAgainst for a caller that has run mine
-// already; Report, Row, Bound, Check, Write). It imports algos,
+// already; Report, Window, Bound, Check, Write). It imports algos,
 // limiter and model only: never properties, scenarios,
 // redis/lua, replay, study, internal/planted or the root package. Traffic
 // is the caller's: a test that wants the simulator's clients builds it

@@ -10,7 +10,7 @@ import (
 )
 
 // MaxRows is the most windows Write prints; the rest are counted in a
-// "… N more" line (Report.Rows holds them all).
+// "… N more" line (Report.Windows holds them all).
 const MaxRows = 20
 
 // Write prints rep: a line naming the two limiters, the limit and the
@@ -31,9 +31,9 @@ func (rep Report) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "%s (mine) against %s (ref): %v, %s\n", rep.Mine, rep.Ref, rep.Limit, where)
 
 	errs := rep.MineErrors+rep.RefErrors > 0
-	shown := func(r Row) bool { return r.Error != 0 || r.MineErrors+r.RefErrors > 0 }
+	shown := func(r Window) bool { return r.Error != 0 || r.MineErrors+r.RefErrors > 0 }
 	listed := 0
-	for _, r := range rep.Rows {
+	for _, r := range rep.Windows {
 		if shown(r) {
 			listed++
 		}
@@ -46,7 +46,7 @@ func (rep Report) Write(w io.Writer) error {
 			head = append(head, "errors "+mine, "errors "+ref)
 		}
 		var cells [][]string
-		for _, r := range rep.Rows {
+		for _, r := range rep.Windows {
 			if !shown(r) {
 				continue
 			}
@@ -66,7 +66,7 @@ func (rep Report) Write(w io.Writer) error {
 	}
 
 	fmt.Fprintf(&b, "summary: %d of %d windows differ; admitted %d by %s, %d by %s (%+d); worst over %s; worst under %s\n",
-		rep.Differ, len(rep.Rows), rep.MineAdmits, mine, rep.RefAdmits, ref, rep.MineAdmits-rep.RefAdmits,
+		rep.Differ, len(rep.Windows), rep.MineAdmits, mine, rep.RefAdmits, ref, rep.MineAdmits-rep.RefAdmits,
 		worst(rep.WorstOver), worst(rep.WorstUnder))
 	fmt.Fprintf(&b, "requests: of %d both answered, %d admitted by %s only, %d by %s only",
 		rep.Compared, rep.MineOnly, mine, rep.RefOnly, ref)
@@ -87,11 +87,11 @@ func (rep Report) Write(w io.Writer) error {
 	return err
 }
 
-func window(r Row) string {
+func window(r Window) string {
 	return fmt.Sprintf("[%s, %s)", algos.FormatTime(r.Start), algos.FormatTime(r.End))
 }
 
-func worst(r Row) string {
+func worst(r Window) string {
 	if r.Error == 0 {
 		return "none"
 	}

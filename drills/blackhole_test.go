@@ -128,7 +128,7 @@ func TestFindingBlackholedStoreCostsOnlyTheTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	policies := []httplimit.Policy{httplimit.FailOpen, httplimit.FailClosed}
+	policies := []httplimit.FailurePolicy{httplimit.FailOpen, httplimit.FailClosed}
 	drills := make([]*blackholeDrill, len(policies))
 	for i, p := range policies {
 		drills[i] = newBlackholeDrill(t, proxy.Listen, s.Password, s.Prefix(t), script, p, redis.Options{
@@ -483,7 +483,7 @@ func blackholeDelta(from, to httplimit.Stats) string {
 
 // blackholeDrill is one policy's middleware, its server and its clients.
 type blackholeDrill struct {
-	policy  httplimit.Policy
+	policy  httplimit.FailurePolicy
 	mw      *httplimit.Middleware
 	base    httplimit.Stats
 	url     string
@@ -512,7 +512,7 @@ type blackholeDecision struct {
 	err   error
 }
 
-func newBlackholeDrill(t *testing.T, addr, password, prefix string, script *lua.Limiter, policy httplimit.Policy, opt redis.Options) *blackholeDrill {
+func newBlackholeDrill(t *testing.T, addr, password, prefix string, script *lua.Limiter, policy httplimit.FailurePolicy, opt redis.Options) *blackholeDrill {
 	t.Helper()
 	opt.Addr, opt.Password, opt.DisableIdentity = addr, password, true
 	client := redis.NewClient(&opt)

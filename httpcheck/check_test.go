@@ -39,7 +39,7 @@ func local(t testing.TB, alg algos.Algorithm, l algos.Limit) (httplimit.Limiter,
 }
 
 // behind is the reference middleware putting lim in front of ok.
-func behind(t testing.TB, lim httplimit.Limiter, quota int64, policy httplimit.Policy) http.Handler {
+func behind(t testing.TB, lim httplimit.Limiter, quota int64, policy httplimit.FailurePolicy) http.Handler {
 	t.Helper()
 	mw, err := httplimit.New(lim, httplimit.Options{Quota: quota, OnError: policy})
 	if err != nil {

@@ -24,20 +24,20 @@ const (
 	HeaderDegraded = "X-RateLimit-Degraded"
 )
 
-// Policy is what the middleware does when its limiter fails to decide.
-type Policy uint8
+// FailurePolicy is what the middleware does when its limiter fails to decide.
+type FailurePolicy uint8
 
 const (
 	// FailClosed answers 503 Service Unavailable with Retry-After 1:
 	// nothing unlimited gets through while the store is away.
-	FailClosed Policy = iota
+	FailClosed FailurePolicy = iota
 	// FailOpen serves the request undecided: the API stays up, unlimited,
 	// and Stats.FailedOpen counts every such request.
 	FailOpen
 )
 
 // String is "fail-closed" or "fail-open", as HeaderDegraded says it.
-func (p Policy) String() string {
+func (p FailurePolicy) String() string {
 	switch p {
 	case FailClosed:
 		return "fail-closed"
@@ -58,7 +58,7 @@ type Options struct {
 	Key KeyFunc
 	// OnError is the policy when the limiter fails; the zero value is
 	// FailClosed.
-	OnError Policy
+	OnError FailurePolicy
 	// Timeout bounds each decision, so that a store that stops answering
 	// costs a request at most this long before OnError decides; 0 leaves
 	// it to the request's context. Tens of milliseconds is typical. It is

@@ -88,7 +88,7 @@ func simulate(t *testing.T, alg algos.Algorithm) Run {
 func reports(t *testing.T) map[string][]byte {
 	t.Helper()
 	var named []Named
-	var series []Series
+	var series []AcceptedSeries
 	for _, alg := range algos.All() {
 		r := simulate(t, alg)
 		named = append(named, Named{Name: alg.Name, Run: r})

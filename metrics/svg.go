@@ -9,12 +9,13 @@ import (
 	"github.com/overshoot-go/overshoot/internal/svgchart"
 )
 
-// Series is one line of a chart of accepted over time: Points[i] is the
-// most requests admitted in one Window-long aligned window within
+// AcceptedSeries is one line of a chart of accepted over time (drawn as an
+// svgchart.Series by WriteSVG): Points[i] is the most requests admitted in
+// one Window-long aligned window within
 // [Start + i·Step, Start + (i+1)·Step). With Step = Window a point is one
 // window; a longer Step buckets several windows into one point and keeps
 // the busiest, so that a burst is not averaged away.
-type Series struct {
+type AcceptedSeries struct {
 	Name   string
 	Start  int64 // µs
 	Step   int64 // µs each point covers
@@ -22,11 +23,11 @@ type Series struct {
 	Points []int64
 }
 
-// Series returns r's timeline as a Series of at most points points (at
+// Series returns r's timeline as an AcceptedSeries of at most points points (at
 // least one), bucketing whole windows when the span holds more windows than
 // that. An empty run gives a series with no points.
-func (r Run) Series(name string, points int) Series {
-	s := Series{Name: name, Start: r.Start, Step: r.Window, Window: r.Window}
+func (r Run) Series(name string, points int) AcceptedSeries {
+	s := AcceptedSeries{Name: name, Start: r.Start, Step: r.Window, Window: r.Window}
 	if r.Window <= 0 || r.End <= r.Start {
 		return s
 	}
@@ -50,7 +51,7 @@ func (r Run) Series(name string, points int) Series {
 // title and series alone, and every text is escaped. It returns an error
 // for no series, a series with no points, a non-positive Step or Window, a
 // negative point, or a series reaching past MaxTime; or w's error.
-func WriteSVG(w io.Writer, title string, series []Series) error {
+func WriteSVG(w io.Writer, title string, series []AcceptedSeries) error {
 	if len(series) == 0 {
 		return errors.New("metrics: a chart needs at least one series")
 	}

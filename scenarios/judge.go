@@ -1071,7 +1071,7 @@ func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref l
 	if !errors.As(rep.Check(differential.Bound{Over: tolerance, Under: tolerance, Errors: math.MaxInt64}), &past) {
 		return nil
 	}
-	row := past.Row
+	row := past.Window
 	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][breach.OffReference] == nil {
 		run.found[row.Key][breach.OffReference] = &finding{kind: breach.OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
 	}

@@ -296,7 +296,7 @@ func (s Script) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, 
 }
 
 // fromReply is a script's reply as a Ruling.
-func fromReply(r lua.Reply) Ruling {
+func fromReply(r lua.ScriptReply) Ruling {
 	a := Ruling{Allowed: r.Decision.Allowed, Attempts: 1, Seq: r.Seq, RedisTime: r.RedisTime}
 	if !a.Allowed {
 		a.Refusal = AtLimit

@@ -21,21 +21,12 @@ const MaxReported = 5
 const diffChunk = 500
 
 // TTLSlack is how far either side of its bounds Differential accepts a key's
-// life after a call, measured as its PEXPIRETIME less the Redis TIME the
-// script read: an expiry is set in whole ms, and Redis counts it from its own
-// snapshot of the time, which is within about 1 ms of that TIME either way.
+// life after a call: an expiry is set in whole ms. The life is its
+// PEXPIRETIME less the Redis TIME the script read (TTLDifference.Got) for
+// the lower bound, which guards the fresh burst; for the upper bound, less
+// the TIME read just after the call (GotLatest), by which the expiry was
+// set, so that no pause of Redis between the two reads as a late expiry.
 const TTLSlack = 2 * time.Millisecond
-
-// TTLLateSlack is how far past its upper bound (DiffOptions.MaxTTL, or idle
-// plus TTLMargin) Differential accepts a key's life. The life is measured
-// from the TIME the script read, and Redis 7.0 counts an expiry from the
-// moment it runs PEXPIRE: a Redis process the machine pauses between the two
-// (seen: 3.7 ms on a loaded 2-core machine) makes a key set to live exactly
-// the bound look longer. The upper bound is a policy of seconds to hours, so
-// a quarter of a second of slack changes no verdict that matters, while the
-// lower bound, which guards the fresh burst, keeps TTLSlack (that pause only
-// makes a key look longer-lived, never shorter, on 7.0).
-const TTLLateSlack = 250 * time.Millisecond
 
 // DefaultMaxTTL is the longest Differential lets a key live after a call when
 // DiffOptions.MaxTTL is zero: an hour, longer than most limits' windows and
@@ -77,16 +68,16 @@ type ClockedStore interface {
 	StepBack(us int64) error
 }
 
-// Path is where a call's time comes from. Differential runs a script on
+// TimeSource is where a call's time comes from. Differential runs a script on
 // both, each against the Go twin: a script's two ways of learning the time
 // are two pieces of code, and one can be wrong while the other is right
 // (keeping only the whole seconds of TIME, say).
-type Path int
+type TimeSource int
 
 const (
 	// ToldTime: the caller tells the script the time, ARGV[1] (a node
 	// that reads its own clock).
-	ToldTime Path = iota
+	ToldTime TimeSource = iota
 	// StoreClock: the caller tells it nothing (ARGV[1] is -1) and the
 	// script reads Redis TIME; the twin decides at the TIME the script
 	// says it read, held to when the call ran.
@@ -94,14 +85,14 @@ const (
 )
 
 // String names the path.
-func (p Path) String() string {
+func (p TimeSource) String() string {
 	switch p {
 	case ToldTime:
 		return "told the time"
 	case StoreClock:
 		return "reading TIME"
 	}
-	return fmt.Sprintf("Path(%d)", int(p))
+	return fmt.Sprintf("TimeSource(%d)", int(p))
 }
 
 // StoreClockKeySuffix is appended to Differential's key for the key the
@@ -121,15 +112,15 @@ const (
 // Differential's report is the told path's, and holds the store-clock
 // path's in OnStoreClock.
 type DiffReport struct {
-	Algorithm string        // the Go twin's name
-	StateDoc  string        // the Go twin's StateDoc: what the stored values mean
-	Path      Path          // where the calls' time came from
-	Key       string        // the key the script ran on
-	Limit     algos.Limit   // the limit of every call
-	MaxTTL    time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
-	Planned   int           // how many calls Differential was given
-	Calls     int           // how many of them ran, on both
-	Admitted  int           // how many of those the Go twin admitted
+	Algorithm  string        // the Go twin's name
+	StateDoc   string        // the Go twin's StateDoc: what the stored values mean
+	TimeSource TimeSource    // where the calls' time came from
+	Key        string        // the key the script ran on
+	Limit      algos.Limit   // the limit of every call
+	MaxTTL     time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
+	Planned    int           // how many calls Differential was given
+	Calls      int           // how many of them ran, on both
+	Admitted   int           // how many of those the Go twin admitted
 
 	// Differences counts the calls whose decision or stored values differ;
 	// First holds the first MaxReported of them, in call order. After the
@@ -179,10 +170,10 @@ type DiffReport struct {
 // and within bound. A report Differential did not complete is never OK,
 // nor is a told path's report without the store-clock path's.
 func (r DiffReport) OK() bool {
-	if r.Path == StoreClock {
+	if r.TimeSource == StoreClock {
 		return r.PathOK()
 	}
-	return r.PathOK() && r.OnStoreClock != nil && r.OnStoreClock.Path == StoreClock && r.OnStoreClock.PathOK()
+	return r.PathOK() && r.OnStoreClock != nil && r.OnStoreClock.TimeSource == StoreClock && r.OnStoreClock.PathOK()
 }
 
 // PathOK is OK of r's own path alone, whatever OnStoreClock holds: so that
@@ -197,7 +188,7 @@ func (r DiffReport) PathOK() bool {
 func (r DiffReport) Summary() string {
 	line := r.summary()
 	if s := r.OnStoreClock; s != nil {
-		line += fmt.Sprintf("; %s: %s", s.Path, s.summary())
+		line += fmt.Sprintf("; %s: %s", s.TimeSource, s.summary())
 	}
 	return line
 }
@@ -225,11 +216,11 @@ func (r DiffReport) String() string {
 	fmt.Fprintf(&b, "%s on %q, %v: %s", r.Algorithm, r.Key, r.Limit, r.Summary())
 	r.details(&b)
 	switch s := r.OnStoreClock; {
-	case r.Path == StoreClock: // a store-clock path's report holds no other
+	case r.TimeSource == StoreClock: // a store-clock path's report holds no other
 	case s == nil:
 		fmt.Fprintf(&b, "\nthe store-clock path (the script %s) did not run", StoreClock)
 	case !s.PathOK():
-		fmt.Fprintf(&b, "\non the store-clock path, %s on %q: %s", s.Path, s.Key, s.summary())
+		fmt.Fprintf(&b, "\non the store-clock path, %s on %q: %s", s.TimeSource, s.Key, s.summary())
 		s.details(&b)
 	}
 	return b.String()
@@ -283,10 +274,10 @@ type CallError struct {
 	// Now is the call's time, µs: the time told, or on the store-clock path
 	// the TIME the script read (when its reply gave one when it ran), else
 	// the earliest the call can have run.
-	Now  int64
-	Path Path   // where the call's time came from
-	What string // what failed, in words
-	Err  string // the error, as Redis or the reply's reader put it
+	Now        int64
+	TimeSource TimeSource // where the call's time came from
+	What       string     // what failed, in words
+	Err        string     // the error, as Redis or the reply's reader put it
 }
 
 // String says which call failed, what failed and why.
@@ -294,11 +285,11 @@ func (e CallError) String() string {
 	if e.Call < 0 {
 		return fmt.Sprintf("%s: %s", e.What, e.Err)
 	}
-	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Now, e.Path), e.What, e.Err)
+	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Now, e.TimeSource), e.What, e.Err)
 }
 
 // callAt names a call and its time, and says when the time is TIME's.
-func callAt(call int, now int64, p Path) string {
+func callAt(call int, now int64, p TimeSource) string {
 	if p == StoreClock {
 		return fmt.Sprintf("call %d at %d µs (its TIME)", call, now)
 	}
@@ -307,9 +298,9 @@ func callAt(call int, now int64, p Path) string {
 
 // Difference is one call on which the script and its Go twin disagree.
 type Difference struct {
-	Call int   // the call's index in the times given to Differential
-	Now  int64 // the time told, µs, or on the store-clock path the TIME the script read
-	Path Path  // where the call's time came from
+	Call       int        // the call's index in the times given to Differential
+	Now        int64      // the time told, µs, or on the store-clock path the TIME the script read
+	TimeSource TimeSource // where the call's time came from
 	// Before is what the Go twin's state held before the call, in
 	// algos.State.Stored order. Up to the first difference the script's key
 	// held the same.
@@ -357,7 +348,7 @@ func (d Difference) String() string {
 		"  before the call the twin held %s\n"+
 		"  go twin: %s; stores %s\n"+
 		"  script:  %s; stores %s",
-		callAt(d.Call, d.Now, d.Path), strings.Join(d.Fields(), ", "),
+		callAt(d.Call, d.Now, d.TimeSource), strings.Join(d.Fields(), ", "),
 		before,
 		describe(d.Go), shortInts(d.GoStored),
 		describe(d.Lua), shortInts(d.LuaStored))
@@ -369,10 +360,10 @@ func (d Difference) String() string {
 // early), or it lives longer than the bound, or it exists although the twin
 // stores nothing.
 type TTLDifference struct {
-	Call     int            // the call's index in the times
-	Now      int64          // the time told, µs, or on the store-clock path the TIME the script read
-	Path     Path           // where the call's time came from
-	Decision algos.Decision // the Go twin's decision on the call
+	Call       int            // the call's index in the times
+	Now        int64          // the time told, µs, or on the store-clock path the TIME the script read
+	TimeSource TimeSource     // where the call's time came from
+	Decision   algos.Decision // the Go twin's decision on the call
 	// Absent is true when the twin stores nothing after the call, so the
 	// key should not exist.
 	Absent bool
@@ -387,6 +378,12 @@ type TTLDifference struct {
 	// Got is how long the key lives after the call (its PEXPIRETIME less
 	// the Redis TIME of the call), or NoExpiry, or KeyMissing.
 	Got time.Duration
+	// GotLatest is how long it lives after the TIME read just after the
+	// call: the script set the expiry by then, so a key set to live at
+	// most Max never looks late, however long the machine paused Redis
+	// between the script's TIME and its SET (Redis 7.0 counts an expiry
+	// from the moment it sets it).
+	GotLatest time.Duration
 }
 
 // Early reports whether the key can expire (or is gone) before the twin's
@@ -401,10 +398,10 @@ func (d TTLDifference) Early() bool {
 	return d.Got < d.Idle-TTLSlack // KeyMissing is below any Idle past the slack
 }
 
-// Late reports whether the key lives past the bound (or has no expiry),
-// TTLLateSlack aside.
+// Late reports whether the key lives past the bound (or has no expiry)
+// even counted from the TIME read just after the call, TTLSlack aside.
 func (d TTLDifference) Late() bool {
-	return !d.Absent && (d.Got == NoExpiry || d.Got > d.Max+TTLLateSlack)
+	return !d.Absent && (d.Got == NoExpiry || d.GotLatest > d.Max+TTLSlack)
 }
 
 // within reports whether the expiry is what the twin's state asks for.
@@ -436,13 +433,16 @@ func (d TTLDifference) String() string {
 		want = fmt.Sprintf("too early: the twin's state is not idle until %v after the call, and a call after the expiry would start from a fresh state; want at least %v and at most %v",
 			d.Idle, d.Idle, d.Max)
 	case d.Late():
+		if d.Got != NoExpiry {
+			got += fmt.Sprintf(" (%v after the TIME read just after it)", d.GotLatest)
+		}
 		want = fmt.Sprintf("too late: want at most %v (the larger of the bound and the time to idle plus %v) and at least %v, when the twin's state is idle",
 			d.Max, TTLMargin, d.Idle)
 	default:
 		want = fmt.Sprintf("within bound: at least %v and at most %v", d.Idle, d.Max)
 	}
 	its := ""
-	if d.Path == StoreClock {
+	if d.TimeSource == StoreClock {
 		its = "its TIME; "
 	}
 	return fmt.Sprintf("TTL after call %d at %d µs (%sgo twin: %s): %s; %s", d.Call, d.Now, its, describe(d.Decision), got, want)
@@ -541,8 +541,8 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 		maxTTL = DefaultMaxTTL
 	}
 	algo := l.Algorithm()
-	report := func(p Path, key string) *DiffReport {
-		return &DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Path: p, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
+	report := func(p TimeSource, key string) *DiffReport {
+		return &DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, TimeSource: p, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
 	}
 	told, store := report(ToldTime, key), report(StoreClock, key+StoreClockKeySuffix)
 	for _, k := range []string{told.Key, store.Key} {
@@ -555,8 +555,8 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 		}
 	}
 	stop := func(rep *DiffReport, err error) (DiffReport, error) {
-		rep.addError(CallError{Call: -1, Path: rep.Path, What: "the comparison stopped", Err: err.Error()})
-		return *told, fmt.Errorf("lua: differential of %s, %s: %w", l.Name(), rep.Path, err)
+		rep.addError(CallError{Call: -1, TimeSource: rep.TimeSource, What: "the comparison stopped", Err: err.Error()})
+		return *told, fmt.Errorf("lua: differential of %s, %s: %w", l.Name(), rep.TimeSource, err)
 	}
 	if err := l.script.Load(ctx, c).Err(); err != nil {
 		if !isReply(err) {
@@ -567,7 +567,7 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 	}
 	for _, rep := range []*DiffReport{told, store} {
 		d := differ{rep: rep, l: l, key: rep.Key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}, expiry: keyMissingAt}
-		if rep.Path == StoreClock {
+		if rep.TimeSource == StoreClock {
 			told.OnStoreClock, d.clock = store, opt.Clock
 		}
 		size := diffChunk
@@ -624,13 +624,12 @@ func setClock(s ClockedStore, us int64) error {
 }
 
 // chunk sends part, the calls from index from on, in one pipeline, each
-// followed by PEXPIRETIME, and compares each with the twin. Told the time,
-// the calls run between two TIMEs that bound when any of them ran; on the
-// store clock, a TIME follows every call, so that each call's TIME is held
-// to the two around it, and with a clock to set, part is one call, run at
-// its time. It returns what stops the comparison.
+// followed by PEXPIRETIME and a TIME, and compares each with the twin: each
+// call ran between the TIMEs around it, which hold the TIME its script read
+// and bound when it set its key's expiry. With a clock to set, part is one
+// call, run at its time. It returns what stops the comparison.
 func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []int64) error {
-	onStore := d.rep.Path == StoreClock
+	onStore := d.rep.TimeSource == StoreClock
 	if d.clock != nil {
 		if err := setClock(d.clock, part[0]); err != nil {
 			return fmt.Errorf("setting the store's clock for call %d to %d µs: %w", from, part[0], err)
@@ -650,11 +649,6 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 		}
 		evals[i] = d.l.script.EvalSha(ctx, pipe, keys, args...)
 		expiries[i] = pipe.Do(ctx, "PEXPIRETIME", d.key)
-		if onStore {
-			times = append(times, pipe.Time(ctx))
-		}
-	}
-	if !onStore {
 		times = append(times, pipe.Time(ctx))
 	}
 	_, _ = pipe.Exec(ctx) // each command's error is read below
@@ -673,10 +667,7 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 		}
 	}
 	for i, now := range part {
-		ran := [2]int64{times[0].Val().UnixMicro(), times[len(times)-1].Val().UnixMicro()}
-		if onStore {
-			ran = [2]int64{times[i].Val().UnixMicro(), times[i+1].Val().UnixMicro()}
-		}
+		ran := [2]int64{times[i].Val().UnixMicro(), times[i+1].Val().UnixMicro()}
 		if err := d.compare(from+i, now, evals[i], expiries[i], ran); err != nil {
 			return err
 		}
@@ -696,7 +687,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	got, readWhat, readErr := readEval(eval)
 	timed := readErr == nil && got.RedisTime >= ran[0] && got.RedisTime <= ran[1]
 	now := told
-	if rep.Path == StoreClock {
+	if rep.TimeSource == StoreClock {
 		now = ran[0]
 		if timed {
 			now = got.RedisTime
@@ -707,7 +698,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	d.expiry = unknownExpiry // until this call's is read
 	want, err := decide(d.l.algo.Decide, &d.state, now, lim)
 	if err != nil {
-		return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
+		return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
 	}
 	wantStored := d.state.Stored()
 	rep.Calls++
@@ -715,7 +706,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		rep.Admitted++
 	}
 	fail := func(what string, err any) error {
-		rep.addError(CallError{Call: call, Now: now, Path: rep.Path, What: what, Err: fmt.Sprint(err)})
+		rep.addError(CallError{Call: call, Now: now, TimeSource: rep.TimeSource, What: what, Err: fmt.Sprint(err)})
 		return nil
 	}
 	if readErr != nil {
@@ -731,7 +722,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		var fresh algos.State
 		alt, err := decide(d.l.algo.Decide, &fresh, now, lim)
 		if err != nil {
-			return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
 		}
 		if altStored := fresh.Stored(); same(alt, altStored) {
 			switch {
@@ -747,7 +738,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	if !same(want, wantStored) {
 		if rep.Differences++; len(rep.First) < MaxReported {
 			rep.First = append(rep.First, Difference{
-				Call: call, Now: now, Path: rep.Path, Before: before,
+				Call: call, Now: now, TimeSource: rep.TimeSource, Before: before,
 				Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
 				StateDoc: d.l.algo.StateDoc,
 			})
@@ -762,36 +753,38 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		return fail("the key's expiry could not be read (PEXPIRETIME needs Redis 7)", err)
 	}
 	d.expiry = at
-	return d.checkTTL(call, now, want, wantStored, at, got.RedisTime)
+	return d.checkTTL(call, now, want, wantStored, at, got.RedisTime, ran[1])
 }
 
 // readEval reads a script call's reply, or says what kept it from being
 // read: what failed, and why.
-func readEval(eval *redis.Cmd) (Reply, string, error) {
+func readEval(eval *redis.Cmd) (ScriptReply, string, error) {
 	if err := eval.Err(); err != nil {
 		if errors.Is(err, redis.Nil) {
-			return Reply{}, "the script's reply could not be read", errors.New("it replied nil")
+			return ScriptReply{}, "the script's reply could not be read", errors.New("it replied nil")
 		}
-		return Reply{}, "the script failed", err
+		return ScriptReply{}, "the script failed", err
 	}
 	got, err := readReply(eval.Val())
 	if err != nil {
-		return Reply{}, "the script's reply could not be read", err
+		return ScriptReply{}, "the script's reply could not be read", err
 	}
 	return got, "", nil
 }
 
 // checkTTL records whether the key, which expires at (ms, or -1, -2, as
-// PEXPIRETIME says) after a call that ran at redisTime (µs), lives until
-// the twin's state is idle and not past the bound.
-func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime int64) error {
+// PEXPIRETIME says) after a call whose script read redisTime (µs) and
+// which ended by after (µs, the TIME read just after it), lives until the
+// twin's state is idle and not past the bound.
+func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime, after int64) error {
 	rep := d.rep
 	rep.TTLChecks++
-	td := TTLDifference{Call: call, Now: now, Path: rep.Path, Decision: want, Absent: len(stored) == 0, Got: lifeOf(at, redisTime)}
+	td := TTLDifference{Call: call, Now: now, TimeSource: rep.TimeSource, Decision: want, Absent: len(stored) == 0,
+		Got: lifeOf(at, redisTime), GotLatest: lifeOf(at, after)}
 	if !td.Absent {
 		idle, err := d.idle.find(d.state, now, want.Reset)
 		if err != nil {
-			return fmt.Errorf("%s: %w", callAt(call, now, rep.Path), err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
 		}
 		td.Never, td.Max = idle.Never, d.maxTTL
 		if !idle.Never {

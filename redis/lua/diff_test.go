@@ -103,7 +103,7 @@ func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 	lim := algos.MustLimit(1, algos.Second, 1)
 	onStore := func() *DiffReport {
-		return &DiffReport{Algorithm: "mine", Path: StoreClock, Key: "k" + StoreClockKeySuffix, Limit: lim, Planned: 10, Calls: 10, Admitted: 3, TTLChecks: 10}
+		return &DiffReport{Algorithm: "mine", TimeSource: StoreClock, Key: "k" + StoreClockKeySuffix, Limit: lim, Planned: 10, Calls: 10, Admitted: 3, TTLChecks: 10}
 	}
 	clean := DiffReport{Algorithm: "mine", Key: "k", Limit: lim, Planned: 10, Calls: 10, Admitted: 4, TTLChecks: 10, OnStoreClock: onStore()}
 	if !clean.OK() || !clean.OnStoreClock.OK() {
@@ -128,16 +128,16 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 		// The told path alone passing is not a pass: the store-clock path
 		// must have run, and passed.
 		{"no store-clock path", func(r *DiffReport) { r.OnStoreClock = nil }, "the store-clock path (the script reading TIME) did not run"},
-		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.Path = ToldTime }, ""},
+		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.TimeSource = ToldTime }, ""},
 		{"a difference on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Differences = 1
-			r.OnStoreClock.First = []Difference{{Call: 0, Now: 1_700_000_000_123_456, Path: StoreClock}}
+			r.OnStoreClock.First = []Difference{{Call: 0, Now: 1_700_000_000_123_456, TimeSource: StoreClock}}
 		}, "on the store-clock path, reading TIME on \"k:store-clock\": 10 calls (3 admitted), 1 differences, 0 errors, 10 of 10 TTLs within bound\n" +
 			"call 0 at 1700000000123456 µs (its TIME) differs in"},
 		{"a store-clock path that stopped", func(r *DiffReport) { r.OnStoreClock.Calls, r.OnStoreClock.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
 		{"an error on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Errors = 1
-			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Now: 9, Path: StoreClock, What: "the script failed", Err: "boom"}}
+			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Now: 9, TimeSource: StoreClock, What: "the script failed", Err: "boom"}}
 		}, "call 2 at 9 µs (its TIME): the script failed: boom"},
 	} {
 		r := clean
@@ -199,8 +199,12 @@ func TestLuaDifferenceInWords(t *testing.T) {
 			"the key does not exist; too early: the twin's state is not idle until 1s after the call"},
 		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: NoExpiry},
 			"the key has no expiry; too late: want at most 1h0m0s (the larger of the bound and the time to idle plus 1s) and at least 1s"},
-		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: 2 * time.Hour},
-			"the key expires 2h0m0s after the call; too late: want at most 1h0m0s"},
+		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: 2 * time.Hour, GotLatest: 2*time.Hour - time.Millisecond},
+			"the key expires 2h0m0s after the call (1h59m59.999s after the TIME read just after it); too late: want at most 1h0m0s"},
+		// A key set to live the bound, whose script Redis paused between
+		// its TIME and its SET: longer after the TIME, not after the call.
+		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: time.Hour + 700*time.Millisecond, GotLatest: time.Hour - time.Millisecond},
+			"the key expires 1h0m0.7s after the call; within bound: at least 1s and at most 1h0m0s"},
 		{TTLDifference{Call: 9, Absent: true, Got: 700 * time.Millisecond},
 			"the key expires 700ms after the call; it should not exist, as the twin stores nothing"},
 		{TTLDifference{Call: 9, Never: true, Max: time.Hour, Got: time.Minute},
@@ -215,7 +219,7 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	}
 	r := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4,
 		Differences: 7, First: []Difference{d}, TTLChecks: 10,
-		OnStoreClock: &DiffReport{Path: StoreClock, Key: "k:store-clock", Planned: 10, Calls: 10, Admitted: 2, TTLChecks: 10}}
+		OnStoreClock: &DiffReport{TimeSource: StoreClock, Key: "k:store-clock", Planned: 10, Calls: 10, Admitted: 2, TTLChecks: 10}}
 	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 0 errors, 10 of 10 TTLs within bound; `+
 		`reading TIME: 10 calls (2 admitted), 0 differences, 0 errors, 10 of 10 TTLs within bound`) ||
 		!strings.HasSuffix(r.String(), "(6 more differences not shown)") {
@@ -223,15 +227,15 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	}
 	// On the store-clock path a call's time is the TIME the script read,
 	// and the words say so.
-	d.Path = StoreClock
+	d.TimeSource = StoreClock
 	if got := d.String(); !strings.HasPrefix(got, "call 3 at 1000000 µs (its TIME) differs in allowed") {
 		t.Errorf("a difference on the store-clock path reads %q", got)
 	}
-	if got := (TTLDifference{Call: 9, Now: 5, Path: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
+	if got := (TTLDifference{Call: 9, Now: 5, TimeSource: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
 		t.Errorf("a TTL difference on the store-clock path reads %q", got)
 	}
-	if ToldTime.String() != "told the time" || StoreClock.String() != "reading TIME" || Path(7).String() != "Path(7)" {
-		t.Errorf("Path names: %v, %v, %v", ToldTime, StoreClock, Path(7))
+	if ToldTime.String() != "told the time" || StoreClock.String() != "reading TIME" || TimeSource(7).String() != "TimeSource(7)" {
+		t.Errorf("TimeSource names: %v, %v, %v", ToldTime, StoreClock, TimeSource(7))
 	}
 }
 
@@ -320,7 +324,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 					t.Fatalf("%s, %v: want every decision alike and the expiry caught:\n%v", c.what, lim, rep)
 				}
 				for _, d := range rep.FirstTTL {
-					if !d.Early() || d.Got > c.half+TTLLateSlack || d.Idle <= d.Got || !strings.Contains(d.String(), "too early") {
+					if !d.Early() || d.GotLatest > c.half+TTLSlack || d.Idle <= d.Got || !strings.Contains(d.String(), "too early") {
 						t.Errorf("%s, %v: not an early expiry of about %v:\n%v", c.what, lim, c.half, d)
 					}
 				}

@@ -45,7 +45,7 @@ func NewGetSet(name string) (*GetSet, error) {
 // values it read, ReadTime and ReadSeq when Redis ran the read, and Told the
 // time the algorithm was told.
 type GetSetReply struct {
-	Reply
+	ScriptReply
 	Read     []int64
 	ReadTime int64
 	ReadSeq  int64

@@ -70,7 +70,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 	for i, now := range times {
 		req := Args{Key: key, Limit: lim, Now: now}
 		want := a.Decide(&state, now, lim)
-		var got Reply
+		var got ScriptReply
 		read := int64(0) // the store's clock when the call read the key
 		if i%2 == 0 {
 			got, err = l.Do(ctx, c, req)
@@ -78,7 +78,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 		} else {
 			var r GetSetReply
 			r, err = na.Do(ctx, c, req)
-			got, read = r.Reply, r.ReadTime
+			got, read = r.ScriptReply, r.ReadTime
 		}
 		if err != nil {
 			return err

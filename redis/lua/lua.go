@@ -208,8 +208,8 @@ type Args struct {
 	Now    int64
 }
 
-// Reply is what a script answers.
-type Reply struct {
+// ScriptReply is what a script answers.
+type ScriptReply struct {
 	Decision algos.Decision
 	// Stored is what the key holds after the call, in the order
 	// algos.State.Stored lists it: the three Ints for all but the sliding log,
@@ -224,19 +224,19 @@ type Reply struct {
 // Call decides one request for key at now (µs; now < 0 reads Redis TIME)
 // under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
 // reply of the wrong shape is an error.
-func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (Reply, error) {
+func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
 	return l.Do(ctx, c, Args{Key: key, Limit: lim, Now: now})
 }
 
 // Do is Call for a Request, which may carry a SeqKey.
-func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (Reply, error) {
+func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply, error) {
 	keys, args, err := l.prepare(r)
 	if err != nil {
-		return Reply{}, err
+		return ScriptReply{}, err
 	}
 	v, err := l.script.Run(ctx, c, keys, args...).Result()
 	if err != nil {
-		return Reply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
+		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
 	}
 	return l.parse(r.Key, v)
 }
@@ -244,7 +244,7 @@ func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (Reply, erro
 // DoAll sends the requests in one pipeline, in order, and returns a reply
 // for each. It loads the script first, since a pipeline cannot fall back
 // from EVALSHA to EVAL. It fails as a whole on the first failed request.
-func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]Reply, error) {
+func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]ScriptReply, error) {
 	if err := l.Load(ctx, c); err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]Repl
 		}
 		return nil, fmt.Errorf("lua: %s pipeline: %w", l.algo.Name, err)
 	}
-	out := make([]Reply, len(rs))
+	out := make([]ScriptReply, len(rs))
 	for i, cmd := range cmds {
 		rep, err := l.parse(rs[i].Key, cmd.Val())
 		if err != nil {
@@ -300,18 +300,18 @@ func (l *Limiter) prepare(r Args) (keys []string, args []any, err error) {
 // replyHead is how many integers precede the stored values in a reply.
 const replyHead = 6
 
-func (l *Limiter) parse(key string, v any) (Reply, error) {
+func (l *Limiter) parse(key string, v any) (ScriptReply, error) {
 	r, err := readReply(v)
 	if err != nil {
-		return Reply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, key, err)
+		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, key, err)
 	}
 	return r, nil
 }
 
 // readReply reads a script's reply, or says what is wrong with its shape.
-func readReply(v any) (Reply, error) {
-	bad := func(format string, a ...any) (Reply, error) {
-		return Reply{}, fmt.Errorf("bad reply: %s", fmt.Sprintf(format, a...))
+func readReply(v any) (ScriptReply, error) {
+	bad := func(format string, a ...any) (ScriptReply, error) {
+		return ScriptReply{}, fmt.Errorf("bad reply: %s", fmt.Sprintf(format, a...))
 	}
 	vals, ok := v.([]any)
 	if !ok {
@@ -331,7 +331,7 @@ func readReply(v any) (Reply, error) {
 	if ints[0] != 0 && ints[0] != 1 {
 		return bad("allowed is %d, not 0 or 1", ints[0])
 	}
-	return Reply{
+	return ScriptReply{
 		Decision: algos.Decision{
 			Allowed:    ints[0] == 1,
 			Remaining:  ints[1],

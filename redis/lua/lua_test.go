@@ -91,7 +91,7 @@ func TestBadRepliesAreErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Reply{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 10}, RedisTime: 17, Seq: 3, Stored: []int64{100, 7, 0}}
+	want := ScriptReply{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 10}, RedisTime: 17, Seq: 3, Stored: []int64{100, 7, 0}}
 	if r.Decision != want.Decision || r.RedisTime != want.RedisTime || r.Seq != want.Seq || len(r.Stored) != 3 || r.Stored[0] != 100 || r.Stored[1] != 7 {
 		t.Errorf("parse = %+v, want %+v", r, want)
 	}

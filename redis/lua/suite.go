@@ -139,7 +139,7 @@ func (run SuiteRun) paths() []DiffReport {
 // Totals sums the keys' reports on both paths: calls, admits, differences,
 // and the expiries read that were within bound.
 func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
-	for _, p := range []Path{ToldTime, StoreClock} {
+	for _, p := range []TimeSource{ToldTime, StoreClock} {
 		c, a, d, t := r.TotalsOn(p)
 		calls, admitted, differences, ttlsWithin = calls+c, admitted+a, differences+d, ttlsWithin+t
 	}
@@ -147,10 +147,10 @@ func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
 }
 
 // TotalsOn is Totals on one path.
-func (r SuiteReport) TotalsOn(p Path) (calls, admitted, differences, ttlsWithin int) {
+func (r SuiteReport) TotalsOn(p TimeSource) (calls, admitted, differences, ttlsWithin int) {
 	for _, run := range r.Runs {
 		for _, rep := range run.paths() {
-			if rep.Path == p {
+			if rep.TimeSource == p {
 				calls += rep.Calls
 				admitted += rep.Admitted
 				differences += rep.Differences
@@ -165,7 +165,7 @@ func (r SuiteReport) TotalsOn(p Path) (calls, admitted, differences, ttlsWithin 
 // differences, and its expiries within bound.
 func (r SuiteReport) Summary() string {
 	line := fmt.Sprintf("%-16s", r.Algorithm)
-	for i, p := range []Path{ToldTime, StoreClock} {
+	for i, p := range []TimeSource{ToldTime, StoreClock} {
 		calls, admitted, differences, ttls := r.TotalsOn(p)
 		if i > 0 {
 			line += ";"
@@ -187,7 +187,7 @@ func (r SuiteReport) String() string {
 		}
 		for _, rep := range run.paths() {
 			if neverDenied(rep) {
-				fmt.Fprintf(&b, "\n%s, %v, %s: no call denied, so the limit was never reached", rep.Key, rep.Limit, rep.Path)
+				fmt.Fprintf(&b, "\n%s, %v, %s: no call denied, so the limit was never reached", rep.Key, rep.Limit, rep.TimeSource)
 			}
 		}
 	}
