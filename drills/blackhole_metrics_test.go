@@ -59,7 +59,6 @@ const (
 // (200s, 429s, responses marked X-RateLimit-Degraded). Every phase ends
 // on counts, not on a duration.
 func TestBlackholedStoreFailOpenIsScraped(t *testing.T) {
-	t.Parallel() // its own proxy and keys (Prefix); every phase ends on counts, not on time
 	s := redistest.Start(t)
 	ctx := context.Background()
 
