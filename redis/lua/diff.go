@@ -84,7 +84,7 @@ const (
 	StoreClock
 )
 
-// String names the path.
+// String names the time source as the reports print it.
 func (p TimeSource) String() string {
 	switch p {
 	case ToldTime:
