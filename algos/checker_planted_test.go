@@ -4,9 +4,10 @@ import "fmt"
 
 // PLANTED CHECKER BUGS. Each function below is a copy of one check in
 // checker.go with exactly one line changed, the way a real author gets it
-// wrong. They are exported to the algos_test package only (this is a test
-// file) so that checker_brute_test.go can show that the brute-force
-// comparison catches each of them.
+// wrong (the two aligned ones share their copy, checkAlignedBy, and each
+// hands it its wrong window start). They are exported to the algos_test
+// package only (this is a test file) so that checker_brute_test.go can show
+// that the brute-force comparison catches each of them.
 
 // PlantedCheckBucketOneMicrosecondShort is the bucket check with a fencepost
 // error: it earns back only the µs strictly between two admits, so an
@@ -74,19 +75,9 @@ func PlantedCheckSlidingWindowOneMicrosecondShort(times []int64, l Limit) *Viola
 // PLANTED BUG: `alignedWindowStart(t-1, l.Window)` instead of
 // `alignedWindowStart(t, l.Window)`.
 func PlantedCheckAlignedEdgeOneMicrosecondLate(times []int64, l Limit) *Violation {
-	var count, start int64
-	for j, t := range times {
-		if s := alignedWindowStart(t-1, l.Window); j == 0 || s != start { // PLANTED: was t
-			start, count = s, 0
-		}
-		count++
-		if count > l.Rate {
-			return &Violation{From: times[j-int(l.Rate)], To: t, Admits: count, Allowed: l.Rate, Reason: fmt.Sprintf(
-				"%d admits in the aligned window [%s, %s), but at most %d are promised",
-				count, FormatTime(start), FormatTime(start+l.Window), l.Rate)}
-		}
-	}
-	return nil
+	return checkAlignedBy(times, l, func(t int64) int64 {
+		return alignedWindowStart(t-1, l.Window) // PLANTED: was t
+	})
 }
 
 // PlantedCheckAlignedTruncatesNegativeTimes is the aligned check finding the
@@ -95,9 +86,18 @@ func PlantedCheckAlignedEdgeOneMicrosecondLate(times []int64, l Limit) *Violatio
 // PLANTED BUG: `t / l.Window * l.Window` instead of
 // `alignedWindowStart(t, l.Window)`.
 func PlantedCheckAlignedTruncatesNegativeTimes(times []int64, l Limit) *Violation {
+	return checkAlignedBy(times, l, func(t int64) int64 {
+		return t / l.Window * l.Window // PLANTED: was alignedWindowStart(t, l.Window)
+	})
+}
+
+// checkAlignedBy is the aligned check as checkAligned first was, working
+// out every time's window start, with the start found by windowStart: both
+// planted aligned bugs are in that one line, so they share the rest.
+func checkAlignedBy(times []int64, l Limit, windowStart func(t int64) int64) *Violation {
 	var count, start int64
 	for j, t := range times {
-		if s := t / l.Window * l.Window; j == 0 || s != start { // PLANTED: was alignedWindowStart(t, l.Window)
+		if s := windowStart(t); j == 0 || s != start {
 			start, count = s, 0
 		}
 		count++

@@ -78,6 +78,19 @@ var meterSteps = []step{
 	{t: 115 + hour, allowed: true, remaining: 1, reset: 5},
 }
 
+// meterBehindSteps are the leaky bucket's decisions, and GCRA's (the same
+// meter), when a node whose clock is behind calls between true-clock calls:
+// it waits the gap too, and the true clock is not credited twice.
+var meterBehindSteps = []step{
+	{t: 0, allowed: true, remaining: 1, reset: 5},
+	{t: 0, allowed: true, remaining: 0, reset: 10},
+	{t: 10, allowed: true, remaining: 1, reset: 5},
+	{t: 10, allowed: true, remaining: 0, reset: 10},
+	{t: 0, retryAfter: 15, reset: 20}, // behind by 10: waits the gap too
+	{t: 10, retryAfter: 5, reset: 10}, // no second drain of [0, 10]
+	{t: 15, allowed: true, remaining: 0, reset: 10},
+}
+
 func TestLeakyBucketSteps(t *testing.T) {
 	run(t, algos.LeakyBucket, lim2per10, meterSteps)
 }
@@ -85,15 +98,7 @@ func TestLeakyBucketSteps(t *testing.T) {
 // A node behind cannot rewind the leaky bucket's last: its wait includes
 // the gap, and the next true-clock call is not drained again.
 func TestLeakyBucketBehindDoesNotRefillTwice(t *testing.T) {
-	run(t, algos.LeakyBucket, lim2per10, []step{
-		{t: 0, allowed: true, remaining: 1, reset: 5},
-		{t: 0, allowed: true, remaining: 0, reset: 10},
-		{t: 10, allowed: true, remaining: 1, reset: 5},
-		{t: 10, allowed: true, remaining: 0, reset: 10},
-		{t: 0, retryAfter: 15, reset: 20}, // behind by 10: waits the gap too
-		{t: 10, retryAfter: 5, reset: 10}, // no second drain of [0, 10]
-		{t: 15, allowed: true, remaining: 0, reset: 10},
-	})
+	run(t, algos.LeakyBucket, lim2per10, meterBehindSteps)
 	// Behind but with room: admitted, and last stays where it was.
 	run(t, algos.LeakyBucket, lim2per10, []step{
 		{t: 115, allowed: true, remaining: 1, reset: 5},
@@ -124,15 +129,7 @@ func TestGCRAFractionalInterval(t *testing.T) {
 // TAT only moves forward: a node behind is told to wait the gap, and the
 // true clock is not refilled twice.
 func TestGCRABehindDoesNotRefillTwice(t *testing.T) {
-	run(t, algos.GCRA, lim2per10, []step{
-		{t: 0, allowed: true, remaining: 1, reset: 5},
-		{t: 0, allowed: true, remaining: 0, reset: 10},
-		{t: 10, allowed: true, remaining: 1, reset: 5},
-		{t: 10, allowed: true, remaining: 0, reset: 10},
-		{t: 0, retryAfter: 15, reset: 20},
-		{t: 10, retryAfter: 5, reset: 10},
-		{t: 15, allowed: true, remaining: 0, reset: 10},
-	})
+	run(t, algos.GCRA, lim2per10, meterBehindSteps)
 }
 
 func TestFixedWindowSteps(t *testing.T) {

@@ -103,10 +103,44 @@ type view struct {
 	d       int64 // units admitted in win, not flushed
 }
 
-// record is what the store holds for one key.
+// record is what the store holds for one key (or an owner for one key).
 type record struct {
 	set        bool
 	win, count int64
+}
+
+// countIn is r's count of window win: 0 when it holds another window, or
+// none.
+func (r record) countIn(win int64) int64 {
+	if r.set && r.win == win {
+		return r.count
+	}
+	return 0
+}
+
+// add adds n units of window win to r: it starts over in win if it holds
+// an earlier window (or none), and drops them if it holds a later one. It
+// reports whether it wrote a record that was not there (2 cells more).
+func (r *record) add(win, n int64) (added bool) {
+	switch {
+	case !r.set:
+		*r = record{set: true, win: win, count: n}
+		return true
+	case r.win < win:
+		r.win, r.count = win, n
+	case r.win == win:
+		r.count = min(r.count+n, maxCount) // r.count ≤ 2^62, n ≤ Rate < 2^52
+	}
+	return false
+}
+
+// stored is r as Stored reports it: its window and count, and whether it
+// holds one.
+func (r record) stored() (window, count int64, ok bool) {
+	if !r.set {
+		return 0, 0, false
+	}
+	return r.win, r.count, true
 }
 
 // keyState is one key: the store's record, every node's view, and how far
@@ -142,11 +176,8 @@ var (
 // New returns a fleet c with every key absent, enforcing l, or an error if
 // c or l is invalid.
 func New(c CachedCounter, l algos.Limit) (*Limiter, error) {
-	if err := c.Validate(); err != nil {
+	if err := validate(c.Validate(), l); err != nil {
 		return nil, err
-	}
-	if err := l.Validate(); err != nil {
-		return nil, fmt.Errorf("fleet: invalid limit: %w", err)
 	}
 	f := &Limiter{cfg: c, limit: l, handled: make([]int64, c.Nodes)}
 	if c.Sync > 0 {
@@ -156,6 +187,18 @@ func New(c CachedCounter, l algos.Limit) (*Limiter, error) {
 		}
 	}
 	return f, nil
+}
+
+// validate is why New or NewOwner refuses a fleet under l: invalid, the
+// config's validation error, when it is not nil, else the limit's.
+func validate(invalid error, l algos.Limit) error {
+	if invalid != nil {
+		return invalid
+	}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("fleet: invalid limit: %w", err)
+	}
+	return nil
 }
 
 // Config is the fleet f models.
@@ -217,17 +260,13 @@ func (f *Limiter) decideOnView(k *keyState, node int, idx, end, cost int64) algo
 		}
 		*v = view{touched: true, win: idx}
 	}
-	d := algos.Decision{Reset: end}
-	if cost <= f.limit.Rate-v.g-v.d {
+	d := admit(v.g+v.d, f.limit.Rate, end, cost)
+	if d.Allowed {
 		if v.d == 0 {
 			k.dirty++
 		}
 		v.d += cost
-		d.Allowed = true
-	} else {
-		d.RetryAfter = end
 	}
-	d.Remaining = max(0, f.limit.Rate-v.g-v.d)
 	return d
 }
 
@@ -249,21 +288,29 @@ func (f *Limiter) decideSynchronous(k *keyState, idx, end, cost int64) algos.Dec
 // may hold more than rate (an owner's, with its peers' hits beyond it); it
 // then admits nothing.
 func decideOnRecord(rec *record, rate, idx, end, cost int64) (d algos.Decision, added bool) {
-	count := int64(0)
-	if rec.set && rec.win == idx {
-		count = rec.count
-	}
-	d = algos.Decision{Reset: end}
-	if cost <= rate-count {
-		count += cost
-		d.Allowed = true
+	count := rec.countIn(idx)
+	d = admit(count, rate, end, cost)
+	if d.Allowed {
 		added = !rec.set
-		*rec = record{set: true, win: idx, count: count}
+		*rec = record{set: true, win: idx, count: count + cost}
+	}
+	return d, added
+}
+
+// admit is the fixed window's decision on a cost, with used of its rate
+// units taken, end µs before the window ends: admitted when the cost fits
+// in what is left. Every node's decision and the store's is this one, on
+// the count it knows; the caller counts an admitted cost.
+func admit(used, rate, end, cost int64) algos.Decision {
+	d := algos.Decision{Reset: end}
+	if cost <= rate-used {
+		d.Allowed = true
+		used += cost
 	} else {
 		d.RetryAfter = end
 	}
-	d.Remaining = max(0, rate-count)
-	return d, added
+	d.Remaining = max(0, rate-used)
+	return d
 }
 
 // syncUpTo applies every sync instant in (k.upto, t], in time order, ties
@@ -309,31 +356,16 @@ func (f *Limiter) sync(k *keyState, node int, at int64) {
 		return
 	}
 	if v.d != 0 {
-		f.flush(k, v.win, v.d)
+		// The flush: the store starts over in v.win if it holds an earlier
+		// window (or none), and drops the units if it holds a later one.
+		if k.store.add(v.win, v.d) {
+			f.cells += 2
+		}
 		v.d = 0
 		k.dirty--
 	}
 	v.win = max(v.win, algos.FloorDiv(at, f.limit.Window))
-	v.g = 0
-	if k.store.set && k.store.win == v.win {
-		v.g = k.store.count
-	}
-}
-
-// flush adds d units of window win to the store's count: the store starts
-// over in win if it holds an earlier window (or none), and drops them if
-// it holds a later one.
-func (f *Limiter) flush(k *keyState, win, d int64) {
-	st := &k.store
-	switch {
-	case !st.set:
-		f.cells += 2
-		*st = record{set: true, win: win, count: d}
-	case st.win < win:
-		st.win, st.count = win, d
-	case st.win == win:
-		st.count = min(st.count+d, maxCount) // st.count ≤ 2^62, d ≤ Rate < 2^52
-	}
+	v.g = k.store.countIn(v.win)
 }
 
 // Cells is the size of the fleet's state over all keys: 3 integers (cached
@@ -352,9 +384,8 @@ func (f *Limiter) Handled() []int64 { return slices.Clone(f.handled) }
 // have admitted and not yet flushed, and it is as of the last sync applied
 // for the key (syncs are applied when a request for the key arrives).
 func (f *Limiter) Stored(key int) (window, count int64, ok bool) {
-	if key < 0 || key >= len(f.keys) || !f.keys[key].store.set {
+	if key < 0 || key >= len(f.keys) {
 		return 0, 0, false
 	}
-	st := f.keys[key].store
-	return st.win, st.count, true
+	return f.keys[key].store.stored()
 }

@@ -110,11 +110,8 @@ var (
 // NewOwner returns an owner fleet c with every key absent, enforcing l,
 // or an error if c or l is invalid.
 func NewOwner(c OwnerConfig, l algos.Limit) (*Owner, error) {
-	if err := c.Validate(); err != nil {
+	if err := validate(c.Validate(), l); err != nil {
 		return nil, err
-	}
-	if err := l.Validate(); err != nil {
-		return nil, fmt.Errorf("fleet: invalid limit: %w", err)
 	}
 	return &Owner{cfg: c, limit: l, handled: make([]int64, c.Nodes)}, nil
 }
@@ -195,17 +192,13 @@ func (o *Owner) decide(node, key int, now, cost int64) algos.Decision {
 		o.touch(v)
 		v.win, v.g, v.d = idx, 0, 0
 	}
-	d := algos.Decision{Reset: end}
-	if cost <= o.limit.Rate-v.g-v.d {
+	d := admit(v.g+v.d, o.limit.Rate, end, cost)
+	if d.Allowed {
 		v.d += cost
-		d.Allowed = true
 		if !o.cfg.Batched {
 			o.addHits(k, idx, cost)
 		}
-	} else {
-		d.RetryAfter = end
 	}
-	d.Remaining = max(0, o.limit.Rate-v.g-v.d)
 	return d
 }
 
@@ -230,15 +223,8 @@ func (o *Owner) touch(v *view) {
 // over in win if it holds an earlier window (or none) and drops them if it
 // holds a later one.
 func (o *Owner) addHits(k *ownerKey, win, n int64) {
-	r := &k.rec
-	switch {
-	case !r.set:
+	if k.rec.add(win, n) {
 		o.cells += 2
-		*r = record{set: true, win: win, count: n}
-	case r.win < win:
-		r.win, r.count = win, n
-	case r.win == win:
-		r.count = min(r.count+n, maxCount)
 	}
 }
 
@@ -272,10 +258,7 @@ func (o *Owner) broadcast(key int, k *ownerKey, at int64) {
 		}
 	}
 	win := algos.FloorDiv(at, o.limit.Window)
-	count := int64(0)
-	if k.rec.set && k.rec.win == win {
-		count = k.rec.count
-	}
+	count := k.rec.countIn(win)
 	for n := range k.views {
 		if n != owner {
 			v := &k.views[n]
@@ -300,9 +283,8 @@ func (o *Owner) Handled() []int64 { return slices.Clone(o.handled) }
 // whether it holds one, as of the last request for key (broadcasts are
 // applied when a request for the key arrives).
 func (o *Owner) Stored(key int) (window, count int64, ok bool) {
-	if key < 0 || key >= len(o.keys) || !o.keys[key].rec.set {
+	if key < 0 || key >= len(o.keys) {
 		return 0, 0, false
 	}
-	r := o.keys[key].rec
-	return r.win, r.count, true
+	return o.keys[key].rec.stored()
 }

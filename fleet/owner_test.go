@@ -59,48 +59,30 @@ type ownerReference struct {
 }
 
 type ownerRefKey struct {
-	seen            bool
-	upto            int64
-	set             bool
-	win, count      int64
-	vset            []bool
-	vwin, vg, vd    []int64
-	cellsOfTheViews int64
+	seen  bool
+	upto  int64
+	rec   refRecord // the owner's count
+	views []refView // one per node; the owner's is never used
 }
 
 func (r *ownerReference) key(key int) *ownerRefKey {
 	for len(r.keys) <= key {
-		n := r.c.Nodes
-		r.keys = append(r.keys, &ownerRefKey{
-			vset: make([]bool, n), vwin: make([]int64, n), vg: make([]int64, n), vd: make([]int64, n),
-		})
+		r.keys = append(r.keys, &ownerRefKey{views: make([]refView, r.c.Nodes)})
 	}
 	return r.keys[key]
 }
 
-func (r *ownerReference) addHits(k *ownerRefKey, win, n int64) {
-	switch {
-	case !k.set || k.win < win:
-		k.set, k.win, k.count = true, win, n
-	case k.win == win:
-		k.count += n
-	}
-}
-
 func (r *ownerReference) broadcast(k *ownerRefKey, owner int, at int64) {
-	for j := range r.c.Nodes {
-		if j != owner && r.c.Batched && k.vset[j] && k.vd[j] > 0 {
-			r.addHits(k, k.vwin[j], k.vd[j])
+	for j, v := range k.views {
+		if j != owner && r.c.Batched && v.set && v.d > 0 {
+			k.rec.add(v.win, v.d)
 		}
 	}
 	win := algos.FloorDiv(at, r.l.Window)
-	count := int64(0)
-	if k.set && k.win == win {
-		count = k.count
-	}
-	for j := range r.c.Nodes {
+	count := k.rec.countIn(win)
+	for j := range k.views {
 		if j != owner {
-			k.vset[j], k.vwin[j], k.vg[j], k.vd[j] = true, win, count, 0
+			k.views[j] = refView{set: true, win: win, g: count}
 		}
 	}
 }
@@ -126,49 +108,22 @@ func (r *ownerReference) decide(key int, now, cost int64) (algos.Decision, int) 
 	}
 	win := algos.FloorDiv(now, r.l.Window)
 	end := (win+1)*r.l.Window - now
-	d := algos.Decision{Reset: end}
 	if s == 0 || node == owner {
-		count := int64(0)
-		if k.set && k.win == win {
-			count = k.count
-		}
-		if count+cost <= r.l.Rate {
-			count += cost
-			d.Allowed = true
-			k.set, k.win, k.count = true, win, count
-		} else {
-			d.RetryAfter = end
-		}
-		d.Remaining = max(0, r.l.Rate-count)
-		return d, node
+		return k.rec.decide(win, end, cost, r.l.Rate), node
 	}
-	if !k.vset[node] || k.vwin[node] != win {
-		k.vset[node], k.vwin[node], k.vg[node], k.vd[node] = true, win, 0, 0
+	d := k.views[node].decide(win, end, cost, r.l.Rate)
+	if d.Allowed && !r.c.Batched {
+		k.rec.add(win, cost)
 	}
-	if k.vg[node]+k.vd[node]+cost <= r.l.Rate {
-		k.vd[node] += cost
-		d.Allowed = true
-		if !r.c.Batched {
-			r.addHits(k, win, cost)
-		}
-	} else {
-		d.RetryAfter = end
-	}
-	d.Remaining = max(0, r.l.Rate-k.vg[node]-k.vd[node])
 	return d, node
 }
+
+func (r *ownerReference) record(key int) refRecord { return r.key(key).rec }
 
 func (r *ownerReference) cells() int64 {
 	var n int64
 	for _, k := range r.keys {
-		if k.set {
-			n += 2
-		}
-		for _, s := range k.vset {
-			if s {
-				n += 3
-			}
-		}
+		n += refCells(k.rec, k.views)
 	}
 	return n
 }
@@ -192,29 +147,7 @@ func TestOwnerLazyBroadcastsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
 		c := drawOwnerConfig(t)
-		o, ref := newOwner(t, c, l), &ownerReference{c: c, l: l}
-		ctx := context.Background()
-		for i, cl := range drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")) {
-			before := o.Handled()
-			got, err := o.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
-			if err != nil {
-				t.Fatalf("call %d %v: %v", i, cl, err)
-			}
-			want, node := ref.decide(cl.key, cl.t, cl.cost)
-			if got != want {
-				t.Fatalf("call %d %v (node %d, owner %d): got %+v, the plain model says %+v", i, cl, node, c.Owner(cl.key), got, want)
-			}
-			if after := o.Handled(); after[node] != before[node]+1 {
-				t.Fatalf("call %d: handled %v then %v, want node %d", i, before, after, node)
-			}
-			k := ref.key(cl.key)
-			if w, n, ok := o.Stored(cl.key); ok != k.set || ok && (w != k.win || n != k.count) {
-				t.Fatalf("call %d %v: the owner holds (%d, %d, %v), the plain model (%d, %d, %v)", i, cl, w, n, ok, k.win, k.count, k.set)
-			}
-			if o.Cells() != ref.cells() {
-				t.Fatalf("call %d %v: %d cells, the plain model %d", i, cl, o.Cells(), ref.cells())
-			}
-		}
+		sameAsPlainModel(t, newOwner(t, c, l), &ownerReference{c: c, l: l}, drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")))
 	})
 }
 
@@ -327,55 +260,16 @@ func TestOwnerOvershootBound(t *testing.T) {
 			Sync:    rapid.Int64Range(0, 3*l.Window).Draw(t, "sync"),
 			Batched: rapid.Bool().Draw(t, "batched"),
 		}
-		o := newOwner(t, c, l)
 		calls := drawTrace(t, 0, 150, true) // dense: most windows see several calls
 		n := int64(c.Nodes)
-
-		type kw struct {
-			key int
-			win int64
-		}
-		type admit struct {
-			node    int
-			t, cost int64
-		}
-		admits := map[kw][]admit{}
-		var order []kw
-		ctx := context.Background()
-		for i, cl := range calls {
-			d, err := o.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Allowed {
-				k := kw{cl.key, algos.FloorDiv(cl.t, l.Window)}
-				if admits[k] == nil {
-					order = append(order, k)
-				}
-				admits[k] = append(admits[k], admit{i % c.Nodes, cl.t, cl.cost})
-			}
-		}
-		for _, k := range order {
-			owner := c.Owner(k.key)
-			var total int64
-			runs := map[[2]int64]int64{} // (node, broadcast period) → units
-			for _, a := range admits[k] {
-				total += a.cost
-				period := int64(0)
-				if c.Sync > 0 {
-					period = algos.FloorDiv(a.t-c.Offset(owner), c.Sync)
-				}
-				runs[[2]int64{int64(a.node), period}] += a.cost
-			}
+		ownerSync := func(key, _ int) int64 { return c.Offset(c.Owner(key)) } // every node's copy moves at its owner's broadcast
+		for _, k := range admitsByWindow(t, newOwner(t, c, l), l, calls, c.Nodes, c.Sync, ownerSync) {
+			owner, total, m := c.Owner(k.key), k.total, k.m
 			if c.Sync == 0 || c.Nodes == 1 {
 				if total > l.Rate {
 					t.Fatalf("window %d of key %d: %d admitted, more than the rate %d (%s)", k.win, k.key, total, l.Rate, c.Name())
 				}
 				continue
-			}
-			m := make([]int64, c.Nodes)
-			for r, u := range runs {
-				m[r[0]] = max(m[r[0]], u)
 			}
 			var sum int64
 			for _, u := range m {
@@ -431,43 +325,25 @@ func TestOwnerOvershootBound(t *testing.T) {
 	}
 }
 
-// ownerStep is one call of a hand-written owner trace: at t on node (the
-// round robin's), the decision it must get.
-type ownerStep struct {
-	t                            int64
-	node                         int
-	allowed                      bool
-	remaining, retryAfter, reset int64
-}
-
-func runOwner(t *testing.T, c fleet.OwnerConfig, l algos.Limit, key int, steps []ownerStep) *fleet.Owner {
+// runOwner plays the steps, every one for key, on a fresh owner fleet c
+// under l and returns the fleet.
+func runOwner(t *testing.T, c fleet.OwnerConfig, l algos.Limit, key int, steps []step) *fleet.Owner {
 	t.Helper()
 	o, err := fleet.NewOwner(c, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, st := range steps {
-		before := o.Handled()
-		d, err := o.Allow(context.Background(), key, st.t)
-		if err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-		if after := o.Handled(); after[st.node] != before[st.node]+1 {
-			t.Errorf("step %d at t=%dµs: not handled by node %d", i, st.t, st.node)
-		}
-		want := algos.Decision{Allowed: st.allowed, Remaining: st.remaining, RetryAfter: st.retryAfter, Reset: st.reset}
-		if d != want {
-			t.Errorf("step %d at t=%dµs (node %d): got %+v, want %+v", i, st.t, st.node, d, want)
-		}
+	for i := range steps {
+		steps[i].key = key
 	}
+	play(t, o, steps)
 	return o
 }
 
-func wantOwnerStored(t *testing.T, o *fleet.Owner, key int, window, count int64) {
-	t.Helper()
-	if w, n, ok := o.Stored(key); !ok || w != window || n != count {
-		t.Errorf("the owner holds key %d as (window %d, count %d, %v), want (%d, %d)", key, w, n, ok, window, count)
-	}
+// admittedAt1ms is a step of the three-node traces by hand: a request at
+// 1 ms that node admits, leaving it rem.
+func admittedAt1ms(node int, rem int64) step {
+	return step{t: 1 * ms, node: node, allowed: true, remaining: rem, reset: 999 * ms}
 }
 
 // Three nodes, key 0 owned by node 0 (broadcasting at 0, 200, 400 ms,
@@ -476,10 +352,8 @@ func wantOwnerStored(t *testing.T, o *fleet.Owner, key int, window, count int64)
 func TestOwnerThreeNodesAtOnceByHand(t *testing.T) {
 	c := fleet.OwnerConfig{Nodes: 3, Sync: 200 * ms}
 	l := algos.MustLimit(10, algos.Second, 10)
-	ok := func(node int, rem int64) ownerStep {
-		return ownerStep{t: 1 * ms, node: node, allowed: true, remaining: rem, reset: 999 * ms}
-	}
-	o := runOwner(t, c, l, 0, []ownerStep{
+	ok := admittedAt1ms
+	o := runOwner(t, c, l, 0, []step{
 		// The owner counts every hit as it lands; each peer sees its own.
 		ok(0, 9), ok(1, 9), ok(2, 9), // owner 1, peers' hits: 3
 		ok(0, 6), ok(1, 8), ok(2, 8), // owner reads 3, makes 4; 6
@@ -493,7 +367,7 @@ func TestOwnerThreeNodesAtOnceByHand(t *testing.T) {
 		{t: algos.Second, node: 0, allowed: true, remaining: 9, reset: algos.Second},
 		{t: algos.Second, node: 1, allowed: true, remaining: 9, reset: algos.Second},
 	})
-	wantOwnerStored(t, o, 0, 1, 2)
+	wantStored(t, o, 0, 1, 2)
 	if got := o.Cells(); got != 2*3+2 {
 		t.Errorf("Cells = %d, want 8 (2 peers' copies × 3 + the owner's 2)", got)
 	}
@@ -505,10 +379,8 @@ func TestOwnerThreeNodesAtOnceByHand(t *testing.T) {
 func TestOwnerThreeNodesBatchedByHand(t *testing.T) {
 	c := fleet.OwnerConfig{Nodes: 3, Sync: 200 * ms, Batched: true}
 	l := algos.MustLimit(10, algos.Second, 10)
-	ok := func(node int, rem int64) ownerStep {
-		return ownerStep{t: 1 * ms, node: node, allowed: true, remaining: rem, reset: 999 * ms}
-	}
-	o := runOwner(t, c, l, 0, []ownerStep{
+	ok := admittedAt1ms
+	o := runOwner(t, c, l, 0, []step{
 		ok(0, 9), ok(1, 9), ok(2, 9),
 		ok(0, 8), ok(1, 8), ok(2, 8),
 		ok(0, 7), ok(1, 7), ok(2, 7),
@@ -520,7 +392,7 @@ func TestOwnerThreeNodesBatchedByHand(t *testing.T) {
 		{t: 210 * ms, node: 2, retryAfter: 790 * ms, reset: 790 * ms},
 		{t: 210 * ms, node: 0, retryAfter: 790 * ms, reset: 790 * ms},
 	})
-	wantOwnerStored(t, o, 0, 0, 13)
+	wantStored(t, o, 0, 0, 13)
 }
 
 // A key owned by node 1 is broadcast 66.666 ms after node 0's keys, and
@@ -534,7 +406,7 @@ func TestOwnerOfAKeyAndItsPhase(t *testing.T) {
 		t.Errorf("offsets %v, want [0 66666 133333]", got)
 	}
 	l := algos.MustLimit(2, algos.Second, 2)
-	runOwner(t, c, l, 1, []ownerStep{
+	runOwner(t, c, l, 1, []step{
 		{t: 10 * ms, node: 0, allowed: true, remaining: 1, reset: 990 * ms}, // a peer: its hit reaches node 1
 		{t: 10 * ms, node: 1, allowed: true, remaining: 0, reset: 990 * ms}, // the owner: 2
 		{t: 10 * ms, node: 2, allowed: true, remaining: 1, reset: 990 * ms}, // a peer, blind: 3

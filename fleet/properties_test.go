@@ -119,12 +119,10 @@ type reference struct {
 }
 
 type refKey struct {
-	seen         bool
-	upto         int64
-	stored       bool
-	swin, scount int64
-	touched      []bool
-	win, g, d    []int64
+	seen  bool
+	upto  int64
+	store refRecord
+	views []refView // one per node
 }
 
 func newReference(c fleet.CachedCounter, l algos.Limit) *reference {
@@ -133,10 +131,7 @@ func newReference(c fleet.CachedCounter, l algos.Limit) *reference {
 
 func (r *reference) key(key int) *refKey {
 	for len(r.keys) <= key {
-		r.keys = append(r.keys, &refKey{
-			touched: make([]bool, r.nodes),
-			win:     make([]int64, r.nodes), g: make([]int64, r.nodes), d: make([]int64, r.nodes),
-		})
+		r.keys = append(r.keys, &refKey{views: make([]refView, r.nodes)})
 	}
 	return r.keys[key]
 }
@@ -149,25 +144,18 @@ func (r *reference) syncsAt(node int, at int64) bool {
 }
 
 func (r *reference) syncNode(k *refKey, j int, at int64) {
-	if !k.touched[j] {
+	v := &k.views[j]
+	if !v.set {
 		return
 	}
-	if k.d[j] > 0 {
-		switch {
-		case !k.stored || k.swin < k.win[j]:
-			k.stored, k.swin, k.scount = true, k.win[j], k.d[j]
-		case k.swin == k.win[j]:
-			k.scount += k.d[j]
-		}
-		k.d[j] = 0
+	if v.d > 0 {
+		k.store.add(v.win, v.d)
+		v.d = 0
 	}
-	if w := algos.FloorDiv(at, r.l.Window); w > k.win[j] {
-		k.win[j] = w
+	if w := algos.FloorDiv(at, r.l.Window); w > v.win {
+		v.win = w
 	}
-	k.g[j] = 0
-	if k.stored && k.swin == k.win[j] {
-		k.g[j] = k.scount
-	}
+	v.g = k.store.countIn(v.win)
 }
 
 func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
@@ -176,21 +164,8 @@ func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
 	r.calls++
 	win := algos.FloorDiv(now, r.l.Window)
 	end := (win+1)*r.l.Window - now
-	d := algos.Decision{Reset: end}
 	if r.sync == 0 {
-		count := int64(0)
-		if k.stored && k.swin == win {
-			count = k.scount
-		}
-		if count+cost <= r.l.Rate {
-			count += cost
-			d.Allowed = true
-			k.stored, k.swin, k.scount = true, win, count
-		} else {
-			d.RetryAfter = end
-		}
-		d.Remaining = max(0, r.l.Rate-count)
-		return d, node
+		return k.store.decide(win, end, cost, r.l.Rate), node
 	}
 	if k.seen {
 		for at := k.upto + 1; at <= now; at++ {
@@ -204,32 +179,149 @@ func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
 	if !k.seen || now > k.upto {
 		k.seen, k.upto = true, now
 	}
-	if !k.touched[node] || k.win[node] != win {
-		k.touched[node], k.win[node], k.g[node], k.d[node] = true, win, 0, 0
-	}
-	if k.g[node]+k.d[node]+cost <= r.l.Rate {
-		k.d[node] += cost
-		d.Allowed = true
-	} else {
-		d.RetryAfter = end
-	}
-	d.Remaining = max(0, r.l.Rate-k.g[node]-k.d[node])
-	return d, node
+	return k.views[node].decide(win, end, cost, r.l.Rate), node
 }
+
+func (r *reference) record(key int) refRecord { return r.key(key).store }
 
 func (r *reference) cells() int64 {
 	var n int64
 	for _, k := range r.keys {
-		for _, touched := range k.touched {
-			if touched {
-				n += 3
-			}
-		}
-		if k.stored {
-			n += 2
+		n += refCells(k.store, k.views)
+	}
+	return n
+}
+
+// refRecord is a plain model's record of one key: the cached counter's
+// store, or the owner's count.
+type refRecord struct {
+	set        bool
+	win, count int64
+}
+
+// add is n units of window win reaching r: a later window (or none held)
+// starts r over, an earlier one is dropped.
+func (r *refRecord) add(win, n int64) {
+	switch {
+	case !r.set || r.win < win:
+		r.set, r.win, r.count = true, win, n
+	case r.win == win:
+		r.count += n
+	}
+}
+
+// countIn is r's count of window win: 0 when it holds another, or none.
+func (r refRecord) countIn(win int64) int64 {
+	if r.set && r.win == win {
+		return r.count
+	}
+	return 0
+}
+
+// decide is the fixed window of rate on r for a cost in window win, end µs
+// before it ends: an admitted cost is counted in r.
+func (r *refRecord) decide(win, end, cost, rate int64) algos.Decision {
+	count := r.countIn(win)
+	d := refAdmit(count, rate, end, cost)
+	if d.Allowed {
+		r.set, r.win, r.count = true, win, count+cost
+	}
+	return d
+}
+
+// refView is a plain model's node's view of one key: the window it is of,
+// the count it read for it (g) and the units it admitted since (d).
+type refView struct {
+	set       bool
+	win, g, d int64
+}
+
+// decide is the node's decision on v for a cost in window win, end µs
+// before it ends: a view of another window (or none) starts over at 0,
+// and an admitted cost is counted in d.
+func (v *refView) decide(win, end, cost, rate int64) algos.Decision {
+	if !v.set || v.win != win {
+		*v = refView{set: true, win: win}
+	}
+	d := refAdmit(v.g+v.d, rate, end, cost)
+	if d.Allowed {
+		v.d += cost
+	}
+	return d
+}
+
+// refAdmit is the fixed window's decision on a cost with used of rate
+// taken, end µs before the window ends.
+func refAdmit(used, rate, end, cost int64) algos.Decision {
+	d := algos.Decision{Reset: end}
+	if used+cost <= rate {
+		used += cost
+		d.Allowed = true
+	} else {
+		d.RetryAfter = end
+	}
+	d.Remaining = max(0, rate-used)
+	return d
+}
+
+// refCells is the cells a plain model's key holds: 2 for its record, if
+// set, and 3 for every view set.
+func refCells(rec refRecord, views []refView) int64 {
+	var n int64
+	if rec.set {
+		n += 2
+	}
+	for _, v := range views {
+		if v.set {
+			n += 3
 		}
 	}
 	return n
+}
+
+// plainModel is a fleet written the plain way (reference,
+// ownerReference), as sameAsPlainModel checks the package's against it.
+type plainModel interface {
+	// decide is the decision of a call and the node it went to.
+	decide(key int, now, cost int64) (algos.Decision, int)
+	// record is what the store (the owner) holds for key.
+	record(key int) refRecord
+	cells() int64
+}
+
+// fleetUnderTest is either fleet, as sameAsPlainModel reads it.
+type fleetUnderTest interface {
+	sizedWeighed
+	Handled() []int64
+	Stored(key int) (window, count int64, ok bool)
+}
+
+// sameAsPlainModel plays calls on f and on ref, and fails at the first
+// call f decides otherwise or on another node, or after which its record
+// of the key (Stored) or its Cells differ from the model's.
+func sameAsPlainModel(t *rapid.T, f fleetUnderTest, ref plainModel, calls []call) {
+	ctx := context.Background()
+	for i, cl := range calls {
+		before := f.Handled()
+		got, err := f.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
+		if err != nil {
+			t.Fatalf("call %d %v: %v", i, cl, err)
+		}
+		want, node := ref.decide(cl.key, cl.t, cl.cost)
+		if got != want {
+			t.Fatalf("call %d %v (node %d): got %+v, the plain model says %+v", i, cl, node, got, want)
+		}
+		if after := f.Handled(); after[node] != before[node]+1 {
+			t.Fatalf("call %d: handled %v then %v, want node %d", i, before, after, node)
+		}
+		k := ref.record(cl.key)
+		if w, n, ok := f.Stored(cl.key); ok != k.set || ok && (w != k.win || n != k.count) {
+			t.Fatalf("call %d %v: the fleet holds (%d, %d, %v), the plain model (%d, %d, %v)", i, cl, w, n, ok, k.win, k.count, k.set)
+		}
+		if f.Cells() != ref.cells() {
+			t.Fatalf("call %d %v: %d cells, the plain model %d", i, cl, f.Cells(), ref.cells())
+		}
+	}
 }
 
 // The package's lazy, skipping sync schedule is exact: it decides every
@@ -244,30 +336,68 @@ func TestLazySyncsAreExact(t *testing.T) {
 			Nodes: rapid.IntRange(1, 6).Draw(t, "nodes"),
 			Sync:  rapid.Int64Range(0, 90).Draw(t, "sync"),
 		}
-		f, ref := newFleet(t, c, l), newReference(c, l)
-		ctx := context.Background()
-		for i, cl := range drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")) {
-			before := f.Handled()
-			got, err := f.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
-			if err != nil {
-				t.Fatalf("call %d %v: %v", i, cl, err)
-			}
-			want, node := ref.decide(cl.key, cl.t, cl.cost)
-			if got != want {
-				t.Fatalf("call %d %v (node %d): got %+v, the model says %+v", i, cl, node, got, want)
-			}
-			if after := f.Handled(); after[node] != before[node]+1 {
-				t.Fatalf("call %d: handled %v then %v, want node %d", i, before, after, node)
-			}
-			k := ref.key(cl.key)
-			if w, n, ok := f.Stored(cl.key); ok != k.stored || ok && (w != k.swin || n != k.scount) {
-				t.Fatalf("call %d %v: the store holds (%d, %d, %v), the model (%d, %d, %v)", i, cl, w, n, ok, k.swin, k.scount, k.stored)
-			}
-			if f.Cells() != ref.cells() {
-				t.Fatalf("call %d %v: %d cells, the model %d", i, cl, f.Cells(), ref.cells())
-			}
-		}
+		sameAsPlainModel(t, newFleet(t, c, l), newReference(c, l), drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")))
 	})
+}
+
+// windowAdmits is what a fleet admitted in one aligned window of one key:
+// the units, and m[j], the most units node j admitted in it within one
+// period of the schedule.
+type windowAdmits struct {
+	key   int
+	win   int64
+	total int64
+	m     []int64
+}
+
+// admitsByWindow plays calls (in time order, the i-th on node i mod
+// nodes) on f and returns what it admitted in each window of each key, in
+// the order of their first admit. A unit node j admits for key at t falls
+// in its period FloorDiv(t − phase(key, j), sync), as the overshoot bounds
+// of doc.go count them; all in one period when sync is 0.
+func admitsByWindow(t *rapid.T, f limiter.Weighed, l algos.Limit, calls []call, nodes int, sync int64, phase func(key, node int) int64) []windowAdmits {
+	type kw struct {
+		key int
+		win int64
+	}
+	type admit struct {
+		node    int
+		t, cost int64
+	}
+	admits := map[kw][]admit{}
+	var order []kw
+	ctx := context.Background()
+	for i, cl := range calls {
+		d, err := f.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed {
+			k := kw{cl.key, algos.FloorDiv(cl.t, l.Window)}
+			if admits[k] == nil {
+				order = append(order, k)
+			}
+			admits[k] = append(admits[k], admit{i % nodes, cl.t, cl.cost})
+		}
+	}
+	out := make([]windowAdmits, len(order))
+	for i, k := range order {
+		w := windowAdmits{key: k.key, win: k.win, m: make([]int64, nodes)}
+		runs := map[[2]int64]int64{} // (node, period) → units
+		for _, a := range admits[k] {
+			w.total += a.cost
+			period := int64(0)
+			if sync > 0 {
+				period = algos.FloorDiv(a.t-phase(k.key, a.node), sync)
+			}
+			runs[[2]int64{int64(a.node), period}] += a.cost
+		}
+		for r, u := range runs {
+			w.m[r[0]] = max(w.m[r[0]], u)
+		}
+		out[i] = w
+	}
+	return out
 }
 
 // The overshoot bound (doc.go), for calls in time order: in each aligned
@@ -288,22 +418,9 @@ func TestOvershootBound(t *testing.T) {
 			Nodes: rapid.IntRange(1, 5).Draw(t, "nodes"),
 			Sync:  rapid.Int64Range(0, 3*l.Window).Draw(t, "sync"),
 		}
-		f := newFleet(t, c, l)
 		calls := drawTrace(t, 0, 400, true)
 		n := int64(c.Nodes)
-
-		type kw struct {
-			key int
-			win int64
-		}
-		type admit struct {
-			node    int
-			t, cost int64
-		}
-		admits := map[kw][]admit{}
-		var order []kw                 // the windows, in the order of their first admit
 		firstCall := map[int][]int64{} // key → node → time of its first call (−1: none)
-		ctx := context.Background()
 		for i, cl := range calls {
 			node := i % c.Nodes
 			if firstCall[cl.key] == nil {
@@ -312,38 +429,15 @@ func TestOvershootBound(t *testing.T) {
 			if firstCall[cl.key][node] < 0 {
 				firstCall[cl.key][node] = cl.t
 			}
-			d, err := f.AllowWeighed(ctx, cl.key, cl.t, limiter.Weight{Cost: cl.cost})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Allowed {
-				k := kw{cl.key, algos.FloorDiv(cl.t, l.Window)}
-				if admits[k] == nil {
-					order = append(order, k)
-				}
-				admits[k] = append(admits[k], admit{node, cl.t, cl.cost})
-			}
 		}
-		for _, k := range order {
-			var total int64
-			runs := map[[2]int64]int64{} // (node, sync period) → units
-			for _, a := range admits[k] {
-				total += a.cost
-				period := int64(0)
-				if c.Sync > 0 {
-					period = algos.FloorDiv(a.t-int64(a.node)*c.Sync/n, c.Sync)
-				}
-				runs[[2]int64{int64(a.node), period}] += a.cost
-			}
+		nodeSync := func(_, node int) int64 { return c.Offset(node) }
+		for _, k := range admitsByWindow(t, newFleet(t, c, l), l, calls, c.Nodes, c.Sync, nodeSync) {
+			total, m := k.total, k.m
 			if c.Sync == 0 || c.Nodes == 1 {
 				if total > l.Rate {
 					t.Fatalf("window %d of key %d: %d admitted, more than the rate %d (sync %d, %d nodes)", k.win, k.key, total, l.Rate, c.Sync, c.Nodes)
 				}
 				continue
-			}
-			m := make([]int64, c.Nodes)
-			for r, u := range runs {
-				m[r[0]] = max(m[r[0]], u)
 			}
 			var sum, most int64
 			minT := int64(-1)

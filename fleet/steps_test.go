@@ -24,14 +24,21 @@ type step struct {
 	reset      int64
 }
 
-// run plays the steps on a fresh fleet c under l, reports every field that
-// differs and the node that handled each call, and returns the fleet.
+// run plays the steps on a fresh fleet c under l and returns the fleet.
 func run(t *testing.T, c fleet.CachedCounter, l algos.Limit, steps []step) *fleet.Limiter {
 	t.Helper()
 	f, err := fleet.New(c, l)
 	if err != nil {
 		t.Fatal(err)
 	}
+	play(t, f, steps)
+	return f
+}
+
+// play plays the steps on f (either fleet), and reports every field that
+// differs and the node that handled each call.
+func play(t *testing.T, f fleetUnderTest, steps []step) {
+	t.Helper()
 	for i, st := range steps {
 		cost := max(st.cost, 1)
 		before := f.Handled()
@@ -48,15 +55,14 @@ func run(t *testing.T, c fleet.CachedCounter, l algos.Limit, steps []step) *flee
 			t.Errorf("step %d at t=%dµs (node %d): got %+v, want %+v", i, st.t, st.node, d, want)
 		}
 	}
-	return f
 }
 
-// wantStored checks what the store holds for key.
-func wantStored(t *testing.T, f *fleet.Limiter, key int, window, count int64) {
+// wantStored checks what f's store (an owner fleet's owner) holds for key.
+func wantStored(t *testing.T, f fleetUnderTest, key int, window, count int64) {
 	t.Helper()
 	w, c, ok := f.Stored(key)
 	if !ok || w != window || c != count {
-		t.Errorf("store holds key %d as (window %d, count %d, %v), want (window %d, count %d)", key, w, c, ok, window, count)
+		t.Errorf("the fleet holds key %d as (window %d, count %d, %v), want (window %d, count %d)", key, w, c, ok, window, count)
 	}
 }
 

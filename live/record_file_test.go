@@ -29,15 +29,12 @@ import (
 // reading.
 func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	promises := []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l), algos.AnchoredWindowPromise(l)}
 	epoch := time.Unix(1_700_000_000, 0)
 	marks := regexp.MustCompile(`,"(reset|retry_after)_is_delay":true`)
-	up := func(us, by int64) int64 { return (us + by - 1) / by }
 	planted, caughtOld := map[breach.Kind]int{}, map[breach.Kind]int{}
 	for seed := range uint64(600) {
 		rng := rand.New(rand.NewPCG(seed, 27))
-		p := promises[rng.IntN(len(promises))]
-		bound, _ := idleBound(shapeOf(p, l), p)
+		p, bound := drawPromise(rng, l)
 		var recs []record.Record
 		var kind breach.Kind // planted in the run's first answer; 0: every wait honest
 		at := 5 * algos.Second

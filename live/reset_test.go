@@ -13,6 +13,19 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
+// drawPromise draws one of the four promises of l, and its idle time
+// (idleBound): the Reset rules are held under every promise.
+func drawPromise(rng *rand.Rand, l algos.Limit) (algos.Promise, int64) {
+	promises := []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l), algos.AnchoredWindowPromise(l)}
+	p := promises[rng.IntN(len(promises))]
+	bound, _ := idleBound(shapeOf(p, l), p)
+	return p, bound
+}
+
+// up is us µs rounded up to whole units of by µs, as a service rounds the
+// waits it writes.
+func up(us, by int64) int64 { return (us + by - 1) / by }
+
 // An honest limiter's waits, rounded up and written in any of the
 // conventions services ship (whole seconds, milliseconds, tenths, an epoch,
 // the IETF field; Retry-After in seconds or as an HTTP-date), read back by
@@ -26,13 +39,11 @@ import (
 // wide that the rules test nothing.
 func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	promises := []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l), algos.AnchoredWindowPromise(l)}
 	epoch := time.Unix(1_700_000_000, 0)
 	caught := map[breach.Kind]int{}
 	for seed := range uint64(4000) {
 		rng := rand.New(rand.NewPCG(seed, 26))
-		p := promises[rng.IntN(len(promises))]
-		bound, _ := idleBound(shapeOf(p, l), p)
+		p, bound := drawPromise(rng, l)
 		decided := 5*algos.Second + rng.Int64N(algos.Second)
 		flight := []int64{300_000, 3 * algos.Second}[rng.IntN(2)] // a slow answer makes an epoch look early
 		sent, answered := decided-rng.Int64N(flight), decided+rng.Int64N(flight)
@@ -50,7 +61,6 @@ func TestRoundedHonestWaitsAreNeverConvicted(t *testing.T) {
 			retry, kind = reset+5*algos.Second+(answered-sent)+rng.Int64N(algos.Second), breach.ResetBeforeRetryAfter
 		}
 		h, unit := http.Header{}, ResetAuto
-		up := func(us, by int64) int64 { return (us + by - 1) / by }
 		switch rng.IntN(5) {
 		case 0:
 			h.Set(HeaderReset, fmt.Sprint(up(reset, algos.Second)))

@@ -91,10 +91,8 @@ func badDecision(d algos.Decision) string {
 func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		r, times := c.draw(t, spec)
+		r, n, h := c.drawHistory(t, spec)
 		l := r.l
-		n := c.instant(t, spec, l)
-		h := r.replayHistory(times)
 		// Up to the first decision that claims too much.
 		end := 0
 		for end < len(h.calls) && h.calls[end].d.Remaining <= n {
@@ -111,6 +109,14 @@ func RemainingIsExact(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 		}
 		h.failed(r)
 	}
+}
+
+// drawHistory starts a case as the properties that judge what follows each
+// decision of one history do: a drawn case (draw), what its promise allows
+// at one instant (instant), and key 0's history over its arrivals.
+func (c config) drawHistory(t *rapid.T, spec limiter.Spec) (run, int64, history) {
+	r, times := c.draw(t, spec)
+	return r, c.instant(t, spec, r.l), r.replayHistory(times)
 }
 
 // sameInstant is, for each of the history's first end decisions, how many
@@ -177,10 +183,8 @@ func sameInstant(r run, h history, end int) []int64 {
 func ResetReachesIdle(spec limiter.Spec, opts ...Option) func(*rapid.T) {
 	c := configure(opts)
 	return func(t *rapid.T) {
-		r, times := c.draw(t, spec)
+		r, n, h := c.drawHistory(t, spec)
 		l := r.l
-		n := c.instant(t, spec, l)
-		h := r.replayHistory(times)
 		keep := edges(h.calls)
 		var bs []branch
 		for i, c := range h.calls {

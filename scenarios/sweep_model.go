@@ -34,13 +34,13 @@ func floodOver(r Curve, algo string, k int) float64 {
 	return meanOf(r.SeedCells(algo, k, traffic.Flood), func(c Cell) float64 { return c.Over })
 }
 
-// meanOf is the mean of f over the seed cells.
-func meanOf(cells []Cell, f func(Cell) float64) float64 {
+// meanOf is the mean of f over the seeds' cells or runs.
+func meanOf[T any](seeds []T, f func(T) float64) float64 {
 	sum := 0.0
-	for _, c := range cells {
-		sum += f(c)
+	for _, x := range seeds {
+		sum += f(x)
 	}
-	return sum / float64(len(cells))
+	return sum / float64(len(seeds))
 }
 
 // RestartModel: every restart of a local-split node hands the flood at most
@@ -192,11 +192,7 @@ func StoreClockEdgeModel() *CurveModel {
 			if ideal == nil {
 				return 0, false
 			}
-			sum := 0
-			for _, run := range ideal {
-				sum += run.Clients[traffic.Boundary].Peak
-			}
-			return float64(sum) / float64(len(ideal)), true
+			return meanOf(ideal, func(run SeedRun) float64 { return float64(run.Clients[traffic.Boundary].Peak) }), true
 		},
 	}
 }
@@ -249,12 +245,10 @@ func LocalFullModel() *CurveModel {
 				return 0, false
 			}
 			n := float64(r.PointOptions(k).Nodes)
-			sum := 0.0
-			for _, run := range ideal {
+			return meanOf(ideal, func(run SeedRun) float64 {
 				a, f := float64(run.Clients[traffic.Flood].Admitted), float64(run.Clients[traffic.Flood].Requests)
-				sum += 100 * (min(n*a, f)/a - 1)
-			}
-			return sum / float64(len(ideal)), true
+				return 100 * (min(n*a, f)/a - 1)
+			}), true
 		},
 	}
 }

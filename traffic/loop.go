@@ -24,6 +24,28 @@ import (
 // and never overflows.
 func wait(d, most int64) int64 { return min(max(d, 0), most) }
 
+// loop is what every client here shares: it sends from start until end,
+// paced by gap µs (at least 1: see above), and keeps the answers it is
+// handed.
+type loop struct {
+	start, end, gap int64
+	answers
+}
+
+func newLoop(start, end, gap int64) loop { return loop{start: start, end: end, gap: max(1, gap)} }
+
+// next is the Next of a client whose own rule, given an answer, is after:
+// the first request at start, then the answer kept and the time after
+// takes from it, until end.
+func (c *loop) next(last *model.Reply, after func(last *model.Reply) int64) (int64, bool) {
+	if last == nil {
+		return c.start, c.start < c.end
+	}
+	c.keep(last)
+	next := after(last)
+	return next, next < c.end
+}
+
 // RetryAfterClient is a greedy client that honours Retry-After: from start
 // it sends, gap µs after its last request once an admit arrives, and
 // exactly at the Retry-After after a denial (counted from when the answer
@@ -32,25 +54,19 @@ func wait(d, most int64) int64 { return min(max(d, 0), most) }
 // is too short shows as denied retries, one that is too long as admits the
 // limit would have allowed and the client never asked for.
 func RetryAfterClient(start, end, gap int64) func() model.Client {
-	return func() model.Client { return &retryAfter{start: start, end: end, gap: max(1, gap)} }
+	return func() model.Client { return &retryAfter{newLoop(start, end, gap)} }
 }
 
-type retryAfter struct {
-	start, end, gap int64
-	answers
-}
+type retryAfter struct{ loop }
 
-func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
-	if last == nil {
-		return c.start, c.start < c.end
-	}
-	c.keep(last)
+func (c *retryAfter) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+
+func (c *retryAfter) after(last *model.Reply) int64 {
 	next := last.At
 	if !last.Decision.Allowed {
 		next += wait(last.Decision.RetryAfter, c.end)
 	}
-	next = max(next, last.Sent+c.gap)
-	return next, next < c.end
+	return max(next, last.Sent+c.gap)
 }
 
 // DrainIdleClient drains its key (it sends gap µs after each admitted
@@ -60,26 +76,22 @@ func (c *retryAfter) Next(last *model.Reply) (int64, bool) {
 // a key that is forgotten before it is idle (a TTL too short) hands this
 // client a fresh burst at one of them, where the limiter would give a part.
 func DrainIdleClient(start, end, gap int64) func() model.Client {
-	return func() model.Client { return &drainIdle{start: start, end: end, gap: max(1, gap)} }
+	return func() model.Client { return &drainIdle{loop: newLoop(start, end, gap)} }
 }
 
 type drainIdle struct {
-	start, end, gap int64
-	cycle           int64
-	answers
+	loop
+	cycle int64
 }
 
-func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
-	if last == nil {
-		return c.start, c.start < c.end
+func (c *drainIdle) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+
+func (c *drainIdle) after(last *model.Reply) int64 {
+	if last.Decision.Allowed {
+		return max(last.At, last.Sent+c.gap)
 	}
-	c.keep(last)
-	next := max(last.At, last.Sent+c.gap)
-	if !last.Decision.Allowed {
-		c.cycle++
-		next = last.At + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
-	}
-	return next, next < c.end
+	c.cycle++
+	return last.At + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
 }
 
 // ResetBurstClient aims at the key's own reported reset: it sends one
@@ -92,21 +104,19 @@ func (c *drainIdle) Next(last *model.Reply) (int64, bool) {
 // or one anchored at the key's first hit) admits it up to twice its limit
 // within 2·margin.
 func ResetBurstClient(start, end, margin, gap int64) func() model.Client {
-	return func() model.Client { return &resetBurst{start: start, end: end, margin: margin, gap: max(1, gap)} }
+	return func() model.Client { return &resetBurst{loop: newLoop(start, end, gap), margin: margin} }
 }
 
 type resetBurst struct {
-	start, end, margin, gap int64
-	until                   int64 // the end of the current burst; 0 before the first
-	bursting                bool
-	answers
+	loop
+	margin   int64
+	until    int64 // the end of the current burst; 0 before the first
+	bursting bool
 }
 
-func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
-	if last == nil {
-		return c.start, c.start < c.end
-	}
-	c.keep(last)
+func (c *resetBurst) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+
+func (c *resetBurst) after(last *model.Reply) int64 {
 	d, next := last.Decision, last.At
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
@@ -121,7 +131,7 @@ func (c *resetBurst) Next(last *model.Reply) (int64, bool) {
 		next += wait(d.Reset, c.end) + 1000
 		c.bursting = false
 	}
-	return next, next < c.end
+	return next
 }
 
 // RetryAfterKeeper is a closed-loop client that can keep, itself, the

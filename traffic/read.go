@@ -325,8 +325,7 @@ func parseTime(s string) (int64, error) {
 	if s == "" {
 		return 0, ErrMissing
 	}
-	v, _, st := parseDecimal(s, 6, MaxTime)
-	return v, numError(s, st, "seconds", "beyond the year 9999: milliseconds, not seconds?")
+	return parseSeconds(s, "beyond the year 9999: milliseconds, not seconds?")
 }
 
 // parseDuration reads a duration in seconds as µs; empty is 0, unknown.
@@ -335,8 +334,14 @@ func parseDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
+	return parseSeconds(s, "longer than MaxTime")
+}
+
+// parseSeconds reads seconds as µs, up to MaxTime: timestamps and
+// durations alike; tooLarge is the error's words for a number past it.
+func parseSeconds(s, tooLarge string) (int64, error) {
 	v, _, st := parseDecimal(s, 6, MaxTime)
-	return v, numError(s, st, "seconds", "longer than MaxTime")
+	return v, numError(s, st, "seconds", tooLarge)
 }
 
 // parseCost reads a whole cost ≥ 1; empty is 1.

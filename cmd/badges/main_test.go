@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/overshoot-go/overshoot/internal/findings"
 )
@@ -16,8 +17,8 @@ import (
 func writeModule(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	files := map[string]string{
-		"findings_test.go": `package x
+	files := fstest.MapFS{
+		"findings_test.go": {Data: []byte(`package x
 
 // A holds.
 // Badge: a holds
@@ -27,23 +28,17 @@ func TestFindingA(t *testing.T) {}
 func TestFindingB(t *testing.T) {}
 
 func TestOther(t *testing.T) {}
-`,
-		"sub/findings_test.go": `package sub
+`)},
+		"sub/findings_test.go": {Data: []byte(`package sub
 
 // C never finishes.
 //
 // Badge: c hangs
 func TestFindingC(t *testing.T) {}
-`,
+`)},
 	}
-	for name, text := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.CopyFS(root, files); err != nil {
+		t.Fatal(err)
 	}
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -14,18 +15,13 @@ import (
 func module(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	for name, text := range map[string]string{
-		"a_test.go":          "package x\n\n// Badge: a holds\nfunc TestFindingA(t *testing.T) {}\n\n// Badge: b breaks\nfunc TestFindingB(t *testing.T) {}\n\nfunc TestOther(t *testing.T) {}\n\nconst s = `\nfunc TestFindingInAString(t *testing.T) {}\n`\n",
-		"sub/c_test.go":      "package sub\n\n// C.\n//\n// Badge: c hangs\nfunc TestFindingC(t *testing.T) {}\n",
-		"testdata/d_test.go": "package d\n\nfunc TestFindingD(t *testing.T) {}\n",
-	} {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	err := os.CopyFS(root, fstest.MapFS{
+		"a_test.go":          {Data: []byte("package x\n\n// Badge: a holds\nfunc TestFindingA(t *testing.T) {}\n\n// Badge: b breaks\nfunc TestFindingB(t *testing.T) {}\n\nfunc TestOther(t *testing.T) {}\n\nconst s = `\nfunc TestFindingInAString(t *testing.T) {}\n`\n")},
+		"sub/c_test.go":      {Data: []byte("package sub\n\n// C.\n//\n// Badge: c hangs\nfunc TestFindingC(t *testing.T) {}\n")},
+		"testdata/d_test.go": {Data: []byte("package d\n\nfunc TestFindingD(t *testing.T) {}\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return root
 }

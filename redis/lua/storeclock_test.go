@@ -88,10 +88,25 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		}
 		return true
 	}
-	clean := func(t *testing.T, rep lua.DiffReport) {
+	// tally is what a subtest keeps of its runs: how many caught the plant,
+	// and the first difference of the first that did.
+	type tally struct {
+		got   int
+		first string
+	}
+	// hold holds the report of l's run to its claim (the token bucket clean
+	// on both paths, the plant caught), and counts in tl a plant caught.
+	hold := func(t *testing.T, tl *tally, l *lua.Limiter, rep lua.DiffReport) {
 		t.Helper()
-		if !rep.OK() || rep.OnStoreClock.Calls != calls {
-			t.Errorf("the token bucket on the same calls:\n%v", rep)
+		switch {
+		case l == good:
+			if !rep.OK() || rep.OnStoreClock.Calls != calls {
+				t.Errorf("the token bucket on the same calls:\n%v", rep)
+			}
+		case caught(t, rep):
+			if tl.got++; tl.first == "" {
+				tl.first = rep.OnStoreClock.First[0].String()
+			}
 		}
 	}
 
@@ -102,8 +117,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		if race.Enabled {
 			seeds = 5 // gopher-lua under -race: 2 to 5 ms a call, not about 30 µs
 		}
-		got := 0
-		var first string
+		var tl tally
 		for seed := uint64(1); seed <= seeds; seed++ {
 			lim, times := seedCalls(t, seed)
 			for _, l := range []*lua.Limiter{planted, good} {
@@ -112,24 +126,18 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l == good {
-					clean(t, rep)
-				} else if caught(t, rep) {
-					if got++; first == "" {
-						first = rep.OnStoreClock.First[0].String()
-					}
-				}
+				hold(t, &tl, l, rep)
 				// A key a seed: the clock's moves visit every key kept.
 				if err := c.Del(ctx, key, key+lua.StoreClockKeySuffix).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		if got != int(seeds) {
-			t.Errorf("the store-clock path caught the plant on %d of %d seeds, want every one", got, seeds)
+		if tl.got != int(seeds) {
+			t.Errorf("the store-clock path caught the plant on %d of %d seeds, want every one", tl.got, seeds)
 		}
 		t.Logf("simredis: %s caught on the store-clock path on %d of %d seeds (%d calls each), clean told the time on every one; the token bucket clean on both paths on every one; the first seed's first difference:\n%s",
-			wholeSeconds, got, seeds, calls, first)
+			wholeSeconds, tl.got, seeds, calls, tl.first)
 	})
 
 	t.Run("Redis 7, every run", func(t *testing.T) {
@@ -137,8 +145,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		rs := redistest.Start(t)
 		c, prefix := rs.Client(t), rs.Prefix(t)
 		const runs = 10
-		got := 0
-		var first string
+		var tl tally
 		for run := uint64(1); run <= runs; run++ {
 			lim, times := seedCalls(t, run)
 			for _, l := range []*lua.Limiter{planted, good} {
@@ -146,20 +153,14 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l == good {
-					clean(t, rep)
-				} else if caught(t, rep) {
-					if got++; first == "" {
-						first = rep.OnStoreClock.First[0].String()
-					}
-				}
+				hold(t, &tl, l, rep)
 			}
 		}
-		if got != runs {
-			t.Errorf("the store-clock path caught the plant on %d of %d runs, want every one", got, runs)
+		if tl.got != runs {
+			t.Errorf("the store-clock path caught the plant on %d of %d runs, want every one", tl.got, runs)
 		}
 		t.Logf("Redis 7 (%s): %s caught on the store-clock path on %d of %d runs (%d calls each), clean told the time on every one; the token bucket clean on both paths on every one; the first run's first difference:\n%s",
-			rs.Source, wholeSeconds, got, runs, calls, first)
+			rs.Source, wholeSeconds, tl.got, runs, calls, tl.first)
 	})
 }
 
