@@ -332,17 +332,10 @@ var sharedTypeNames = map[string]struct {
 	packages []string
 	why      string
 }{
-	"Breach":  {[]string{"httpcheck", "live"}, "a breach with its evidence: of the header contract (httpcheck's rules) and of the live judge (a breach.Kind, its count and first record)"},
-	"Client":  {[]string{"live", "model", "traffic"}, "a closed-loop client in real time (live) and in simulated time (model), and which of the simulator's clients (traffic)"},
-	"Limit":   {[]string{"algos", "internal/encode"}, "the limit (algos) and the limit as a schema writes it (internal/encode)"},
+	"Client":  {[]string{"live", "model"}, "a closed-loop client in real time (live) and in simulated time (model)"},
 	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
-	"Report":  {[]string{"adversary", "differential", "httpcheck"}, "what each package's run found: a search, a comparison, a header check"},
 	"Request": {[]string{"model", "traffic"}, "a simulated request (model) and a request of a trace file (traffic), which becomes one"},
-	"Result":  {[]string{"capacity", "ceiling", "model"}, "what one run did: a trace through a limiter, a live drive, a simulated run"},
-	"Server":  {[]string{"internal/redistest", "simredis"}, "a test's real Redis (internal/redistest) and the in-process one (simredis)"},
-	"Spec":    {[]string{"limiter", "traffic"}, "a limiter under test (limiter) and a synthetic trace to generate (traffic)"},
-	"Store":   {[]string{"adapters/redislib", "model"}, "simredis with a client for one library (adapters/redislib) and the simulator's store (model)"},
 	"Verdict": {[]string{"live", "scenarios"}, "a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }
 

@@ -39,7 +39,7 @@ func findingsMatrix(t *testing.T) scenarios.Matrix {
 	return findingsTable.result(t)
 }
 
-func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...traffic.Client) scenarios.Cell {
+func findingsCell(t *testing.T, r scenarios.Matrix, algo string, d model.Deployment, clients ...traffic.ClientKind) scenarios.Cell {
 	t.Helper()
 	c, ok := r.Cell(algo, d, clients...)
 	if !ok {
@@ -745,16 +745,16 @@ func TestFindingRedisRateMatchesGCRAWhereItApplies(t *testing.T) {
 				if v == nil {
 					continue
 				}
-				t.Logf("%s, seed %d, %s client: %s", c.Name, run.Seed, traffic.Client(client), v.Reason)
+				t.Logf("%s, seed %d, %s client: %s", c.Name, run.Seed, traffic.ClientKind(client), v.Reason)
 				l := m.Options.Limit
 				laterAllowed := l.Burst + l.Rate*(v.To-v.From+1)/l.Window // the promise for the span one µs longer
 				if v.Admits != v.Allowed+1 || laterAllowed < v.Admits {
 					t.Errorf("%s, seed %d: redis_rate broke its promise by more than one µs of rounding: %s", c.Name, run.Seed, v.Reason)
 				}
 				rounding++
-				if traffic.Client(client) != traffic.RetryAfter || v.Admits != 167 || v.Allowed != 166 || v.To-v.From != 15_699_999 {
+				if traffic.ClientKind(client) != traffic.RetryAfter || v.Admits != 167 || v.Allowed != 166 || v.To-v.From != 15_699_999 {
 					t.Errorf("%s, seed %d, %s client: %s; the docs state the Retry-After client's 167 admits in 15.699999 s where 166 are promised",
-						c.Name, run.Seed, traffic.Client(client), v.Reason)
+						c.Name, run.Seed, traffic.ClientKind(client), v.Reason)
 				}
 			}
 		}

@@ -26,7 +26,7 @@ import (
 
 // compare runs tr through each algorithm under l and returns the results by
 // name, with the comparison report.
-func compare(t *testing.T, tr traffic.Trace, l algos.Limit, algs ...algos.Algorithm) (map[string]capacity.Result, []byte) {
+func compare(t *testing.T, tr traffic.Trace, l algos.Limit, algs ...algos.Algorithm) (map[string]capacity.TraceResult, []byte) {
 	t.Helper()
 	results, err := capacity.Compare(tr, limiter.FromAlgorithms(algs...), l)
 	if err != nil {
@@ -36,14 +36,14 @@ func compare(t *testing.T, tr traffic.Trace, l algos.Limit, algs ...algos.Algori
 	if err := capacity.WriteComparison(&b, tr, results); err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]capacity.Result{}
+	byName := map[string]capacity.TraceResult{}
 	for _, r := range results {
 		byName[r.Limiter] = r
 	}
 	return byName, b.Bytes()
 }
 
-func generate(t *testing.T, s traffic.Spec) traffic.Trace {
+func generate(t *testing.T, s traffic.TraceSpec) traffic.Trace {
 	t.Helper()
 	tr, err := s.Generate()
 	if err != nil {
@@ -125,7 +125,7 @@ var withinLimitCounter = algos.Algorithm{
 //
 // Badge: Zipf tenants
 func TestFindingZipfStarvesTheLargestTenant(t *testing.T) {
-	tr := generate(t, traffic.Spec{
+	tr := generate(t, traffic.TraceSpec{
 		Profile:  traffic.Poisson{Rate: 60},
 		Duration: 30 * algos.Second,
 		Keys:     traffic.Zipf(5, 1.2).Named("tenant-1", "tenant-2", "tenant-3", "tenant-4", "tenant-5"),
@@ -196,7 +196,7 @@ func TestFindingSlidingCounterErrorChangesSign(t *testing.T) {
 	var report bytes.Buffer
 	var diffs []string
 	for _, s := range shapes {
-		tr := generate(t, traffic.Spec{
+		tr := generate(t, traffic.TraceSpec{
 			Profile: traffic.Custom{Peak: 600, Rate: func(at int64) float64 {
 				if s.onAt(at % algos.Second) {
 					return 600
@@ -245,7 +245,7 @@ func sign(x int64) int {
 //
 // Badge: cached counter's sync interval
 func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
-	tr := generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 200}, Duration: 60 * algos.Second, Seed: 12})
+	tr := generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 200}, Duration: 60 * algos.Second, Seed: 12})
 	l := algos.MustLimit(100, algos.Second, 100)
 	published := map[int64]string{0: "6000  100  50.1%", 50_000: "6499  114  54.2%", 200_000: "7924  143  66.1%", algos.Second: "11973  243  99.9%"}
 	syncs := []int64{0, 50_000, 200_000, algos.Second}
@@ -265,7 +265,7 @@ func TestFindingCachedCounterOvershootGrowsWithTheSyncInterval(t *testing.T) {
 	fmt.Fprintf(&b, "5 nodes, round robin, one shared counter of %d per aligned %s window; a fixed window on one node admits %d\n\n",
 		l.Rate, metrics.FormatDuration(l.Window), fixed.Run.Accepted)
 	fmt.Fprintf(&b, "%-15s  %8s  %12s  %7s  %18s  |  %s\n", "sync interval", "accepted", "peak window", "accept", "promise (≤100/1s)", "published: accepted, peak, accept")
-	var prev capacity.Result
+	var prev capacity.TraceResult
 	var series []metrics.AcceptedSeries
 	var peaks []string
 	for i, sync := range syncs {
@@ -324,7 +324,7 @@ func syncName(us int64) string {
 // keys (published: 20, rejecting 0.2%; 16 rejected 2.3%).
 func TestGoldenPlanningSweep(t *testing.T) {
 	res, err := capacity.Sweep{
-		Trace:     generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 40}, Duration: 60 * algos.Second, Keys: traffic.Uniform(4), Seed: 5}),
+		Trace:     generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 40}, Duration: 60 * algos.Second, Keys: traffic.Uniform(4), Seed: 5}),
 		Parameter: "limit",
 		Setting:   capacity.Limits(limiter.FromAlgorithm(algos.SlidingCounter), algos.Second),
 		Values:    capacity.Range(8, 24, 4),
@@ -352,7 +352,7 @@ func TestGoldenPlanningSweep(t *testing.T) {
 // a burst of 10. Each keeps its own promise on every key but the fleet,
 // whose cached counts let more than 10 into a key's window.
 func TestGoldenPlanningComparison(t *testing.T) {
-	tr := generate(t, traffic.Spec{
+	tr := generate(t, traffic.TraceSpec{
 		Profile:  traffic.Poisson{Rate: 50},
 		Duration: 60 * algos.Second,
 		Keys:     traffic.Uniform(4).Named("tenant-1", "tenant-2", "tenant-3", "tenant-4"),

@@ -26,7 +26,7 @@ import (
 // times the mean of 50 a second, near idle between them).
 func burstyTenants(t *testing.T) traffic.Trace {
 	t.Helper()
-	return generate(t, traffic.Spec{
+	return generate(t, traffic.TraceSpec{
 		Profile:  traffic.Bursty{Rate: 2, Factor: 100, Duty: 0.25, Period: 10 * algos.Second},
 		Duration: 60 * algos.Second,
 		Keys:     traffic.Uniform(4).Named("tenant-1", "tenant-2", "tenant-3", "tenant-4"),
@@ -49,7 +49,7 @@ type twoCounts struct {
 }
 
 // countTwice counts r's admits of tr at both instants against promise.
-func countTwice(t *testing.T, tr traffic.Trace, r capacity.Result, promise algos.Promise) twoCounts {
+func countTwice(t *testing.T, tr traffic.Trace, r capacity.TraceResult, promise algos.Promise) twoCounts {
 	t.Helper()
 	var times [2][][]int64 // [instant][key]: sorted times
 	for w := range times {
@@ -105,7 +105,7 @@ func writeTwoCounts(b *bytes.Buffer, promise algos.Promise, algs []algos.Algorit
 }
 
 // gcraWithBurst runs tr through the plain GCRA at l's rate with another burst.
-func gcraWithBurst(t *testing.T, tr traffic.Trace, l algos.Limit, burst int64) capacity.Result {
+func gcraWithBurst(t *testing.T, tr traffic.Trace, l algos.Limit, burst int64) capacity.TraceResult {
 	t.Helper()
 	r, err := capacity.Run(tr, limiter.FromAlgorithm(algos.GCRA), algos.MustLimit(l.Rate, l.Window, burst))
 	if err != nil {

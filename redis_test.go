@@ -218,7 +218,7 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 // playLiveCase plays one case of TestLiveReplayMatchesModel and returns its
 // report row, or what stopped it; a result out of bounds is reported on t
 // (safe from several goroutines).
-func playLiveCase(t *testing.T, s redistest.Server, prefix string, i int, lc liveCase, limit algos.Limit, requests []model.Request) (string, error) {
+func playLiveCase(t *testing.T, s redistest.Redis, prefix string, i int, lc liveCase, limit algos.Limit, requests []model.Request) (string, error) {
 	name := fmt.Sprintf("%s %s", lc.algo, lc.deployment)
 	if lc.skew > 0 {
 		name += " " + algos.FormatMicros(lc.skew)

@@ -72,7 +72,7 @@ var (
 	allSweeps = []sweepCurve{restartSweep, nodesSweep, wipeSweep, getSetSweep, storeClockSweep, nodeClockSweep, localFullSweep}
 )
 
-func sweepCell(t *testing.T, c scenarios.Curve, algo string, k int, clients ...traffic.Client) scenarios.Cell {
+func sweepCell(t *testing.T, c scenarios.Curve, algo string, k int, clients ...traffic.ClientKind) scenarios.Cell {
 	t.Helper()
 	cell, ok := c.Cell(algo, k, clients...)
 	if !ok {

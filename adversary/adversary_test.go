@@ -61,7 +61,7 @@ func table(d model.Deployment) model.Config {
 // searched is each deployment's Search and its text, made once for every
 // test that reads it.
 type searched struct {
-	report adversary.Report
+	report adversary.SearchReport
 	text   []byte
 	took   time.Duration
 }

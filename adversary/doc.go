@@ -44,14 +44,14 @@
 // says, as are -rapid.checks (corrected for -short), the fail file and the
 // shrink time, and they are restored afterwards; Searches take a lock of
 // this package while they hold rapid's flags, so they run one at a time.
-// The same Config, Bounds and seed give the same Report, byte for byte, on
+// The same Config, Bounds and seed give the same SearchReport, byte for byte, on
 // any number of CPUs and in any test order. rapid reads the test flags, so
 // Search runs inside a test binary only (it returns an error elsewhere), and
 // it must not run beside another rapid check of the same test binary.
 //
 // # What it owns, and what it must not import
 //
-// The search (Search, Bounds, Report, Attack, Fate), its rapid generators
+// The search (Search, Bounds, SearchReport, Attack, Fate), its rapid generators
 // (what it draws, and how the draws spread over the gaps that break a
 // deployment), its measure, its shrink and the report's text. What the
 // draws become is package traffic's: traffic.AttackBounds turns waits and

@@ -82,8 +82,8 @@ type Attack struct {
 	Violation *algos.Violation
 }
 
-// Report is what a Search found.
-type Report struct {
+// SearchReport is what a Search found.
+type SearchReport struct {
 	// Config is the deployment under attack, as given (Requests empty).
 	Config model.Config
 	// Bounds are the attacker's, with Tries filled in.
@@ -112,16 +112,16 @@ type Report struct {
 // Bad input (an invalid limit, a deployment that does not apply to the
 // limiter, a Config the model refuses, bounds out of range) is an error,
 // never a panic; an error of the model during the search is returned too.
-// The same arguments give the same Report.
-func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
+// The same arguments give the same SearchReport.
+func Search(cfg model.Config, b Bounds, seed uint64) (SearchReport, error) {
 	s, err := newSearcher(cfg, b)
 	if err != nil {
-		return Report{}, err
+		return SearchReport{}, err
 	}
 	if !testing.Testing() {
-		return Report{}, errors.New("adversary: Search runs rapid, which reads the test flags: call it from a test")
+		return SearchReport{}, errors.New("adversary: Search runs rapid, which reads the test flags: call it from a test")
 	}
-	rep := Report{Config: cfg, Bounds: s.b, Seed: seed}
+	rep := SearchReport{Config: cfg, Bounds: s.b, Seed: seed}
 
 	// Climb: each round asks rapid for an attack that breaks the promise,
 	// and once one has, for one that beats the best score so far (more
@@ -144,7 +144,7 @@ func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
 		found, sc, err := s.round(roundSeed(seed, rep.Rounds), threshold, shrink, draw)
 		rep.Rounds++
 		if err != nil {
-			return Report{}, err
+			return SearchReport{}, err
 		}
 		if found == nil {
 			if threshold.excess > 0 {
@@ -174,7 +174,7 @@ func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
 			for _, latestFirst := range []bool{true, false} {
 				m, err := s.shrink(start, func(sc score) bool { return sc.excess >= 1 }, latestFirst)
 				if err != nil {
-					return Report{}, err
+					return SearchReport{}, err
 				}
 				if min == nil || len(m) < len(min) {
 					min = m
@@ -183,7 +183,7 @@ func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
 		}
 		a, err := s.attack(min)
 		if err != nil {
-			return Report{}, err
+			return SearchReport{}, err
 		}
 		rep.Minimal = &a
 	}
@@ -195,10 +195,10 @@ func Search(cfg model.Config, b Bounds, seed uint64) (Report, error) {
 	}
 	strongest, err := s.shrink(s.best.reqs, keep, true)
 	if err != nil {
-		return Report{}, err
+		return SearchReport{}, err
 	}
 	if rep.Strongest, err = s.attack(strongest); err != nil {
-		return Report{}, err
+		return SearchReport{}, err
 	}
 	rep.Tries = s.tries
 	return rep, nil

@@ -14,9 +14,9 @@ import (
 // search's seed and tries), then the minimal attack and the strongest (unless
 // it is no stronger than the minimal one), each with what it achieves in words and one line per request: its number, its
 // node, the true time it was sent, what its node's clock read then, the
-// true time it was decided, and the decision. The same Report always
+// true time it was decided, and the decision. The same SearchReport always
 // prints the same bytes.
-func (r Report) Write(w io.Writer) error {
+func (r SearchReport) Write(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	cfg, l := r.Config, r.Config.Limit
 	fmt.Fprintf(b, "adversary: %s deployed %s\n", cfg.Limiter.Name, cfg.Deployment)
@@ -72,7 +72,7 @@ func (r Report) Write(w io.Writer) error {
 }
 
 // writeAttack prints what a achieves and its trace.
-func writeAttack(b *bufio.Writer, r Report, a Attack) {
+func writeAttack(b *bufio.Writer, r SearchReport, a Attack) {
 	l := r.Config.Limit
 	if v := a.Violation; v != nil {
 		fmt.Fprintf(b, "  first violation: %s\n", v.Reason)

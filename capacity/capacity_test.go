@@ -20,7 +20,7 @@ import (
 
 func poisson(t testing.TB, rate float64, keys int, seconds int64, seed uint64) traffic.Trace {
 	t.Helper()
-	tr, err := traffic.Spec{Profile: traffic.Poisson{Rate: rate}, Duration: seconds * algos.Second, Keys: traffic.Uniform(keys), Seed: seed}.Generate()
+	tr, err := traffic.TraceSpec{Profile: traffic.Poisson{Rate: rate}, Duration: seconds * algos.Second, Keys: traffic.Uniform(keys), Seed: seed}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}

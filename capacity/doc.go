@@ -29,7 +29,7 @@
 // is played here: the fleet of nodes that share a cached counter is itself
 // a limiter (package fleet), and the deployments of package model (skewed
 // clocks, a store a round trip away) are the simulator's business. A run
-// is deterministic: the same trace, spec and limit give the same Result
+// is deterministic: the same trace, spec and limit give the same TraceResult
 // and the same report bytes.
 //
 // # What it owns, and what it must not import

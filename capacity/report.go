@@ -68,7 +68,7 @@ func byCountDesc(counts []int64, n int) []int {
 // letting it through (a queueing limiter), a second table of how long each
 // held what it admitted; and a timeline of accepted per window for each,
 // all drawn to one scale. The bytes depend on the arguments alone.
-func WriteComparison(w io.Writer, tr traffic.Trace, results []Result) error {
+func WriteComparison(w io.Writer, tr traffic.Trace, results []TraceResult) error {
 	if len(results) == 0 {
 		return fmt.Errorf("capacity: no results to compare")
 	}
@@ -104,8 +104,8 @@ func WriteComparison(w io.Writer, tr traffic.Trace, results []Result) error {
 // writeWaits writes the wait table when any result held a request, and
 // nothing otherwise (so that a comparison of limiters that hold nothing
 // reads as it always has).
-func writeWaits(b *bytes.Buffer, results []Result) error {
-	if !slices.ContainsFunc(results, func(r Result) bool { return r.Run.Wait.N > 0 }) {
+func writeWaits(b *bytes.Buffer, results []TraceResult) error {
+	if !slices.ContainsFunc(results, func(r TraceResult) bool { return r.Run.Wait.N > 0 }) {
 		return nil
 	}
 	b.WriteString("\nwait: how long an admitted request was held before being let through, nearest rank over the admits\n")
@@ -126,7 +126,7 @@ func writeWaits(b *bytes.Buffer, results []Result) error {
 
 // writeTimelines draws each result's accepted per window on one shared
 // scale, so that a taller character is more admitted in every row.
-func writeTimelines(b *bytes.Buffer, results []Result) {
+func writeTimelines(b *bytes.Buffer, results []TraceResult) {
 	var top int64
 	series := make([]metrics.AcceptedSeries, len(results))
 	for i, r := range results {

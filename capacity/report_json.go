@@ -53,25 +53,25 @@ type sweepRowJSON struct {
 	Result      resultJSON `json:"result"`
 }
 
-// resultJSON is one Result: the limiter, its limit, and its run's measures
+// resultJSON is one TraceResult: the limiter, its limit, and its run's measures
 // (metrics.Run).
 type resultJSON struct {
-	Limiter      string       `json:"limiter"`
-	Limit        encode.Limit `json:"limit"`
-	AcceptedCost int64        `json:"accepted_cost"`
-	FirstError   string       `json:"first_error,omitempty"`
-	Requests     int64        `json:"requests"`
-	Accepted     int64        `json:"accepted"`
-	Rejected     int64        `json:"rejected"`
-	Errors       int64        `json:"errors"`
-	AcceptPct    *float64     `json:"accept_pct"`
-	StartUS      int64        `json:"start_us"`
-	EndUS        int64        `json:"end_us"`
-	WindowUS     int64        `json:"window_us"`
-	PerSecond    float64      `json:"accepted_per_second"`
-	MostIn1s     int64        `json:"max_accepted_1s"`
-	MostIn10s    int64        `json:"max_accepted_10s"`
-	MostInWindow int64        `json:"max_accepted_window"`
+	Limiter      string             `json:"limiter"`
+	Limit        encode.SchemaLimit `json:"limit"`
+	AcceptedCost int64              `json:"accepted_cost"`
+	FirstError   string             `json:"first_error,omitempty"`
+	Requests     int64              `json:"requests"`
+	Accepted     int64              `json:"accepted"`
+	Rejected     int64              `json:"rejected"`
+	Errors       int64              `json:"errors"`
+	AcceptPct    *float64           `json:"accept_pct"`
+	StartUS      int64              `json:"start_us"`
+	EndUS        int64              `json:"end_us"`
+	WindowUS     int64              `json:"window_us"`
+	PerSecond    float64            `json:"accepted_per_second"`
+	MostIn1s     int64              `json:"max_accepted_1s"`
+	MostIn10s    int64              `json:"max_accepted_10s"`
+	MostInWindow int64              `json:"max_accepted_window"`
 	// FirstRejectionUS is null when nothing was refused.
 	FirstRejectionUS *int64           `json:"first_rejection_us"`
 	KeysDecided      int              `json:"keys_decided"`
@@ -113,7 +113,7 @@ type keyJSON struct {
 // WriteComparisonJSON writes what WriteComparison prints, unrounded, as one
 // JSON document of schema Schema: the trace, then each limiter's result
 // with every measure of its run, its timeline and its keys.
-func WriteComparisonJSON(w io.Writer, tr traffic.Trace, results []Result) error {
+func WriteComparisonJSON(w io.Writer, tr traffic.Trace, results []TraceResult) error {
 	if len(results) == 0 {
 		return fmt.Errorf("capacity: no results to compare")
 	}
@@ -155,7 +155,7 @@ func traceOf(tr traffic.Trace) traceJSON {
 	return t
 }
 
-func resultOf(r Result) resultJSON {
+func resultOf(r TraceResult) resultJSON {
 	m := r.Run
 	j := resultJSON{Limiter: r.Limiter, Limit: encode.LimitOf(r.Limit),
 		AcceptedCost: r.AcceptedCost, Requests: m.Requests, Accepted: m.Accepted, Rejected: m.Rejected, Errors: m.Errors,
@@ -217,7 +217,7 @@ var csvHeader = []string{"limiter", "rate", "window_us", "burst", "requests", "a
 // WriteComparisonCSV writes WriteComparisonJSON's results as CSV, a row
 // per limiter; a number not measured is an empty field. Timelines and keys
 // are in the JSON only.
-func WriteComparisonCSV(w io.Writer, tr traffic.Trace, results []Result) error {
+func WriteComparisonCSV(w io.Writer, tr traffic.Trace, results []TraceResult) error {
 	if len(results) == 0 {
 		return fmt.Errorf("capacity: no results to compare")
 	}

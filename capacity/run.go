@@ -13,8 +13,8 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// Result is what one limiter, under one limit, did to one trace.
-type Result struct {
+// TraceResult is what one limiter, under one limit, did to one trace.
+type TraceResult struct {
 	// Limiter is the Spec's name; Limit the limit it enforced.
 	Limiter string
 	Limit   algos.Limit
@@ -43,7 +43,7 @@ type Result struct {
 // RejectShare is the share of the trace's requests that did not get
 // through: rejected or failed, of all requests; 0 for an empty trace. It is
 // what a Sweep holds to its budget.
-func (r Result) RejectShare() float64 {
+func (r TraceResult) RejectShare() float64 {
 	if r.Run.Requests == 0 {
 		return 0
 	}
@@ -72,17 +72,17 @@ func (r Result) RejectShare() float64 {
 // limiter.Sized has its state's size sampled after every decision; the
 // peak within each window is kept (Run.State). Errors from the limiter
 // are counted, not fatal. The trace may hold at most model.MaxKeys keys.
-// The same trace, spec and limit give the same Result, bit for bit.
-func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
+// The same trace, spec and limit give the same TraceResult, bit for bit.
+func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (TraceResult, error) {
 	if err := tr.Validate(); err != nil {
-		return Result{}, err
+		return TraceResult{}, err
 	}
 	if len(tr.Requests) > 0 && tr.Requests[len(tr.Requests)-1].Sent > algos.MaxTime {
-		return Result{}, fmt.Errorf("capacity: the trace runs to %d µs, past algos.MaxTime", tr.Requests[len(tr.Requests)-1].Sent)
+		return TraceResult{}, fmt.Errorf("capacity: the trace runs to %d µs, past algos.MaxTime", tr.Requests[len(tr.Requests)-1].Sent)
 	}
 	lim, err := spec.Open(l)
 	if err != nil {
-		return Result{}, err
+		return TraceResult{}, err
 	}
 	defer limiter.Close(lim)
 	w := &weigher{tr: tr, lim: lim, window: l.Window}
@@ -91,7 +91,7 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 	if w.weighed == nil {
 		for i, r := range tr.Requests {
 			if r.Cost != 1 {
-				return Result{}, fmt.Errorf("capacity: %q is not a limiter.Weighed, so it cannot be given request %d of cost %d (key %q at %s); give it a trace of cost-1 requests", spec.Name, i+1, r.Cost, tr.Keys[r.Key], algos.FormatTime(r.Sent))
+				return TraceResult{}, fmt.Errorf("capacity: %q is not a limiter.Weighed, so it cannot be given request %d of cost %d (key %q at %s); give it a trace of cost-1 requests", spec.Name, i+1, r.Cost, tr.Keys[r.Key], algos.FormatTime(r.Sent))
 			}
 		}
 	}
@@ -102,9 +102,9 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 		err = w.err
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("capacity: %s: %w", spec.Name, err)
+		return TraceResult{}, fmt.Errorf("capacity: %s: %w", spec.Name, err)
 	}
-	res := Result{Limiter: spec.Name, Limit: l, Allowed: make([]bool, len(tr.Requests)), Delay: w.delays, FirstError: w.firstErr}
+	res := TraceResult{Limiter: spec.Name, Limit: l, Allowed: make([]bool, len(tr.Requests)), Delay: w.delays, FirstError: w.firstErr}
 	for i, o := range sim.Outcomes {
 		c := tr.Requests[i].Cost
 		res.OfferedCost += c
@@ -115,7 +115,7 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 	}
 	all, err := sim.AllRecords(cfg, tr.Keys)
 	if err != nil {
-		return Result{}, err
+		return TraceResult{}, err
 	}
 	records := func(yield func(record.Record) bool) {
 		for i, rec := range all {
@@ -132,7 +132,7 @@ func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (Result, error) {
 	}
 	run, err := metrics.Measure(records, metrics.Options{Keys: tr.Keys, Window: l.Window, StateSamples: w.samples})
 	if err != nil {
-		return Result{}, err
+		return TraceResult{}, err
 	}
 	res.Run = run
 	return res, nil
@@ -232,11 +232,11 @@ func peakPerWindow(samples []metrics.StateSample, s metrics.StateSample, window 
 }
 
 // Compare runs tr through each spec under l, in order (Run for each).
-func Compare(tr traffic.Trace, specs []limiter.Spec, l algos.Limit) ([]Result, error) {
+func Compare(tr traffic.Trace, specs []limiter.Spec, l algos.Limit) ([]TraceResult, error) {
 	if len(specs) == 0 {
 		return nil, errors.New("capacity: no limiters to compare")
 	}
-	out := make([]Result, 0, len(specs))
+	out := make([]TraceResult, 0, len(specs))
 	for _, s := range specs {
 		r, err := Run(tr, s, l)
 		if err != nil {

@@ -39,7 +39,7 @@ type Sweep struct {
 // SweepRow is one value of a Sweep and what it did.
 type SweepRow struct {
 	Value  int64
-	Result Result
+	Result TraceResult
 	// Meets is true when Result.RejectShare() is at most the budget.
 	Meets bool
 }

@@ -146,11 +146,11 @@ func JudgedRow(r Row, l algos.Limit, offered int, perNode bool) ArtifactRow {
 // The JSON of an artifact.
 type (
 	artifactJSON struct {
-		Schema string       `json:"schema"`
-		Run    string       `json:"run"`
-		When   string       `json:"when"`
-		Limit  encode.Limit `json:"limit"`
-		Rows   []rowJSON    `json:"rows"`
+		Schema string             `json:"schema"`
+		Run    string             `json:"run"`
+		When   string             `json:"when"`
+		Limit  encode.SchemaLimit `json:"limit"`
+		Rows   []rowJSON          `json:"rows"`
 	}
 	rowJSON struct {
 		Deployment        string   `json:"deployment"`

@@ -34,7 +34,7 @@ func drive(d ceiling.Setup, n, rate int, dur time.Duration, enough func() bool) 
 		return ceiling.Row{}, 0, err
 	}
 	defer fleet.Close()
-	var first ceiling.Result
+	var first ceiling.DriveTally
 	for round := 1; ; round++ {
 		ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
 		// A request's answer may wait seconds on a starved machine (under

@@ -12,8 +12,8 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// Result is what a drive measured, tallied from its records.
-type Result struct {
+// DriveTally is what a drive measured, tallied from its records.
+type DriveTally struct {
 	Offered int // Rate × Duration
 	// Sent is the requests the driver sent; Accepted the 2xx answers,
 	// Rejected the 429s and Failed every other outcome (an error, a
@@ -35,7 +35,7 @@ type Result struct {
 }
 
 // AcceptedPerSecond is the accepted over the span.
-func (r Result) AcceptedPerSecond() float64 {
+func (r DriveTally) AcceptedPerSecond() float64 {
 	if r.Span <= 0 {
 		return 0
 	}
@@ -46,7 +46,7 @@ func (r Result) AcceptedPerSecond() float64 {
 // span: what the limit's rate let through once the fresh key's burst was
 // spent. For one shared limiter it is the rate; a run of seconds cannot
 // read the rate from AcceptedPerSecond, which the burst inflates.
-func (r Result) BeyondBurstPerSecond(quota int64) float64 {
+func (r DriveTally) BeyondBurstPerSecond(quota int64) float64 {
 	if r.Span <= 0 {
 		return 0
 	}
@@ -58,9 +58,9 @@ func (r Result) BeyondBurstPerSecond(quota int64) float64 {
 // limit under test is per key, and Result's rates are that key's) at
 // ld.Rate for ld.Duration. It returns when the last answer is in, or with
 // ctx's error when ctx ends first.
-func Drive(ctx context.Context, target live.HTTP, ld live.Load) (Result, error) {
+func Drive(ctx context.Context, target live.HTTP, ld live.Load) (DriveTally, error) {
 	if err := checkLoad(ld); err != nil {
-		return Result{}, err
+		return DriveTally{}, err
 	}
 	recs, err := live.Drive(ctx, target, withMaxInFlight(ld))
 	res := tally(recs)
@@ -72,16 +72,16 @@ func Drive(ctx context.Context, target live.HTTP, ld live.Load) (Result, error) 
 // one key ld.Keys names, each sending its next request as soon as the last
 // is answered, for ld.Duration, which offers no Rate. Its
 // AcceptedPerSecond plus rejections over Span is the path's rate.
-func Saturate(ctx context.Context, target live.HTTP, ld live.Load, workers int) (Result, error) {
+func Saturate(ctx context.Context, target live.HTTP, ld live.Load, workers int) (DriveTally, error) {
 	if err := checkLoad(ld); err != nil {
-		return Result{}, err
+		return DriveTally{}, err
 	}
 	ld = withMaxInFlight(ld)
 	switch {
 	case workers <= 0:
-		return Result{}, errors.New("ceiling: Saturate needs at least one worker")
+		return DriveTally{}, errors.New("ceiling: Saturate needs at least one worker")
 	case workers > ld.MaxInFlight:
-		return Result{}, fmt.Errorf("ceiling: %d workers is more than MaxInFlight %d", workers, ld.MaxInFlight)
+		return DriveTally{}, fmt.Errorf("ceiling: %d workers is more than MaxInFlight %d", workers, ld.MaxInFlight)
 	}
 	keys := make([]string, workers) // one closed-loop client each, all on the one key
 	for i := range keys {
@@ -131,8 +131,8 @@ func (backToBack) Next(last *record.Record) (int64, bool) {
 
 // tally counts recs (sorted by Sent, as live.Drive returns them) into a
 // Result.
-func tally(recs []record.Record) Result {
-	res := Result{Records: recs}
+func tally(recs []record.Record) DriveTally {
+	res := DriveTally{Records: recs}
 	latencies := make([]time.Duration, 0, len(recs))
 	for _, r := range recs {
 		if errors.Is(r.Err, live.ErrInFlight) {

@@ -7,6 +7,6 @@ import (
 )
 
 // TestMain gives every test of the binary one Redis container (keys kept
-// apart by redistest.Server.Prefix) instead of a container per test, each
+// apart by redistest.Redis.Prefix) instead of a container per test, each
 // of which takes about a second to start.
 func TestMain(m *testing.M) { redistest.Main(m) }

@@ -94,7 +94,7 @@ func TestPathCeilingBesideRedisBenchmark(t *testing.T) {
 	const pathFed, benchFed, serverFed = 50.0, 20.0, 35.0
 	var pathBest, benchBest float64
 	var pathFedSlices, benchFedSlices int
-	var best ceiling.Result
+	var best ceiling.DriveTally
 	var lines strings.Builder
 	for i := 0; i < 4*slices && (pathFedSlices < slices || benchFedSlices < slices); i++ {
 		cpu := processCPU()

@@ -13,7 +13,7 @@ import (
 type Row struct {
 	Setup  Setup
 	Nodes  int
-	Result Result
+	Result DriveTally
 }
 
 // Excess is how far the row's rate beyond its burst is from l's rate, as

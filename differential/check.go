@@ -7,7 +7,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 )
 
-// Bound is how far mine may be from ref and still pass Report.Check. The
+// Bound is how far mine may be from ref and still pass Comparison.Check. The
 // zero Bound demands that they admit exactly as many in every window and
 // that neither answer an error.
 type Bound struct {
@@ -45,7 +45,7 @@ func (e *BoundError) Error() string { return e.text }
 //	key 0, window [3.000000s, 4.000000s): my-limiter admitted 57, sliding-log 50: 7 over, the bound is 2
 //
 // A negative bound is an error too.
-func (rep Report) Check(b Bound) error {
+func (rep Comparison) Check(b Bound) error {
 	if b.Over < 0 || b.Under < 0 || b.Errors < 0 {
 		return fmt.Errorf("differential: a bound is a number of admits or errors, never negative: %+v", b)
 	}
@@ -82,7 +82,7 @@ func (rep Report) Check(b Bound) error {
 }
 
 // describe says what happened in one window, and the bound it is past.
-func (rep Report) describe(r Window, bound int64) string {
+func (rep Comparison) describe(r Window, bound int64) string {
 	mine, ref := rep.labels()
 	side, by := "over", r.Error
 	if r.Error < 0 {

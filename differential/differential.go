@@ -33,13 +33,13 @@ type Disagreement struct {
 	MineAdmitted bool  // true: mine admitted and ref denied; false: the reverse
 }
 
-// Report is the comparison Run makes. Windows holds every key's windows in
+// Comparison is the comparison Run makes. Windows holds every key's windows in
 // which either side admitted something or answered an error, ordered by key
 // then start; a window missing from Windows has no admit and no error on
 // either side, so its error is 0. The worst windows are the first in that
-// order to reach the extreme; a Report with no positive (negative) error
+// order to reach the extreme; a Comparison with no positive (negative) error
 // has a zero WorstOver (WorstUnder), whose Error is 0.
-type Report struct {
+type Comparison struct {
 	Mine, Ref  string // the limiters' names
 	Limit      algos.Limit
 	Deployment model.Deployment
@@ -76,22 +76,22 @@ type Report struct {
 // never a panic, for an invalid Spec, an invalid limit, a deployment that
 // does not apply to either limiter (model.Applies), a Config with no
 // requests, and anything model.Run rejects; each names the side at fault.
-// Errors the limiters answer are counted in the Report, not returned. The
-// same arguments give the same Report, for limiters that are themselves
+// Errors the limiters answer are counted in the Comparison, not returned. The
+// same arguments give the same Comparison, for limiters that are themselves
 // deterministic.
-func Run(mine, ref limiter.Spec, cfg model.Config) (Report, error) {
+func Run(mine, ref limiter.Spec, cfg model.Config) (Comparison, error) {
 	if err := validate(mine, ref, cfg); err != nil {
-		return Report{}, err
+		return Comparison{}, err
 	}
 	cfg.Limiter = mine
 	a, err := model.Run(cfg)
 	if err != nil {
-		return Report{}, fmt.Errorf("differential: running mine (%s): %w", mine.Name, err)
+		return Comparison{}, fmt.Errorf("differential: running mine (%s): %w", mine.Name, err)
 	}
 	cfg.Limiter = ref
 	b, err := model.Run(cfg)
 	if err != nil {
-		return Report{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
+		return Comparison{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
 	}
 	return compare(mine.Name, ref.Name, cfg, &a, &b), nil
 }
@@ -102,25 +102,25 @@ func Run(mine, ref limiter.Spec, cfg model.Config) (Report, error) {
 // into *refRun (model.RunInto, in the memory it holds from an earlier
 // run). It is how a hunt that has judged mine's run compares it with a
 // reference without running it again. It returns Run's errors, and an
-// error when mineRun has fewer outcomes than cfg has requests. The Report
+// error when mineRun has fewer outcomes than cfg has requests. The Comparison
 // keeps nothing of either Result.
-func RunAgainst(mine, ref limiter.Spec, cfg model.Config, mineRun, refRun *model.Result) (Report, error) {
+func RunAgainst(mine, ref limiter.Spec, cfg model.Config, mineRun, refRun *model.Result) (Comparison, error) {
 	if err := validate(mine, ref, cfg); err != nil {
-		return Report{}, err
+		return Comparison{}, err
 	}
 	if len(mineRun.Outcomes) < len(cfg.Requests) {
-		return Report{}, fmt.Errorf("differential: mine's run has %d outcomes for %d requests", len(mineRun.Outcomes), len(cfg.Requests))
+		return Comparison{}, fmt.Errorf("differential: mine's run has %d outcomes for %d requests", len(mineRun.Outcomes), len(cfg.Requests))
 	}
 	cfg.Limiter = ref
 	if err := model.RunInto(cfg, refRun); err != nil {
-		return Report{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
+		return Comparison{}, fmt.Errorf("differential: running ref (%s): %w", ref.Name, err)
 	}
 	return compare(mine.Name, ref.Name, cfg, mineRun, refRun), nil
 }
 
 // compare is Run's comparison of mine's run a and ref's run b of cfg.
-func compare(mine, ref string, cfg model.Config, a, b *model.Result) Report {
-	rep := Report{
+func compare(mine, ref string, cfg model.Config, a, b *model.Result) Comparison {
+	rep := Comparison{
 		Mine: mine, Ref: ref,
 		Limit: cfg.Limit, Deployment: cfg.Deployment, Nodes: cfg.Nodes, Seed: cfg.Seed,
 		FirstMineError: a.FirstError, FirstRefError: b.FirstError,
@@ -184,7 +184,7 @@ func validate(mine, ref limiter.Spec, cfg model.Config) error {
 // compareRequests counts the static requests one side admitted and the
 // other denied; a request either side failed is left out (it is counted
 // with the errors).
-func (rep *Report) compareRequests(reqs []model.Request, a, b *model.Result) {
+func (rep *Comparison) compareRequests(reqs []model.Request, a, b *model.Result) {
 	for i := range reqs {
 		x, y := a.Outcomes[i], b.Outcomes[i]
 		if x.Failed || y.Failed {
@@ -281,7 +281,7 @@ func appendWindows(rows []Window, key int, w int64, lists ...[]count) []Window {
 
 // labels are the two sides' names as printed: their Spec names, told apart
 // when a limiter is compared with itself.
-func (rep *Report) labels() (mine, ref string) {
+func (rep *Comparison) labels() (mine, ref string) {
 	if rep.Mine == rep.Ref {
 		return rep.Mine + " (mine)", rep.Ref + " (ref)"
 	}

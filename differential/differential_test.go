@@ -42,7 +42,7 @@ func deployed(d model.Deployment, seed uint64, reqs []model.Request) model.Confi
 	return model.Config{Limit: perSecond, Deployment: d, Nodes: 4, RTT: 1000, Jitter: model.DefaultJitter, Seed: seed, Requests: reqs}
 }
 
-func run(t testing.TB, mine, ref limiter.Spec, cfg model.Config) differential.Report {
+func run(t testing.TB, mine, ref limiter.Spec, cfg model.Config) differential.Comparison {
 	t.Helper()
 	rep, err := differential.Run(mine, ref, cfg)
 	if err != nil {
@@ -51,7 +51,7 @@ func run(t testing.TB, mine, ref limiter.Spec, cfg model.Config) differential.Re
 	return rep
 }
 
-func written(t testing.TB, rep differential.Report) string {
+func written(t testing.TB, rep differential.Comparison) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := rep.Write(&b); err != nil {

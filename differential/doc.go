@@ -9,8 +9,8 @@
 // [k·W, (k+1)·W) of the limit's window, by the true time each admit was
 // decided, for every key. The signed error of a window is mine − ref: over
 // when positive, under when negative. A limiter's error is counted apart,
-// never as a denial. Report.Write prints the windows that differ and a
-// summary; Report.Check holds the errors to a Bound and names the worst
+// never as a denial. Comparison.Write prints the windows that differ and a
+// summary; Comparison.Check holds the errors to a Bound and names the worst
 // window past it in words. properties.AgreesWith is the same comparison as
 // a rapid property on one node with a true clock, so that rapid shrinks a
 // failure to a small counterexample; scenarios.Hunt runs it at deployment
@@ -24,7 +24,7 @@
 // # What it owns, and what it must not import
 //
 // The comparison (Run, and RunAgainst for a caller that has run mine
-// already; Report, Window, Bound, Check, Write). It imports algos,
+// already; Comparison, Window, Bound, Check, Write). It imports algos,
 // limiter and model only: never properties, scenarios,
 // redis/lua, replay, study, internal/planted or the root package. Traffic
 // is the caller's: a test that wants the simulator's clients builds it

@@ -10,7 +10,7 @@ import (
 )
 
 // MaxRows is the most windows Write prints; the rest are counted in a
-// "… N more" line (Report.Windows holds them all).
+// "… N more" line (Comparison.Windows holds them all).
 const MaxRows = 20
 
 // Write prints rep: a line naming the two limiters, the limit and the
@@ -20,8 +20,8 @@ const MaxRows = 20
 // key then time order, at most MaxRows of them; then a summary line (the
 // windows, the totals, the worst over and under), a line counting the
 // requests admitted by one side only (naming the first) and, when a limiter answered errors, a
-// line naming the first. The same Report always prints the same bytes.
-func (rep Report) Write(w io.Writer) error {
+// line naming the first. The same Comparison always prints the same bytes.
+func (rep Comparison) Write(w io.Writer) error {
 	mine, ref := rep.labels()
 	var b strings.Builder
 	where := rep.Deployment.String()
@@ -98,7 +98,7 @@ func worst(r Window) string {
 	return fmt.Sprintf("%+d (key %d, %s)", r.Error, r.Key, window(r))
 }
 
-func firstError(rep Report) error {
+func firstError(rep Comparison) error {
 	if rep.FirstMineError != nil {
 		return rep.FirstMineError
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// Rule names one clause of the contract; a Breach says which it broke.
+// Rule names one clause of the contract; a RuleBreach says which it broke.
 type Rule string
 
 // The rules, in the order a report lists them (see the package doc).
@@ -66,8 +66,8 @@ type Exchange struct {
 	Record record.Record
 }
 
-// Breach is one breach of a rule with its evidence.
-type Breach struct {
+// RuleBreach is one breach of a rule with its evidence.
+type RuleBreach struct {
 	// Rule is the rule broken.
 	Rule Rule
 	// Why says what was wrong, with the numbers that show it.
@@ -103,7 +103,7 @@ type Report struct {
 	// Admitted and Denied count the burst's 2xx and 429 responses.
 	Admitted, Denied int
 	// Breaches is every breach found, in rule order, then exchange order.
-	Breaches []Breach
+	Breaches []RuleBreach
 	// Live is the same exchanges' records judged by live.Judge, the judge
 	// of every live run, against Limit per Window as aligned windows: the
 	// promise the contract's own bound, Limit·(⌊span/Window⌋+2), is (at
@@ -183,7 +183,7 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	for _, ru := range rules {
-		var mine []Breach
+		var mine []RuleBreach
 		for _, br := range r.Breaches {
 			if br.Rule == ru.rule {
 				mine = append(mine, br)
@@ -226,7 +226,7 @@ func (r *Report) Write(w io.Writer) error {
 // of each kind (the same Why but for its numbers), then the earliest, so
 // that a few repeats cannot hide a different breach of the same rule. The
 // rest keep their order.
-func pick(bs []Breach, n int) (shown, rest []Breach) {
+func pick(bs []RuleBreach, n int) (shown, rest []RuleBreach) {
 	chosen := make([]bool, len(bs))
 	kinds := map[string]bool{}
 	count := 0

@@ -134,7 +134,7 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 		}
 	}
 	add := func(rule Rule, why string, e view, prev *view) {
-		b := Breach{Rule: rule, Why: why, Exchange: e.Exchange}
+		b := RuleBreach{Rule: rule, Why: why, Exchange: e.Exchange}
 		if prev != nil {
 			pe := prev.Exchange
 			b.Previous = &pe
@@ -175,7 +175,7 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 	order := func(ru Rule) int {
 		return slices.IndexFunc(rules, func(x ruleInfo) bool { return x.rule == ru })
 	}
-	slices.SortStableFunc(r.Breaches, func(a, b Breach) int {
+	slices.SortStableFunc(r.Breaches, func(a, b RuleBreach) int {
 		if c := order(a.Rule) - order(b.Rule); c != 0 {
 			return c
 		}

@@ -168,7 +168,7 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 	}
 	plan := make([]record.Record, len(reqs))
 	for i, r := range reqs {
-		plan[i] = record.Record{Key: traffic.Client(r.Key).String(), Node: i % 3, Sent: r.Sent}
+		plan[i] = record.Record{Key: traffic.ClientKind(r.Key).String(), Node: i % 3, Sent: r.Sent}
 	}
 	for _, c := range bucketShapes(t, l) {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,19 +15,19 @@ import (
 const Schema = "overshoot.live/v1"
 
 type verdictJSON struct {
-	Schema   string       `json:"schema"`
-	Promise  string       `json:"promise"`
-	Limit    encode.Limit `json:"limit"`
-	Keys     int          `json:"keys"`
-	Offered  int          `json:"offered"`
-	Admitted int          `json:"admitted"`
-	Denied   int          `json:"denied"`
-	Failed   int          `json:"failed"`
-	Most     int64        `json:"most"`
-	Allowed  int64        `json:"allowed"`
-	Clean    bool         `json:"clean"`
-	Unjudged string       `json:"unjudged,omitempty"`
-	Breaches []BreachJSON `json:"breaches"`
+	Schema   string             `json:"schema"`
+	Promise  string             `json:"promise"`
+	Limit    encode.SchemaLimit `json:"limit"`
+	Keys     int                `json:"keys"`
+	Offered  int                `json:"offered"`
+	Admitted int                `json:"admitted"`
+	Denied   int                `json:"denied"`
+	Failed   int                `json:"failed"`
+	Most     int64              `json:"most"`
+	Allowed  int64              `json:"allowed"`
+	Clean    bool               `json:"clean"`
+	Unjudged string             `json:"unjudged,omitempty"`
+	Breaches []BreachJSON       `json:"breaches"`
 }
 
 // BreachJSON is one kind of breach as the JSON reports of a live verdict

@@ -154,7 +154,7 @@ func TestPlayLiveAgreesWithItsReplay(t *testing.T) {
 
 // agreesWithItsReplay plays lv and reports (t.Errorf) what the replay or
 // the error count gets wrong; it returns what stops it.
-func agreesWithItsReplay(t *testing.T, s redistest.Server, prefix string, lv replay.Live, failing bool) error {
+func agreesWithItsReplay(t *testing.T, s redistest.Redis, prefix string, lv replay.Live, failing bool) error {
 	rec, err := replay.PlayLive(context.Background(), s.Options(), prefix, lv)
 	if err != nil {
 		return err

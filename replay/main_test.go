@@ -8,7 +8,7 @@ import (
 )
 
 // TestMain gives every test of the binary one Redis container (keys kept
-// apart by redistest.Server.Prefix) instead of a container per test, each
+// apart by redistest.Redis.Prefix) instead of a container per test, each
 // of which takes about a second to start, and runs eight parallel tests at
 // once: the live plays wait for real time, and each is judged from the
 // timings it recorded.

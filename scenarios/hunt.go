@@ -76,7 +76,7 @@ type Verdict struct {
 	// reason in words.
 	SeedsCaught, Seeds int
 	FirstSeed          uint64
-	FirstClient        traffic.Client
+	FirstClient        traffic.ClientKind
 	FirstBreach        breach.Kind
 	First              *algos.Violation
 	// Trace is the requests that show the first breach, one a line, where
@@ -102,7 +102,7 @@ type Verdict struct {
 // keeps them.
 type Example struct {
 	Seed      uint64
-	Client    traffic.Client
+	Client    traffic.ClientKind
 	Violation *algos.Violation
 	Trace     []string
 }
@@ -177,7 +177,7 @@ func huntSeeds(suspects []Suspect, o Options) ([][]Verdict, error) {
 
 // seedVerdict is the verdict of one run, on seed, of the given clients:
 // the first breach in client order, then breach order.
-func seedVerdict(suspect string, seed uint64, run jobRun, clients []traffic.Client) Verdict {
+func seedVerdict(suspect string, seed uint64, run jobRun, clients []traffic.ClientKind) Verdict {
 	v := Verdict{Suspect: suspect, Seeds: 1, FirstError: run.firstError}
 	for _, c := range clients {
 		cr := run.clients[c]

@@ -155,7 +155,7 @@ type Cell struct {
 	Peak       int
 	PeakX      float64
 	PeakSeed   uint64
-	PeakClient traffic.Client
+	PeakClient traffic.ClientKind
 	// Over is the admits beyond the same algorithm's ideal run on the same
 	// requests, in % of the ideal's admits: the worst seed and attack client,
 	// OverSeed and OverClient (the first to reach it). NaN when no attack
@@ -164,7 +164,7 @@ type Cell struct {
 	// values: seed 0 and the first client), and the reports leave them out.
 	Over       float64
 	OverSeed   uint64
-	OverClient traffic.Client
+	OverClient traffic.ClientKind
 	// OverReference is Over measured against the ideal run of the
 	// algorithm the limiter names as its reference (limiter.Spec.Reference),
 	// worst seed and attack client; NaN when it names none.
@@ -189,7 +189,7 @@ type Cell struct {
 // given clients (all of the options' if none are given). ok is false if
 // the matrix has no such limiter or deployment. Without an ideal column
 // to measure it by, the over is not measured (NaN).
-func (r Matrix) Cell(algo string, d model.Deployment, clients ...traffic.Client) (cell Cell, ok bool) {
+func (r Matrix) Cell(algo string, d model.Deployment, clients ...traffic.ClientKind) (cell Cell, ok bool) {
 	runs, ideal := r.CellSeedRuns(algo, d), r.CellSeedRuns(algo, model.Ideal)
 	if runs == nil {
 		return Cell{}, false

@@ -171,7 +171,7 @@ func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []mode
 // Clients lists the clients of a run under o, in key order: the five
 // open-loop ones (traffic.OpenLoopClients), the three closed-loop ones when
 // o.Loop is set, and the edge prober when o.Edge is.
-func (o Options) Clients() []traffic.Client {
+func (o Options) Clients() []traffic.ClientKind {
 	c := traffic.OpenLoopClients()
 	if o.Loop {
 		c = append(c, traffic.RetryAfter, traffic.DrainIdle, traffic.ResetBurst)

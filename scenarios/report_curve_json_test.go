@@ -67,7 +67,7 @@ func TestCurveJSONIsTheCurvesCells(t *testing.T) {
 	o := small()
 	specs := limiter.FromAlgorithms(algos.TokenBucket, algos.FixedWindow)
 	c, err := scenarios.RunCurve(specs, o, scenarios.CurveOf{Deployment: model.StoreWiped, Param: scenarios.ParamWipePhase,
-		Values: []int64{0, algos.Second / 2}, Clients: []traffic.Client{traffic.Flood}, Model: scenarios.WipeModel()})
+		Values: []int64{0, algos.Second / 2}, Clients: []traffic.ClientKind{traffic.Flood}, Model: scenarios.WipeModel()})
 	if err != nil {
 		t.Fatal(err)
 	}

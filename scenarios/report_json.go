@@ -30,16 +30,16 @@ const (
 // ConditionsDoc is the runs' conditions (Options), as every schema of
 // this package writes them.
 type ConditionsDoc struct {
-	Limit        encode.Limit `json:"limit"`
-	DurationUS   int64        `json:"duration_us"`
-	Seeds        []uint64     `json:"seeds"`
-	Nodes        int          `json:"nodes"`
-	RTTUS        int64        `json:"rtt_us"`
-	JitterPct    int          `json:"jitter_pct"`
-	SkewUS       int64        `json:"skew_us"`
-	WipeAtUS     int64        `json:"wipe_at_us"`
-	RestartEvery int64        `json:"restart_every_us"`
-	Clients      []string     `json:"clients"`
+	Limit        encode.SchemaLimit `json:"limit"`
+	DurationUS   int64              `json:"duration_us"`
+	Seeds        []uint64           `json:"seeds"`
+	Nodes        int                `json:"nodes"`
+	RTTUS        int64              `json:"rtt_us"`
+	JitterPct    int                `json:"jitter_pct"`
+	SkewUS       int64              `json:"skew_us"`
+	WipeAtUS     int64              `json:"wipe_at_us"`
+	RestartEvery int64              `json:"restart_every_us"`
+	Clients      []string           `json:"clients"`
 }
 
 func conditions(o Options) ConditionsDoc {

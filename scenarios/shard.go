@@ -456,7 +456,7 @@ func (sh shards) place(keys []runKey, list func(*shardJSON) []seedRunJSON, name 
 }
 
 // seedRunsJSON are runs, each of the clients given, at point.
-func seedRunsJSON(clients []traffic.Client, point int, runs []SeedRun) []seedRunJSON {
+func seedRunsJSON(clients []traffic.ClientKind, point int, runs []SeedRun) []seedRunJSON {
 	out := make([]seedRunJSON, len(runs))
 	for i, r := range runs {
 		j := seedRunJSON{Algorithm: r.Algorithm, Point: point, Column: r.Column, Seed: r.Seed, NotApplicable: r.NotApplicable,
@@ -472,7 +472,7 @@ func seedRunsJSON(clients []traffic.Client, point int, runs []SeedRun) []seedRun
 }
 
 // seedRun is the SeedRun r was written from, with the clients given.
-func (r seedRunJSON) seedRun(clients []traffic.Client) (SeedRun, error) {
+func (r seedRunJSON) seedRun(clients []traffic.ClientKind) (SeedRun, error) {
 	run := SeedRun{Algorithm: r.Algorithm, Column: r.Column, Seed: r.Seed, NotApplicable: r.NotApplicable, FirstError: textError(r.FirstError)}
 	if len(r.Clients) != len(clients) {
 		return SeedRun{}, fmt.Errorf("%d clients, want the run's %d", len(r.Clients), len(clients))
@@ -505,11 +505,11 @@ func seedVerdictOf(seed uint64, v Verdict) seedVerdictJSON {
 
 // verdict is the Verdict on one seed j was written from, with the clients
 // given.
-func (j seedVerdictJSON) verdict(clients []traffic.Client) (Verdict, error) {
+func (j seedVerdictJSON) verdict(clients []traffic.ClientKind) (Verdict, error) {
 	v := Verdict{Suspect: j.Suspect, Seeds: 1, Requests: j.Requests, Errors: j.Errors, FirstError: textError(j.FirstError)}
 	for _, b := range j.Breaches {
 		kind := breachNamed(b.Kind)
-		c := slices.IndexFunc(clients, func(c traffic.Client) bool { return c.String() == b.Client })
+		c := slices.IndexFunc(clients, func(c traffic.ClientKind) bool { return c.String() == b.Client })
 		switch {
 		case kind == 0:
 			return Verdict{}, fmt.Errorf("no breach is named %q", b.Kind)

@@ -121,7 +121,7 @@ type CurveOf struct {
 	Values []int64
 	// Clients are the clients each point's cells summarize; none means every
 	// client of the Options (as the table's cells do).
-	Clients []traffic.Client
+	Clients []traffic.ClientKind
 	// Model, when set, is a simple model of one number of the curve: the
 	// text prints it beside the measurement, the chart draws it, and tests
 	// hold the measurement to it.
@@ -278,7 +278,7 @@ func (r Curve) PointOptions(k int) Options {
 
 // Cell is one algorithm at point k, summarized as the table's cell over
 // the given clients (the curve's Clients if none are given).
-func (r Curve) Cell(algo string, k int, clients ...traffic.Client) (Cell, bool) {
+func (r Curve) Cell(algo string, k int, clients ...traffic.ClientKind) (Cell, bool) {
 	if k < 0 || k >= len(r.Points) {
 		return Cell{}, false
 	}
@@ -289,7 +289,7 @@ func (r Curve) Cell(algo string, k int, clients ...traffic.Client) (Cell, bool) 
 }
 
 // At is Cell at the point whose value is v.
-func (r Curve) At(algo string, v int64, clients ...traffic.Client) (Cell, bool) {
+func (r Curve) At(algo string, v int64, clients ...traffic.ClientKind) (Cell, bool) {
 	return r.Cell(algo, slices.Index(r.Values, v), clients...)
 }
 
@@ -307,7 +307,7 @@ func (r Curve) SeedRuns(algo string, k int) (runs, ideal []SeedRun) {
 // SeedCells are one algorithm at point k as one cell per seed, each the
 // table's cell of that seed alone, over the given clients (the curve's if
 // none are given).
-func (r Curve) SeedCells(algo string, k int, clients ...traffic.Client) []Cell {
+func (r Curve) SeedCells(algo string, k int, clients ...traffic.ClientKind) []Cell {
 	runs, ideal := r.SeedRuns(algo, k)
 	if runs == nil {
 		return nil

@@ -72,7 +72,7 @@ func deploymentWords(d model.Deployment, o Options, p Param) string {
 
 // cellClients are the clients a curve's cells are taken over: its
 // Clients, or every client of its options.
-func (r Curve) cellClients() []traffic.Client {
+func (r Curve) cellClients() []traffic.ClientKind {
 	if len(r.Clients) == 0 {
 		return r.Options.Clients()
 	}

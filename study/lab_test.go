@@ -22,7 +22,7 @@ var full = flag.Bool("study.full", false, "run the study's full sweep (about 1,5
 type lab struct {
 	t      *testing.T
 	ctx    context.Context
-	redis  redistest.Server
+	redis  redistest.Redis
 	opt    *redis.Options // the Redis's address and credentials
 	prefix string
 }

@@ -15,7 +15,7 @@ const benchLines = 1_000_000
 // times, 10 000 Zipf keys, costs and service times, as WriteCSV writes it
 // ("1700000000.123456,k42,3,0.021307").
 var benchCSV = sync.OnceValue(func() []byte {
-	tr, err := traffic.Spec{
+	tr, err := traffic.TraceSpec{
 		Profile:  traffic.Poisson{Rate: benchLines / 86_400.0},
 		Duration: 86_400 * sec,
 		Start:    1_700_000_000 * sec,

@@ -9,15 +9,15 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-// Client is one of the simulator's clients: the five open-loop ones
+// ClientKind is one of the simulator's clients: the five open-loop ones
 // (OpenLoop), the three closed-loop ones (LoopClients) and the edge prober
 // (EdgeProbes). Its value is the key its requests use.
-type Client int
+type ClientKind int
 
 // The clients. With a limit of L per W:
 const (
 	// Flood sends a Poisson stream at 5·L per W from the start to the end.
-	Flood Client = iota
+	Flood ClientKind = iota
 	// Boundary sends L requests in the W/100 just before a window edge and L
 	// in the W/100 just after it, at the edges W, 3W, 5W, ...; each request
 	// sits at a seeded place in its own equal slot of the burst.
@@ -52,28 +52,28 @@ const (
 
 // OpenLoopClients lists the five open-loop clients, those of OpenLoop, in
 // key order.
-func OpenLoopClients() []Client { return []Client{Flood, Boundary, OnOff, Honest, FirstHit} }
+func OpenLoopClients() []ClientKind { return []ClientKind{Flood, Boundary, OnOff, Honest, FirstHit} }
 
 var clientNames = [NumClients]string{"flood", "boundary", "on-off", "honest", "first-hit", "retry-after", "drain-idle", "reset-burst", "edge"}
 
 // String is the client's short name.
-func (c Client) String() string {
+func (c ClientKind) String() string {
 	if c >= 0 && c < NumClients {
 		return clientNames[c]
 	}
-	return fmt.Sprintf("Client(%d)", int(c))
+	return fmt.Sprintf("ClientKind(%d)", int(c))
 }
 
 // Attack is true for the clients that send more than the limit within
 // some window: all but the honest one. "Over" is measured on them.
-func (c Client) Attack() bool { return c != Honest }
+func (c ClientKind) Attack() bool { return c != Honest }
 
 // MaxDuration is the longest run OpenLoop and EdgeProbes make requests
 // for: one day.
 const MaxDuration = 24 * 3600 * algos.Second
 
 // OpenLoop returns the five open-loop clients' requests over [0, duration)
-// for one seed, each client on the key equal to its Client value, merged
+// for one seed, each client on the key equal to its ClientKind value, merged
 // in time order (ties in client order). It depends on seed, limit and
 // duration only, so every algorithm and every deployment sees exactly the
 // same requests.
@@ -126,7 +126,7 @@ func expGap(p *model.Stream, mean float64) int64 { return int64(expUnit(p)*mean 
 
 // flood appends a Poisson stream at 5·L per W on client's key, on during
 // [k·period, k·period+on) for every k, until duration.
-func flood(dst []model.Request, c Client, p *model.Stream, l algos.Limit, duration, on, period int64) []model.Request {
+func flood(dst []model.Request, c ClientKind, p *model.Stream, l algos.Limit, duration, on, period int64) []model.Request {
 	mean := float64(l.Window) / float64(5*l.Rate)
 	// Room for the expected count and a margin, so that the stream is not
 	// copied as it grows (a larger one grows as appends do).

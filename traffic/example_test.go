@@ -13,7 +13,7 @@ import (
 // popularity, starting at an epoch time: the same seed prints the same
 // lines on every machine of the same architecture.
 func Example() {
-	tr, err := traffic.Spec{
+	tr, err := traffic.TraceSpec{
 		Profile:  traffic.Poisson{Rate: 1},
 		Duration: 10 * algos.Second,
 		Start:    1_700_000_000 * algos.Second,

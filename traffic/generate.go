@@ -8,7 +8,7 @@ import (
 )
 
 // MaxRequests is the most requests Generate makes: 10 million, 320 MB of
-// Requests. A Spec that would make more is an error (ErrTooMany) rather
+// Requests. A TraceSpec that would make more is an error (ErrTooMany) rather
 // than a machine out of memory; split the run, or lower the rate.
 const MaxRequests = 10_000_000
 
@@ -16,13 +16,13 @@ const MaxRequests = 10_000_000
 // changes of bound.
 const maxSteps = 4 * MaxRequests
 
-// ErrTooMany is a Spec that would generate more than MaxRequests requests.
+// ErrTooMany is a TraceSpec that would generate more than MaxRequests requests.
 var ErrTooMany = errors.New("too many requests")
 
-// Spec is a synthetic trace: a profile of arrivals over [Start,
+// TraceSpec is a synthetic trace: a profile of arrivals over [Start,
 // Start+Duration), and how each request's key, cost and service time are
-// drawn. Generate depends on the Spec alone.
-type Spec struct {
+// drawn. Generate depends on the TraceSpec alone.
+type TraceSpec struct {
 	// Profile is when requests are sent.
 	Profile Profile
 	// Duration is how long the trace lasts, in µs, > 0.
@@ -60,19 +60,19 @@ func (g *gen) add(at int64) error {
 	return nil
 }
 
-// Generate makes the trace the Spec describes: the profile's arrivals in
+// Generate makes the trace the TraceSpec describes: the profile's arrivals in
 // [Start, Start+Duration), sorted by time, each with a key, a cost and a
-// service time drawn in time order from their own streams. The same Spec
+// service time drawn in time order from their own streams. The same TraceSpec
 // gives the same Trace, byte for byte, on any GOMAXPROCS and in any run:
 // it starts no goroutine, reads no clock, and draws only from
 // model.Streams with arithmetic written here. (Across CPU architectures,
 // math.Log, Cos and Pow may differ in their last bit, which can move a
 // rare request by a µs.) The Trace is canonical (see Trace): keys that
 // are never drawn are left out, and the others keep their names.
-func (s Spec) Generate() (Trace, error) {
+func (s TraceSpec) Generate() (Trace, error) {
 	switch {
 	case s.Profile == nil:
-		return Trace{}, errors.New("traffic: a Spec needs a Profile")
+		return Trace{}, errors.New("traffic: a TraceSpec needs a Profile")
 	case s.Duration <= 0:
 		return Trace{}, fmt.Errorf("traffic: duration of %d µs; it must be positive", s.Duration)
 	case s.Start < 0:
@@ -96,7 +96,7 @@ func (s Spec) Generate() (Trace, error) {
 	end := s.Start + s.Duration
 	n, steps := s.Profile.expected(s.Start, end)
 	if n > MaxRequests {
-		return Trace{}, fmt.Errorf("traffic: the Spec would make about %.3g requests, more than %d: %w", n, MaxRequests, ErrTooMany)
+		return Trace{}, fmt.Errorf("traffic: the TraceSpec would make about %.3g requests, more than %d: %w", n, MaxRequests, ErrTooMany)
 	}
 	if steps > maxSteps {
 		return Trace{}, fmt.Errorf("traffic: thinning would take about %.3g steps, more than %d (is the peak too high?): %w", steps, maxSteps, ErrTooMany)

@@ -15,8 +15,8 @@ import (
 
 const sec = algos.Second
 
-// generate is Spec.Generate that fails the test on an error.
-func generate(t testing.TB, s traffic.Spec) traffic.Trace {
+// generate is TraceSpec.Generate that fails the test on an error.
+func generate(t testing.TB, s traffic.TraceSpec) traffic.Trace {
 	t.Helper()
 	tr, err := s.Generate()
 	if err != nil {
@@ -65,16 +65,16 @@ func within(t *testing.T, what string, got, want, rel float64) {
 	}
 }
 
-// profiles are one Spec of each profile, every stream in use.
-func profiles() map[string]traffic.Spec {
-	base := traffic.Spec{
+// profiles are one TraceSpec of each profile, every stream in use.
+func profiles() map[string]traffic.TraceSpec {
+	base := traffic.TraceSpec{
 		Duration: 20 * sec,
 		Keys:     traffic.Zipf(50, 1),
 		Cost:     traffic.Around(3, 2),
 		Service:  traffic.Exponential(20_000),
 	}
-	with := func(p traffic.Profile) traffic.Spec { s := base; s.Profile = p; return s }
-	return map[string]traffic.Spec{
+	with := func(p traffic.Profile) traffic.TraceSpec { s := base; s.Profile = p; return s }
+	return map[string]traffic.TraceSpec{
 		"constant": with(traffic.Constant{Count: 7, Per: sec}),
 		"poisson":  with(traffic.Poisson{Rate: 100}),
 		"diurnal":  with(traffic.Diurnal{Mean: 100, Amplitude: 0.8, Period: 10 * sec, PeakAt: 3 * sec}),
@@ -92,7 +92,7 @@ func TestTheSameSeedGivesTheSameBytesAndAnotherSeedOtherBytes(t *testing.T) {
 			s.Seed = 1
 			first := csvOf(t, generate(t, s))
 			if again := csvOf(t, generate(t, s)); !bytes.Equal(first, again) {
-				t.Fatal("two runs of the same Spec differ")
+				t.Fatal("two runs of the same TraceSpec differ")
 			}
 			s.Seed = 2
 			if other := csvOf(t, generate(t, s)); bytes.Equal(first, other) {
@@ -137,7 +137,7 @@ func TestStreamsDoNotShareDraws(t *testing.T) {
 }
 
 func TestPoissonMeanRateAndExponentialGaps(t *testing.T) {
-	tr := generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 200}, Duration: 60 * sec, Seed: 7})
+	tr := generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 200}, Duration: 60 * sec, Seed: 7})
 	// 12 000 expected; its standard deviation is 110 (0.9%).
 	within(t, "requests in 60 s at 200/s", float64(len(tr.Requests)), 12_000, 0.03)
 	// Exponential gaps of mean 5 ms: a fraction e^-1 of them exceed the mean.
@@ -153,12 +153,12 @@ func TestPoissonMeanRateAndExponentialGaps(t *testing.T) {
 // Gaps far below a µs must not bias the rate: arrivals are floored from
 // real times, not rounded gaps added up.
 func TestPoissonStaysUnbiasedAtSubMicrosecondGaps(t *testing.T) {
-	tr := generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 3_000_000}, Duration: 100_000, Seed: 3})
+	tr := generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 3_000_000}, Duration: 100_000, Seed: 3})
 	within(t, "requests in 0.1 s at 3M/s", float64(len(tr.Requests)), 300_000, 0.01)
 }
 
 func TestConstantIsExact(t *testing.T) {
-	tr := generate(t, traffic.Spec{Profile: traffic.Constant{Count: 100, Per: sec}, Duration: 60 * sec, Start: 1_700_000_000 * sec, Seed: 5})
+	tr := generate(t, traffic.TraceSpec{Profile: traffic.Constant{Count: 100, Per: sec}, Duration: 60 * sec, Start: 1_700_000_000 * sec, Seed: 5})
 	if len(tr.Requests) != 6000 {
 		t.Fatalf("%d requests, want exactly 6000", len(tr.Requests))
 	}
@@ -171,7 +171,7 @@ func TestConstantIsExact(t *testing.T) {
 		t.Errorf("first request %d µs after the start, want a phase in [0, 10000)", phase)
 	}
 	// 3 a second: the j-th at phase + ⌊j·10⁶/3⌋, no drift over a day.
-	tr = generate(t, traffic.Spec{Profile: traffic.Constant{Count: 3, Per: sec}, Duration: 86_400 * sec, Seed: 5})
+	tr = generate(t, traffic.TraceSpec{Profile: traffic.Constant{Count: 3, Per: sec}, Duration: 86_400 * sec, Seed: 5})
 	if len(tr.Requests) != 3*86_400 {
 		t.Fatalf("%d requests, want exactly %d", len(tr.Requests), 3*86_400)
 	}
@@ -183,7 +183,7 @@ func TestConstantIsExact(t *testing.T) {
 }
 
 // diurnalSpec is a compressed day: a 120 s period, peak at 30 s.
-var diurnalSpec = traffic.Spec{
+var diurnalSpec = traffic.TraceSpec{
 	Profile:  traffic.Diurnal{Mean: 500, Amplitude: 0.5, Period: 120 * sec, PeakAt: 30 * sec},
 	Duration: 4 * 120 * sec,
 	Seed:     11,
@@ -257,7 +257,7 @@ func TestThinningDropsEverythingWhereTheRateIsZero(t *testing.T) {
 		}
 		return 1000
 	}}
-	tr := generate(t, traffic.Spec{Profile: step, Duration: 60 * sec, Seed: 4})
+	tr := generate(t, traffic.TraceSpec{Profile: step, Duration: 60 * sec, Seed: 4})
 	for _, r := range tr.Requests {
 		if r.Sent%(10*sec) < 5*sec {
 			t.Fatalf("a request at %d µs, where the rate is 0", r.Sent)
@@ -266,7 +266,7 @@ func TestThinningDropsEverythingWhereTheRateIsZero(t *testing.T) {
 	within(t, "requests in 30 s at 1000/s", float64(len(tr.Requests)), 30_000, 0.03)
 
 	over := traffic.Custom{Peak: 10, Rate: func(int64) float64 { return 11 }}
-	if _, err := (traffic.Spec{Profile: over, Duration: sec}).Generate(); err == nil || !strings.Contains(err.Error(), "its bound") {
+	if _, err := (traffic.TraceSpec{Profile: over, Duration: sec}).Generate(); err == nil || !strings.Contains(err.Error(), "its bound") {
 		t.Errorf("a rate above the peak gave %v, want an error", err)
 	}
 }
@@ -278,7 +278,7 @@ func TestBurstyOnAndOffRates(t *testing.T) {
 	for _, period := range []int64{10 * sec, 2000} {
 		b := traffic.Bursty{Rate: 100, Factor: 5, Duty: 0.2, Period: period}
 		start := int64(1_700_000_003) * sec // not on a period edge: bursts follow absolute time
-		tr := generate(t, traffic.Spec{Profile: b, Duration: 600 * sec, Start: start, Seed: 9})
+		tr := generate(t, traffic.TraceSpec{Profile: b, Duration: 600 * sec, Start: start, Seed: 9})
 		var on, off int
 		for _, r := range tr.Requests {
 			if r.Sent%b.Period < b.Period/5 {
@@ -305,7 +305,7 @@ func TestHerdStormAndEchoSizes(t *testing.T) {
 	if got := h.Echoes(); !slices.Equal(got, want) {
 		t.Fatalf("Echoes() = %v, want %v", got, want)
 	}
-	tr := generate(t, traffic.Spec{Profile: h, Duration: 120 * sec, Seed: 2})
+	tr := generate(t, traffic.TraceSpec{Profile: h, Duration: 120 * sec, Seed: 2})
 	if len(tr.Requests) != 1999 {
 		t.Errorf("%d requests, want 1999: the storm and its echoes, nothing else", len(tr.Requests))
 	}
@@ -318,7 +318,7 @@ func TestHerdStormAndEchoSizes(t *testing.T) {
 
 	// With a baseline, the storm rides on it; echoes past the end are not sent.
 	h.Rate = 20
-	tr = generate(t, traffic.Spec{Profile: h, Duration: 30 * sec, Seed: 2})
+	tr = generate(t, traffic.TraceSpec{Profile: h, Duration: 30 * sec, Seed: 2})
 	storm := 0
 	for k := range 4 { // echoes at 10, 15, 20 and 25 s; the fifth would be at 30 s
 		from := h.After + int64(k)*h.Interval
@@ -331,7 +331,7 @@ func TestHerdStormAndEchoSizes(t *testing.T) {
 func TestZipfTopKeyShareIsOneOverH(t *testing.T) {
 	for _, s := range []float64{0.8, 1, 1.5} {
 		const n, draws = 100, 100_000
-		tr := generate(t, traffic.Spec{Profile: traffic.Constant{Count: draws, Per: sec}, Duration: sec, Keys: traffic.Zipf(n, s), Seed: 1})
+		tr := generate(t, traffic.TraceSpec{Profile: traffic.Constant{Count: draws, Per: sec}, Duration: sec, Keys: traffic.Zipf(n, s), Seed: 1})
 		h := 0.0
 		for i := 1; i <= n; i++ {
 			h += math.Pow(float64(i), -s)
@@ -345,7 +345,7 @@ func TestZipfTopKeyShareIsOneOverH(t *testing.T) {
 }
 
 func TestZipfWithExponentZeroIsUniformDrawForDraw(t *testing.T) {
-	s := traffic.Spec{Profile: traffic.Poisson{Rate: 1000}, Duration: sec, Keys: traffic.Uniform(30), Seed: 8}
+	s := traffic.TraceSpec{Profile: traffic.Poisson{Rate: 1000}, Duration: sec, Keys: traffic.Uniform(30), Seed: 8}
 	a := csvOf(t, generate(t, s))
 	s.Keys = traffic.Zipf(30, 0)
 	if b := csvOf(t, generate(t, s)); !bytes.Equal(a, b) {
@@ -355,7 +355,7 @@ func TestZipfWithExponentZeroIsUniformDrawForDraw(t *testing.T) {
 
 func TestWeightsAreHonoured(t *testing.T) {
 	const draws = 100_000
-	tr := generate(t, traffic.Spec{
+	tr := generate(t, traffic.TraceSpec{
 		Profile:  traffic.Constant{Count: draws, Per: sec},
 		Duration: sec,
 		Keys:     traffic.Weights(1, 0, 2, 3, 4, 0).Named("a", "never", "b", "c", "d", "nor-this"),
@@ -381,7 +381,7 @@ func keyCounts(tr traffic.Trace) map[string]int {
 }
 
 func TestCostsAndServiceTimes(t *testing.T) {
-	tr := generate(t, traffic.Spec{
+	tr := generate(t, traffic.TraceSpec{
 		Profile:  traffic.Constant{Count: 100_000, Per: sec},
 		Duration: sec,
 		Cost:     traffic.Around(5, 3),
@@ -399,7 +399,7 @@ func TestCostsAndServiceTimes(t *testing.T) {
 	n := float64(len(tr.Requests))
 	within(t, "mean cost", cost/n, 5, 0.005)                // deviation 0.0065/5
 	within(t, "mean service (µs)", service/n, 20_000, 0.02) // deviation 0.3%
-	def := generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 10}, Duration: sec, Seed: 1})
+	def := generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 10}, Duration: sec, Seed: 1})
 	for _, r := range def.Requests {
 		if r.Cost != 1 || r.Service != 0 || def.Keys[r.Key] != "k0" {
 			t.Fatalf("the defaults gave %+v, key %q; want cost 1, service 0, key k0", r, def.Keys[r.Key])
@@ -408,46 +408,46 @@ func TestCostsAndServiceTimes(t *testing.T) {
 }
 
 func TestGenerateRefusesBadSpecs(t *testing.T) {
-	ok := traffic.Spec{Profile: traffic.Poisson{Rate: 10}, Duration: sec}
-	with := func(f func(*traffic.Spec)) traffic.Spec { s := ok; f(&s); return s }
+	ok := traffic.TraceSpec{Profile: traffic.Poisson{Rate: 10}, Duration: sec}
+	with := func(f func(*traffic.TraceSpec)) traffic.TraceSpec { s := ok; f(&s); return s }
 	for _, c := range []struct {
 		name string
-		spec traffic.Spec
+		spec traffic.TraceSpec
 		want string
 	}{
-		{"no profile", with(func(s *traffic.Spec) { s.Profile = nil }), "needs a Profile"},
-		{"zero duration", with(func(s *traffic.Spec) { s.Duration = 0 }), "duration of 0 µs"},
-		{"negative duration", with(func(s *traffic.Spec) { s.Duration = -1 }), "duration of -1 µs"},
-		{"negative start", with(func(s *traffic.Spec) { s.Start = -5 }), "start at -5"},
-		{"past MaxTime", with(func(s *traffic.Spec) { s.Start = traffic.MaxTime }), "after MaxTime"},
-		{"zero rate", with(func(s *traffic.Spec) { s.Profile = traffic.Poisson{} }), "poisson rate 0"},
-		{"negative rate", with(func(s *traffic.Spec) { s.Profile = traffic.Poisson{Rate: -3} }), "poisson rate -3"},
-		{"NaN rate", with(func(s *traffic.Spec) { s.Profile = traffic.Poisson{Rate: math.NaN()} }), "rate NaN"},
-		{"constant zero count", with(func(s *traffic.Spec) { s.Profile = traffic.Constant{Per: sec} }), "constant rate of 0"},
-		{"amplitude above 1", with(func(s *traffic.Spec) { s.Profile = traffic.Diurnal{Mean: 1, Amplitude: 1.5, Period: sec} }), "amplitude 1.5"},
-		{"diurnal no period", with(func(s *traffic.Spec) { s.Profile = traffic.Diurnal{Mean: 1} }), "diurnal period"},
-		{"duty 0", with(func(s *traffic.Spec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 2, Period: sec} }), "duty cycle 0"},
-		{"duty above 1", with(func(s *traffic.Spec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 2, Duty: 1.1, Period: sec} }), "duty cycle 1.1"},
-		{"bursty period past MaxTime", with(func(s *traffic.Spec) {
+		{"no profile", with(func(s *traffic.TraceSpec) { s.Profile = nil }), "needs a Profile"},
+		{"zero duration", with(func(s *traffic.TraceSpec) { s.Duration = 0 }), "duration of 0 µs"},
+		{"negative duration", with(func(s *traffic.TraceSpec) { s.Duration = -1 }), "duration of -1 µs"},
+		{"negative start", with(func(s *traffic.TraceSpec) { s.Start = -5 }), "start at -5"},
+		{"past MaxTime", with(func(s *traffic.TraceSpec) { s.Start = traffic.MaxTime }), "after MaxTime"},
+		{"zero rate", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Poisson{} }), "poisson rate 0"},
+		{"negative rate", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Poisson{Rate: -3} }), "poisson rate -3"},
+		{"NaN rate", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Poisson{Rate: math.NaN()} }), "rate NaN"},
+		{"constant zero count", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Constant{Per: sec} }), "constant rate of 0"},
+		{"amplitude above 1", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Diurnal{Mean: 1, Amplitude: 1.5, Period: sec} }), "amplitude 1.5"},
+		{"diurnal no period", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Diurnal{Mean: 1} }), "diurnal period"},
+		{"duty 0", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 2, Period: sec} }), "duty cycle 0"},
+		{"duty above 1", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 2, Duty: 1.1, Period: sec} }), "duty cycle 1.1"},
+		{"bursty period past MaxTime", with(func(s *traffic.TraceSpec) {
 			s.Profile = traffic.Bursty{Rate: 1, Factor: 2, Duty: 0.5, Period: traffic.MaxTime + 1}
 		}), "outside (0, MaxTime]"},
-		{"factor below 1", with(func(s *traffic.Spec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 0.5, Duty: 0.5, Period: sec} }), "factor 0.5"},
-		{"herd decay 1", with(func(s *traffic.Spec) { s.Profile = traffic.Herd{Storm: 5, Decay: 1, Interval: sec} }), "never end"},
-		{"herd no interval", with(func(s *traffic.Spec) { s.Profile = traffic.Herd{Storm: 5, Decay: 0.5} }), "interval"},
-		{"herd silent", with(func(s *traffic.Spec) { s.Profile = traffic.Herd{} }), "sends nothing"},
-		{"custom no func", with(func(s *traffic.Spec) { s.Profile = traffic.Custom{Peak: 1} }), "without a Rate"},
-		{"negative exponent", with(func(s *traffic.Spec) { s.Keys = traffic.Zipf(10, -1) }), "Zipf exponent -1"},
-		{"no keys", with(func(s *traffic.Spec) { s.Keys = traffic.Uniform(0) }), "0 keys"},
-		{"all weights 0", with(func(s *traffic.Spec) { s.Keys = traffic.Weights(0, 0) }), "positive, finite sum"},
-		{"negative weight", with(func(s *traffic.Spec) { s.Keys = traffic.Weights(1, -1) }), "weight -1"},
-		{"names miscounted", with(func(s *traffic.Spec) { s.Keys = traffic.Uniform(2).Named("a") }), "1 names for 2 keys"},
-		{"names repeated", with(func(s *traffic.Spec) { s.Keys = traffic.Uniform(2).Named("a", "a") }), "both named"},
-		{"cost 0", with(func(s *traffic.Spec) { s.Cost = traffic.Fixed(0) }), "cost of 0"},
-		{"cost can be 0", with(func(s *traffic.Spec) { s.Cost = traffic.Around(2, 2) }), "cost of 2 ± 2"},
-		{"exponential cost", with(func(s *traffic.Spec) { s.Cost = traffic.Exponential(3) }), "exponential cost can be 0"},
-		{"negative service", with(func(s *traffic.Spec) { s.Service = traffic.Fixed(-1) }), "service time of -1"},
-		{"too many", with(func(s *traffic.Spec) { s.Profile, s.Duration = traffic.Poisson{Rate: 1e6}, 3600*sec }), "more than 10000000"},
-		{"peak too high", with(func(s *traffic.Spec) {
+		{"factor below 1", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Bursty{Rate: 1, Factor: 0.5, Duty: 0.5, Period: sec} }), "factor 0.5"},
+		{"herd decay 1", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Herd{Storm: 5, Decay: 1, Interval: sec} }), "never end"},
+		{"herd no interval", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Herd{Storm: 5, Decay: 0.5} }), "interval"},
+		{"herd silent", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Herd{} }), "sends nothing"},
+		{"custom no func", with(func(s *traffic.TraceSpec) { s.Profile = traffic.Custom{Peak: 1} }), "without a Rate"},
+		{"negative exponent", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Zipf(10, -1) }), "Zipf exponent -1"},
+		{"no keys", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Uniform(0) }), "0 keys"},
+		{"all weights 0", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Weights(0, 0) }), "positive, finite sum"},
+		{"negative weight", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Weights(1, -1) }), "weight -1"},
+		{"names miscounted", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Uniform(2).Named("a") }), "1 names for 2 keys"},
+		{"names repeated", with(func(s *traffic.TraceSpec) { s.Keys = traffic.Uniform(2).Named("a", "a") }), "both named"},
+		{"cost 0", with(func(s *traffic.TraceSpec) { s.Cost = traffic.Fixed(0) }), "cost of 0"},
+		{"cost can be 0", with(func(s *traffic.TraceSpec) { s.Cost = traffic.Around(2, 2) }), "cost of 2 ± 2"},
+		{"exponential cost", with(func(s *traffic.TraceSpec) { s.Cost = traffic.Exponential(3) }), "exponential cost can be 0"},
+		{"negative service", with(func(s *traffic.TraceSpec) { s.Service = traffic.Fixed(-1) }), "service time of -1"},
+		{"too many", with(func(s *traffic.TraceSpec) { s.Profile, s.Duration = traffic.Poisson{Rate: 1e6}, 3600*sec }), "more than 10000000"},
+		{"peak too high", with(func(s *traffic.TraceSpec) {
 			s.Profile = traffic.Custom{Peak: 1e9, Rate: func(int64) float64 { return 1 }}
 		}), "is the peak too high"},
 	} {
@@ -458,7 +458,7 @@ func TestGenerateRefusesBadSpecs(t *testing.T) {
 			}
 		})
 	}
-	_, err := with(func(s *traffic.Spec) { s.Profile = traffic.Poisson{Rate: 1e6}; s.Duration = 3600 * sec }).Generate()
+	_, err := with(func(s *traffic.TraceSpec) { s.Profile = traffic.Poisson{Rate: 1e6}; s.Duration = 3600 * sec }).Generate()
 	if !errors.Is(err, traffic.ErrTooMany) {
 		t.Errorf("too many requests gave %v, want ErrTooMany", err)
 	}
@@ -469,7 +469,7 @@ func TestGenerateRefusesBadSpecs(t *testing.T) {
 func TestExtremeSpecsStayInTheirWindow(t *testing.T) {
 	const maxInt = math.MaxInt64
 	late := traffic.MaxTime - 10*sec
-	for name, s := range map[string]traffic.Spec{
+	for name, s := range map[string]traffic.TraceSpec{
 		"constant, one a year":      {Profile: traffic.Constant{Count: 1, Per: maxInt}, Duration: sec},
 		"constant, many per µs":     {Profile: traffic.Constant{Count: 1000, Per: 1}, Duration: 10},
 		"constant at MaxTime":       {Profile: traffic.Constant{Count: 1, Per: sec}, Start: late, Duration: 10 * sec},
@@ -507,7 +507,7 @@ func TestExtremeSpecsStayInTheirWindow(t *testing.T) {
 // keep every second, minute and hour window where it was.
 func TestModelAndRebase(t *testing.T) {
 	start := int64(1_700_000_000)*sec + 123
-	tr := generate(t, traffic.Spec{Profile: traffic.Poisson{Rate: 50}, Duration: 10 * sec, Start: start, Keys: traffic.Uniform(3), Seed: 1})
+	tr := generate(t, traffic.TraceSpec{Profile: traffic.Poisson{Rate: 50}, Duration: 10 * sec, Start: start, Keys: traffic.Uniform(3), Seed: 1})
 	day := 86_400 * sec
 	moved, shift, err := tr.Rebase(day)
 	if err != nil {

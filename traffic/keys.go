@@ -9,7 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/model"
 )
 
-// Keys says how a Spec chooses each request's key: among n keys,
+// Keys says how a TraceSpec chooses each request's key: among n keys,
 // uniformly, by Zipf's law or by given weights. Build it with Uniform,
 // Zipf or Weights, and name the keys with Named; they are "k0" … "k<n-1>"
 // otherwise, key i being the i-th weight (for Zipf, the i-th most popular).

@@ -212,7 +212,7 @@ func TestWriteThenReadIsIdentical(t *testing.T) {
 		s.Start, s.Seed = 1_700_000_000_000_001, 4
 		traces[name] = generate(t, s)
 	}
-	traces["awkward keys"] = generate(t, traffic.Spec{
+	traces["awkward keys"] = generate(t, traffic.TraceSpec{
 		Profile:  traffic.Poisson{Rate: 100},
 		Duration: sec,
 		Keys:     traffic.Uniform(6).Named(`a,b`, `"quoted"`, `back\slash`, " lead", "ünï €", `\.`),

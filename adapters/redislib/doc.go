@@ -31,7 +31,7 @@
 //
 // # What it owns, and what it must not import
 //
-// The simulated store's lifetime for one limiter (Store: open, set the
+// The simulated store's lifetime for one limiter (SimStore: open, set the
 // clock, close) and the Spec around a library's allow function. From this
 // module it imports algos, limiter and simredis only; outside, go-redis v9
 // and the standard library.

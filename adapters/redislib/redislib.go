@@ -23,20 +23,20 @@ const DefaultEpoch int64 = 1_735_689_600_000_000
 // this prefix, its number mod 1024 and a long non-ASCII tail.
 const KeyPrefix = limiter.KeyPrefix
 
-// Store is a simredis.Server and a go-redis client connected to it in
+// SimStore is a simredis.Server and a go-redis client connected to it in
 // process, for one limiter: the client has one connection, made before Open
 // returns, and never retries (a script is never sent twice).
-type Store struct {
+type SimStore struct {
 	Server *simredis.Server
 	Client *redis.Client
 	// Epoch is the store's clock, in µs of Unix time, at now = 0.
 	Epoch int64
 }
 
-// Open starts a Store whose clock reads epoch at now = 0 (DefaultEpoch
+// Open starts a SimStore whose clock reads epoch at now = 0 (DefaultEpoch
 // when epoch is 0; at least 0, the Unix epoch, since the store has no
 // clock before it).
-func Open(epoch int64) (*Store, error) {
+func Open(epoch int64) (*SimStore, error) {
 	if epoch == 0 {
 		epoch = DefaultEpoch
 	}
@@ -61,13 +61,13 @@ func Open(epoch int64) (*Store, error) {
 		srv.Close()
 		return nil, fmt.Errorf("redislib: %w", err)
 	}
-	return &Store{Server: srv, Client: rdb, Epoch: epoch}, nil
+	return &SimStore{Server: srv, Client: rdb, Epoch: epoch}, nil
 }
 
 // At sets the store's clock to Epoch + now: TIME answers it, and keys
 // expire by it. now never goes back (simredis.ErrClockBackwards), and a now
 // before -Epoch or past the store's last clock is an error.
-func (s *Store) At(now int64) error {
+func (s *SimStore) At(now int64) error {
 	if now < -s.Epoch || now > simredis.MaxClock-s.Epoch {
 		return fmt.Errorf("redislib: %s is outside the store's clock (epoch %d µs)", algos.FormatTime(now), s.Epoch)
 	}
@@ -78,7 +78,7 @@ func (s *Store) At(now int64) error {
 }
 
 // Close closes the client, then the server.
-func (s *Store) Close() error {
+func (s *SimStore) Close() error {
 	err := s.Client.Close()
 	s.Server.Close()
 	return err
@@ -113,7 +113,7 @@ type Library struct {
 }
 
 // Spec is lib as a limiter.Spec reading the store's clock: each limiter
-// it makes opens a Store of its own (its Limiter implements io.Closer,
+// it makes opens a SimStore of its own (its Limiter implements io.Closer,
 // closing it), builds the library on its client, and answers each call by
 // setting the store's clock to Epoch + now and asking the library about
 // limiter.KeyName(key), so that the isolation checks' keys (scenarios'
@@ -155,7 +155,7 @@ func Spec(lib Library) limiter.Spec {
 // simulated is one limiter of Spec.
 type simulated struct {
 	name  string
-	store *Store
+	store *SimStore
 	allow AllowFunc
 }
 

@@ -4,7 +4,7 @@
 // whose clock the simulator sets, or on a caller's own Redis.
 //
 // Spec runs it on a fresh simredis.Server per limiter, with a go-redis v9
-// client reaching it in process (a redislib.Store); OnClient runs it on a client the caller owns, for a
+// client reaching it in process (a redislib.SimStore); OnClient runs it on a client the caller owns, for a
 // live run against a real Redis. Both map the library's Result to an
 // algos.Decision (see Spec).
 //

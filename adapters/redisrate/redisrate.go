@@ -31,7 +31,7 @@ const EpochUnixMicro = redislib.DefaultEpoch
 // "redis_rate", a StoreClock limiter (its script reads Redis TIME and
 // nothing else), promising GCRA's algos.BucketPromise.
 //
-// New opens a redislib.Store (a simredis.Server and a go-redis v9 client
+// New opens a redislib.SimStore (a simredis.Server and a go-redis v9 client
 // reaching it in process: one connection, no retries, connected before New
 // returns), and
 // enforces l as redis_rate.Limit{Rate, Burst, Period: Window µs}. The
@@ -108,11 +108,11 @@ func libLimit(l algos.Limit) redis_rate.Limit {
 	return redis_rate.Limit{Rate: int(l.Rate), Burst: int(l.Burst), Period: time.Duration(l.Window) * time.Microsecond}
 }
 
-// sim is one limiter of Spec: its own store and client (a redislib.Store,
+// sim is one limiter of Spec: its own store and client (a redislib.SimStore,
 // whose Server and Client the white-box tests also reach), and the library
 // on them.
 type sim struct {
-	*redislib.Store
+	*redislib.SimStore
 	lib   *redis_rate.Limiter
 	limit redis_rate.Limit
 }
@@ -125,7 +125,7 @@ func newSim(l algos.Limit) (limiter.Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisrate: %w", err)
 	}
-	return &sim{Store: st, lib: redis_rate.NewLimiter(st.Client), limit: libLimit(l)}, nil
+	return &sim{SimStore: st, lib: redis_rate.NewLimiter(st.Client), limit: libLimit(l)}, nil
 }
 
 // Allow sets the store's clock to EpochUnixMicro + now and asks the library.

@@ -111,12 +111,14 @@ func CSV(w io.Writer, header []string, rows [][]string) error {
 	return err
 }
 
-// Limit is a limit as every schema writes it.
-type Limit struct {
+// SchemaLimit is a limit as every schema writes it.
+type SchemaLimit struct {
 	Rate     int64 `json:"rate"`
 	WindowUS int64 `json:"window_us"`
 	Burst    int64 `json:"burst"`
 }
 
 // LimitOf is l as every schema writes it.
-func LimitOf(l algos.Limit) Limit { return Limit{Rate: l.Rate, WindowUS: l.Window, Burst: l.Burst} }
+func LimitOf(l algos.Limit) SchemaLimit {
+	return SchemaLimit{Rate: l.Rate, WindowUS: l.Window, Burst: l.Burst}
+}

@@ -99,7 +99,7 @@ type Options struct {
 // methods steer it during a test; each returns an error, none panics or
 // ends the test.
 type Container struct {
-	Server
+	Redis
 	// Port is the port the server listens on: on 127.0.0.1 with
 	// HostNetwork, else 6379 inside the container (Addr has the mapped one).
 	Port  int
@@ -242,7 +242,7 @@ func launch(o Options) (ct *Container, c *testcontainers.DockerContainer, reason
 		}
 		return nil, c, fmt.Sprintf("testcontainers could not start %s shaped by %s: %v", image, o, err), nil
 	}
-	ct = &Container{Server: Server{Password: thisRun.password}, Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork,
+	ct = &Container{Redis: Redis{Password: thisRun.password}, Port: port, Image: image, ID: c.GetContainerID(), host: o.HostNetwork,
 		sharedDir: o.SharedDir, sharedHost: o.sharedHost, c: c}
 	if err := ct.locate(ctx); err != nil {
 		return nil, c, "", err

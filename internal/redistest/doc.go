@@ -23,8 +23,8 @@
 // network, its server bound to 127.0.0.1 (checked against what the server
 // reports, Container.Bind), so that the tests' traffic goes through no
 // proxy. Every server it starts, replicas, Sentinels and cluster nodes included,
-// requires a password made for the test process (Server.Password,
-// Server.Options). When the Docker host is a local socket and the user has
+// requires a password made for the test process (Redis.Password,
+// Redis.Options). When the Docker host is a local socket and the user has
 // not said otherwise, testcontainers is pointed at loopback too (it would
 // otherwise dial the default gateway on machines that look like
 // containers). Ryuk, testcontainers' reaper, stays on unless

@@ -64,7 +64,7 @@ func TestContainersAreLoopbackOnlyAndLocked(t *testing.T) {
 		}
 		t.Logf("%s container %.12s: port bindings on %v", name, ct.ID, hosts)
 	}
-	for name, srv := range map[string]Server{"shared": s, "StartWith": own.Server} {
+	for name, srv := range map[string]Redis{"shared": s, "StartWith": own.Redis} {
 		anon := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true, MaxRetries: -1})
 		err := anon.Set(ctx, "overshoot:unauthenticated", "1", 0).Err()
 		anon.Close()

@@ -28,8 +28,8 @@ const (
 	LocalImage   = "overshoot/redis:7-local"
 )
 
-// Server is a Redis a test may use.
-type Server struct {
+// Redis is a Redis server a test may use.
+type Redis struct {
 	Addr string // host:port on loopback (or OVERSHOOT_REDIS as given)
 	// Password is what the server requires (AUTH): a fresh one for each
 	// test process for every container this package starts, so that no
@@ -43,7 +43,7 @@ type Server struct {
 // without the CLIENT SETINFO handshake (DisableIdentity), which older
 // servers and MONITOR readers need not see. Callers add pool sizes and
 // timeouts to the copy they get.
-func (s Server) Options() *redis.Options {
+func (s Redis) Options() *redis.Options {
 	return &redis.Options{Addr: s.Addr, Password: s.Password, DisableIdentity: true}
 }
 
@@ -55,14 +55,14 @@ func (s Server) Options() *redis.Options {
 // binary ends: tests keep apart by their keys (Prefix). Elsewhere each Start
 // starts a container of its own, removed when t ends. A test that needs a
 // server shaped for it (arguments, its own network, a fault) uses StartWith.
-func Start(t testing.TB) Server {
+func Start(t testing.TB) Redis {
 	t.Helper()
 	if addr := os.Getenv(EnvAddr); addr != "" {
 		password := os.Getenv(EnvPassword)
 		if err := ping(addr, password, pingExisting); err != nil {
 			unavailable(t, fmt.Sprintf("%s=%s does not answer PING: %v", EnvAddr, addr, err))
 		}
-		return Server{Addr: addr, Password: password, Source: EnvAddr + "=" + addr}
+		return Redis{Addr: addr, Password: password, Source: EnvAddr + "=" + addr}
 	}
 	if !dockerReachable() {
 		unavailable(t, "no Docker socket and no "+EnvAddr)
@@ -77,13 +77,13 @@ func Start(t testing.TB) Server {
 	if cts == nil {
 		unavailable(t, reason)
 	}
-	return cts[0].Server
+	return cts[0].Redis
 }
 
 // Client returns a go-redis client of s with go-redis's default pool; it
 // is closed when t ends. Tests that need one connection per worker make
 // their own clients from Options with PoolSize 1.
-func (s Server) Client(t testing.TB) *redis.Client {
+func (s Redis) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(s.Options())
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -91,7 +91,7 @@ func (s Server) Client(t testing.TB) *redis.Client {
 
 // Prefix is a fresh key prefix for t, so tests sharing a Redis never meet.
 // Keys under it are deleted when t ends.
-func (s Server) Prefix(t testing.TB) string {
+func (s Redis) Prefix(t testing.TB) string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	name := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")

@@ -49,7 +49,7 @@ type sharedServer struct {
 	mu     sync.Mutex
 	active bool // Main is running the tests
 	tried  bool // a start was tried: server or reason holds its outcome
-	server Server
+	server Redis
 	reason string // why there is no container, for every later Start
 	ct     *Container
 	c      *testcontainers.DockerContainer
@@ -59,12 +59,12 @@ type sharedServer struct {
 // Main is not running (each Start then has its own container). When no
 // container can be had, every caller is skipped (or failed) with the same
 // reason, and the start is not tried again.
-func (s *sharedServer) get(t testing.TB) (Server, bool) {
+func (s *sharedServer) get(t testing.TB) (Redis, bool) {
 	t.Helper()
 	s.mu.Lock()
 	if !s.active {
 		s.mu.Unlock()
-		return Server{}, false
+		return Redis{}, false
 	}
 	if !s.tried {
 		s.tried = true
@@ -76,7 +76,7 @@ func (s *sharedServer) get(t testing.TB) (Server, bool) {
 		case ct == nil:
 			s.reason = reason
 		default:
-			s.server = ct.Server
+			s.server = ct.Redis
 			s.server.Source += " (shared by this test binary)"
 		}
 	}
