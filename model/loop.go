@@ -12,7 +12,7 @@ import (
 // answer (a client that retries at the Retry-After it was given, say). The
 // model calls Next once before the run with last nil, then once per reply;
 // Next returns the true time of the client's next request, at or after the
-// reply reached it (last.At), and true, or false when the client is done.
+// reply reached it (last.Answered), and true, or false when the client is done.
 //
 // Design notes: a client lives for one run (LoopClient.New makes it), is
 // called from the run's one goroutine, and must be deterministic: the same
@@ -30,9 +30,9 @@ type Client interface {
 // time), the decision, and the limiter's error instead of a decision when
 // it failed.
 type Reply struct {
-	Sent, At int64
-	Decision algos.Decision
-	Err      error
+	Sent, Answered int64
+	Decision       algos.Decision
+	Err            error
 }
 
 // LoopClient is a closed-loop client on key Key; New makes it afresh for
@@ -190,7 +190,7 @@ func (r *runner) answer(i int, at int64, d *algos.Decision, err error) error {
 	// One Reply for the whole run: a new one per answer would be the run's
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
-	rep.Sent, rep.At, rep.Err = r.plan[i].Sent, at, err // field by field, as holdReply
+	rep.Sent, rep.Answered, rep.Err = r.plan[i].Sent, at, err // field by field, as holdReply
 	copyDecision(&rep.Decision, d)
 	return r.schedule(r.owner[i-r.static], rep, at)
 }

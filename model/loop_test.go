@@ -23,7 +23,7 @@ func (c *retrier) Next(last *model.Reply) (int64, bool) {
 		return c.start, true
 	}
 	c.replies = append(c.replies, *last)
-	next := last.At + last.Decision.RetryAfter
+	next := last.Answered + last.Decision.RetryAfter
 	return next, next < c.end
 }
 
@@ -89,10 +89,10 @@ func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 		switch {
 		case o.Decided < req.Sent+750 || o.Decided > req.Sent+1250:
 			t.Errorf("request %d sent at %d was decided at %d, not one leg (1 ms ±25%%) later", i, req.Sent, o.Decided)
-		case rep.At < o.Decided+750 || rep.At > o.Decided+1250:
-			t.Errorf("request %d decided at %d was answered at %d, not one leg later", i, o.Decided, rep.At)
-		case i > 0 && req.Sent < c.replies[i-1].At:
-			t.Errorf("request %d was sent at %d, before the answer to the one before arrived (%d)", i, req.Sent, c.replies[i-1].At)
+		case rep.Answered < o.Decided+750 || rep.Answered > o.Decided+1250:
+			t.Errorf("request %d decided at %d was answered at %d, not one leg later", i, o.Decided, rep.Answered)
+		case i > 0 && req.Sent < c.replies[i-1].Answered:
+			t.Errorf("request %d was sent at %d, before the answer to the one before arrived (%d)", i, req.Sent, c.replies[i-1].Answered)
 		}
 	}
 }
@@ -117,7 +117,7 @@ func (early) Next(last *model.Reply) (int64, bool) {
 	if last == nil {
 		return 10, true
 	}
-	return last.At - 1, true
+	return last.Answered - 1, true
 }
 
 // RunInto gives the Result Run gives, whatever the Result it reuses held

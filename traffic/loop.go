@@ -62,7 +62,7 @@ type retryAfter struct{ loop }
 func (c *retryAfter) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
 
 func (c *retryAfter) after(last *model.Reply) int64 {
-	next := last.At
+	next := last.Answered
 	if !last.Decision.Allowed {
 		next += wait(last.Decision.RetryAfter, c.end)
 	}
@@ -88,10 +88,10 @@ func (c *drainIdle) Next(last *model.Reply) (int64, bool) { return c.next(last, 
 
 func (c *drainIdle) after(last *model.Reply) int64 {
 	if last.Decision.Allowed {
-		return max(last.At, last.Sent+c.gap)
+		return max(last.Answered, last.Sent+c.gap)
 	}
 	c.cycle++
-	return last.At + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
+	return last.Answered + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
 }
 
 // ResetBurstClient aims at the key's own reported reset: it sends one
@@ -117,16 +117,16 @@ type resetBurst struct {
 func (c *resetBurst) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
 
 func (c *resetBurst) after(last *model.Reply) int64 {
-	d, next := last.Decision, last.At
+	d, next := last.Decision, last.Answered
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
-		target := last.At + wait(d.Reset, c.end)
-		next = max(last.At, target-c.margin)
+		target := last.Answered + wait(d.Reset, c.end)
+		next = max(last.Answered, target-c.margin)
 		c.until, c.bursting = target+c.margin, true
-	case last.At < c.until && d.Allowed:
+	case last.Answered < c.until && d.Allowed:
 		next = max(next, last.Sent+c.gap)
-	case last.At < c.until:
-		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.At), last.Sent+c.gap)
+	case last.Answered < c.until:
+		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.Answered), last.Sent+c.gap)
 	default: // the burst is over: wait until the key is idle, then probe again
 		next += wait(d.Reset, c.end) + 1000
 		c.bursting = false
