@@ -98,7 +98,7 @@ func JudgeBucket(ds []Decided, l algos.Limit) BucketRate {
 			continue
 		}
 		if b.Denied++; b.Denied > 1 {
-			if gap := d.At - last.At; gap <= fill {
+			if gap := d.Told - last.Told; gap <= fill {
 				if !open {
 					startLo, startHi = held(last.RetryAfter)
 					b.Stretches++
@@ -140,7 +140,7 @@ func JudgeWindows(ds []Decided, l algos.Limit) (judged int, short []WindowShortf
 	byStart := map[int64]*window{}
 	var order []int64
 	for _, d := range ds {
-		start := algos.FloorDiv(d.At, l.Window) * l.Window
+		start := algos.FloorDiv(d.Told, l.Window) * l.Window
 		w, ok := byStart[start]
 		if !ok {
 			w = &window{}

@@ -19,7 +19,7 @@ func decide(l algos.Limit, buckets int, gap, end, holeFrom, holeTo int64) []ceil
 			continue
 		}
 		d := algos.TokenBucket.Decide(&states[i%buckets], at, l)
-		out = append(out, ceiling.Decided{Node: i % buckets, At: at, Allowed: d.Allowed, RetryAfter: d.RetryAfter})
+		out = append(out, ceiling.Decided{Node: i % buckets, Told: at, Allowed: d.Allowed, RetryAfter: d.RetryAfter})
 		i++
 	}
 	return out
@@ -74,12 +74,12 @@ func TestJudgeBucketReadsTheRateBetweenDenials(t *testing.T) {
 func TestJudgeWindowsFindsAShortWindow(t *testing.T) {
 	l := algos.MustLimit(3, algos.Second, 3)
 	ds := []ceiling.Decided{
-		{At: 10, Allowed: true}, {At: 20, Allowed: true}, {At: 30, Allowed: true}, {At: 40}, // full, then refused
-		{At: algos.Second + 10, Allowed: true},                            // admitted only: not judged
-		{At: 2*algos.Second + 5, Allowed: true}, {At: 2*algos.Second + 6}, // refused at 1 of 3
+		{Told: 10, Allowed: true}, {Told: 20, Allowed: true}, {Told: 30, Allowed: true}, {Told: 40}, // full, then refused
+		{Told: algos.Second + 10, Allowed: true},                              // admitted only: not judged
+		{Told: 2*algos.Second + 5, Allowed: true}, {Told: 2*algos.Second + 6}, // refused at 1 of 3
 	}
-	ds = append(ds, ceiling.Decided{At: 3 * algos.Second, Allowed: true}, ceiling.Decided{At: 3*algos.Second + 1, Allowed: true},
-		ceiling.Decided{At: 3*algos.Second + 2, Allowed: true}) // the limit, all admitted: judged, and fine
+	ds = append(ds, ceiling.Decided{Told: 3 * algos.Second, Allowed: true}, ceiling.Decided{Told: 3*algos.Second + 1, Allowed: true},
+		ceiling.Decided{Told: 3*algos.Second + 2, Allowed: true}) // the limit, all admitted: judged, and fine
 	judged, short := ceiling.JudgeWindows(ds, l)
 	if judged != 3 || len(short) != 1 || short[0].Start != 2*algos.Second || short[0].Admitted != 1 {
 		t.Errorf("JudgeWindows = %d, %+v; want 3 judged and the third window short at 1", judged, short)

@@ -175,19 +175,19 @@ type Log struct {
 	unplaced atomic.Int64
 }
 
-// Decided is one decision: the node that made it, the time it was made at
-// on the deployment's Clock (µs), whether it admitted, and its RetryAfter
-// (µs; what a denying token bucket says it holds).
+// Decided is one decision: the node that made it, the time it was told
+// (the deployment's Clock when it decided, µs), whether it admitted, and
+// its RetryAfter (µs; what a denying token bucket says it holds).
 type Decided struct {
 	Node       int
-	At         int64
+	Told       int64
 	Allowed    bool
 	RetryAfter int64
 }
 
 func (g *Log) add(node int, at int64, d algos.Decision) {
 	g.mu.Lock()
-	g.all = append(g.all, Decided{Node: node, At: at, Allowed: d.Allowed, RetryAfter: d.RetryAfter})
+	g.all = append(g.all, Decided{Node: node, Told: at, Allowed: d.Allowed, RetryAfter: d.RetryAfter})
 	g.mu.Unlock()
 }
 
@@ -199,7 +199,7 @@ func (g *Log) Decisions() []Decided {
 	all := slices.Clone(g.all)
 	g.mu.Unlock()
 	slices.SortStableFunc(all, func(a, b Decided) int {
-		if c := cmp.Compare(a.At, b.At); c != 0 {
+		if c := cmp.Compare(a.Told, b.Told); c != 0 {
 			return c
 		}
 		switch {
