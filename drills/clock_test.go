@@ -78,7 +78,7 @@ func TestFindingRealStoreClockStep(t *testing.T) {
 		t.Helper()
 		calls := make([]lua.Args, n)
 		for i := range calls {
-			calls[i] = lua.Args{Key: key, Limit: l, Now: now}
+			calls[i] = lua.Args{Key: key, Limit: l, Told: now}
 		}
 		replies, err := scripts[name].DoAll(ctx, c, calls)
 		if err != nil {

@@ -90,7 +90,7 @@ func TestFindingClusterNeedsHashTags(t *testing.T) {
 	now := time.Now().UnixMicro()
 	refused, firstErr := 0, ""
 	for i := range 5 {
-		untagged.Now = now + int64(i)
+		untagged.Told = now + int64(i)
 		_, err := script.Do(ctx, cc, untagged)
 		if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
 			refused++
@@ -113,7 +113,7 @@ func TestFindingClusterNeedsHashTags(t *testing.T) {
 	times := clusterTimes(now)
 	admitted, differ := 0, 0
 	for i, at := range times {
-		tagged.Now = at
+		tagged.Told = at
 		r, err := script.Do(ctx, cc, tagged)
 		if err != nil {
 			t.Fatalf("hash-tagged call %d: %v", i, err)

@@ -223,7 +223,7 @@ func evictionRun(ctx context.Context, c *redis.Client, script *lua.Limiter, name
 	var calls []lua.Args
 	for _, key := range keys {
 		for range lim.Burst + 1 {
-			calls = append(calls, lua.Args{Key: key, Limit: lim, Now: -1})
+			calls = append(calls, lua.Args{Key: key, Limit: lim, Told: -1})
 		}
 	}
 	replies, err := script.DoAll(ctx, c, calls)

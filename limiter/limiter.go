@@ -199,7 +199,7 @@ func Allow(ctx context.Context, lim Limiter, key int, now int64) (d algos.Decisi
 	// the properties cost). An Into decides the same by either method.
 	defer func() {
 		if v := recover(); v != nil {
-			d, err = algos.Decision{}, &Panic{Key: key, Now: now, Value: v}
+			d, err = algos.Decision{}, &Panic{Key: key, Told: now, Value: v}
 		}
 	}()
 	return lim.Allow(ctx, key, now)
@@ -215,7 +215,7 @@ func AllowInto(ctx context.Context, lim Limiter, key int, now int64, out *algos.
 	defer func() {
 		if v := recover(); v != nil {
 			out.Allowed, out.Remaining, out.RetryAfter, out.Reset, out.Delay = false, 0, 0, 0, 0
-			err = &Panic{Key: key, Now: now, Value: v}
+			err = &Panic{Key: key, Told: now, Value: v}
 		}
 	}()
 	if into, ok := lim.(Into); ok {
@@ -231,11 +231,11 @@ func AllowInto(ctx context.Context, lim Limiter, key int, now int64, out *algos.
 // the limiter returned is only counted.
 type Panic struct {
 	Key   int
-	Now   int64
+	Told  int64
 	Value any // what the limiter panicked with
 }
 
 // Error says where the limiter panicked and with what.
 func (p *Panic) Error() string {
-	return fmt.Sprintf("limiter: Allow panicked at %s on key %d: %v", algos.FormatTime(p.Now), p.Key, p.Value)
+	return fmt.Sprintf("limiter: Allow panicked at %s on key %d: %v", algos.FormatTime(p.Told), p.Key, p.Value)
 }

@@ -159,18 +159,18 @@ func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, p
 			return err
 		}
 		r := Played{Plan: p, Sent: redisNow() - rec.Origin}
-		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Now: -1}
+		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Told: -1}
 		switch cs.Deployment {
 		case model.NodeClock, model.StoreClock:
 			if cs.Deployment == model.NodeClock {
-				req.Now = rec.Origin + r.Sent + nodeOffset
+				req.Told = rec.Origin + r.Sent + nodeOffset
 			}
 			reply, err := script.Do(ctx, c, req)
 			if err != nil {
 				return err
 			}
-			r.Told = req.Now - rec.Origin
-			if req.Now < 0 {
+			r.Told = req.Told - rec.Origin
+			if req.Told < 0 {
 				r.Told = reply.RedisTime - rec.Origin
 			}
 			r.Ran, r.Seq = reply.RedisTime-rec.Origin, reply.Seq

@@ -288,7 +288,7 @@ func (s Script) Allow(ctx context.Context, t Destination) (Ruling, error) {
 // negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
 // same step when set.
 func (s Script) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, error) {
-	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Now: now})
+	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Told: now})
 	if err != nil {
 		return Ruling{}, err
 	}

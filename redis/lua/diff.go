@@ -271,10 +271,10 @@ func (r *DiffReport) addError(e CallError) {
 // compared.
 type CallError struct {
 	Call int // the call's index in the times, or -1 for the script as a whole
-	// Now is the call's time, µs: the time told, or on the store-clock path
+	// Told is the call's time, µs: the time told, or on the store-clock path
 	// the TIME the script read (when its reply gave one when it ran), else
 	// the earliest the call can have run.
-	Now        int64
+	Told       int64
 	TimeSource TimeSource // where the call's time came from
 	What       string     // what failed, in words
 	Err        string     // the error, as Redis or the reply's reader put it
@@ -285,7 +285,7 @@ func (e CallError) String() string {
 	if e.Call < 0 {
 		return fmt.Sprintf("%s: %s", e.What, e.Err)
 	}
-	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Now, e.TimeSource), e.What, e.Err)
+	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Told, e.TimeSource), e.What, e.Err)
 }
 
 // callAt names a call and its time, and says when the time is TIME's.
@@ -299,7 +299,7 @@ func callAt(call int, now int64, p TimeSource) string {
 // Difference is one call on which the script and its Go twin disagree.
 type Difference struct {
 	Call       int        // the call's index in the times given to Differential
-	Now        int64      // the time told, µs, or on the store-clock path the TIME the script read
+	Told       int64      // the time told, µs, or on the store-clock path the TIME the script read
 	TimeSource TimeSource // where the call's time came from
 	// Before is what the Go twin's state held before the call, in
 	// algos.State.Stored order. Up to the first difference the script's key
@@ -348,7 +348,7 @@ func (d Difference) String() string {
 		"  before the call the twin held %s\n"+
 		"  go twin: %s; stores %s\n"+
 		"  script:  %s; stores %s",
-		callAt(d.Call, d.Now, d.TimeSource), strings.Join(d.Fields(), ", "),
+		callAt(d.Call, d.Told, d.TimeSource), strings.Join(d.Fields(), ", "),
 		before,
 		describe(d.Go), shortInts(d.GoStored),
 		describe(d.Lua), shortInts(d.LuaStored))
@@ -361,7 +361,7 @@ func (d Difference) String() string {
 // stores nothing.
 type TTLDifference struct {
 	Call       int            // the call's index in the times
-	Now        int64          // the time told, µs, or on the store-clock path the TIME the script read
+	Told       int64          // the time told, µs, or on the store-clock path the TIME the script read
 	TimeSource TimeSource     // where the call's time came from
 	Decision   algos.Decision // the Go twin's decision on the call
 	// Absent is true when the twin stores nothing after the call, so the
@@ -445,7 +445,7 @@ func (d TTLDifference) String() string {
 	if d.TimeSource == StoreClock {
 		its = "its TIME; "
 	}
-	return fmt.Sprintf("TTL after call %d at %d µs (%sgo twin: %s): %s; %s", d.Call, d.Now, its, describe(d.Decision), got, want)
+	return fmt.Sprintf("TTL after call %d at %d µs (%sgo twin: %s): %s; %s", d.Call, d.Told, its, describe(d.Decision), got, want)
 }
 
 // Differential is DifferentialWith the zero DiffOptions: a key may live up
@@ -643,7 +643,7 @@ func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []in
 		if onStore {
 			now = -1 // the script reads TIME
 		}
-		keys, args, err := d.l.prepare(Args{Key: d.key, Limit: d.lim, Now: now})
+		keys, args, err := d.l.prepare(Args{Key: d.key, Limit: d.lim, Told: now})
 		if err != nil {
 			return err
 		}
@@ -706,7 +706,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		rep.Admitted++
 	}
 	fail := func(what string, err any) error {
-		rep.addError(CallError{Call: call, Now: now, TimeSource: rep.TimeSource, What: what, Err: fmt.Sprint(err)})
+		rep.addError(CallError{Call: call, Told: now, TimeSource: rep.TimeSource, What: what, Err: fmt.Sprint(err)})
 		return nil
 	}
 	if readErr != nil {
@@ -738,7 +738,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	if !same(want, wantStored) {
 		if rep.Differences++; len(rep.First) < MaxReported {
 			rep.First = append(rep.First, Difference{
-				Call: call, Now: now, TimeSource: rep.TimeSource, Before: before,
+				Call: call, Told: now, TimeSource: rep.TimeSource, Before: before,
 				Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
 				StateDoc: d.l.algo.StateDoc,
 			})
@@ -779,7 +779,7 @@ func readEval(eval *redis.Cmd) (ScriptReply, string, error) {
 func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime, after int64) error {
 	rep := d.rep
 	rep.TTLChecks++
-	td := TTLDifference{Call: call, Now: now, TimeSource: rep.TimeSource, Decision: want, Absent: len(stored) == 0,
+	td := TTLDifference{Call: call, Told: now, TimeSource: rep.TimeSource, Decision: want, Absent: len(stored) == 0,
 		Got: lifeOf(at, redisTime), GotLatest: lifeOf(at, after)}
 	if !td.Absent {
 		idle, err := d.idle.find(d.state, now, want.Reset)

@@ -119,7 +119,7 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 		{"a comparison that stopped", func(r *DiffReport) { r.Calls, r.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
 		{"an error", func(r *DiffReport) {
 			r.Errors = 1
-			r.FirstErrors = []CallError{{Call: 2, Now: 7, What: "the script's reply could not be read", Err: "bad reply: want an array"}}
+			r.FirstErrors = []CallError{{Call: 2, Told: 7, What: "the script's reply could not be read", Err: "bad reply: want an array"}}
 		}, "call 2 at 7 µs: the script's reply could not be read: bad reply: want an array"},
 		{"an error not kept in words", func(r *DiffReport) { r.Errors = 1 }, "(1 more errors not shown)"},
 		{"a difference", func(r *DiffReport) { r.Differences = 1 }, "1 differences"},
@@ -131,13 +131,13 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.TimeSource = ToldTime }, ""},
 		{"a difference on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Differences = 1
-			r.OnStoreClock.First = []Difference{{Call: 0, Now: 1_700_000_000_123_456, TimeSource: StoreClock}}
+			r.OnStoreClock.First = []Difference{{Call: 0, Told: 1_700_000_000_123_456, TimeSource: StoreClock}}
 		}, "on the store-clock path, reading TIME on \"k:store-clock\": 10 calls (3 admitted), 1 differences, 0 errors, 10 of 10 TTLs within bound\n" +
 			"call 0 at 1700000000123456 µs (its TIME) differs in"},
 		{"a store-clock path that stopped", func(r *DiffReport) { r.OnStoreClock.Calls, r.OnStoreClock.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
 		{"an error on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Errors = 1
-			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Now: 9, TimeSource: StoreClock, What: "the script failed", Err: "boom"}}
+			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Told: 9, TimeSource: StoreClock, What: "the script failed", Err: "boom"}}
 		}, "call 2 at 9 µs (its TIME): the script failed: boom"},
 	} {
 		r := clean
@@ -162,7 +162,7 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 // failed and why.
 func TestLuaDifferenceInWords(t *testing.T) {
 	d := Difference{
-		Call: 3, Now: 1_000_000,
+		Call: 3, Told: 1_000_000,
 		Before:   []int64{1, 5, 0},
 		Go:       algos.Decision{Allowed: false, RetryAfter: 20, Reset: 20},
 		Lua:      algos.Decision{Allowed: true, Remaining: -1, Reset: 20},
@@ -192,7 +192,7 @@ func TestLuaDifferenceInWords(t *testing.T) {
 		d    TTLDifference
 		want string
 	}{
-		{TTLDifference{Call: 9, Now: 1000, Decision: admitted, Idle: 708417 * time.Microsecond, Max: time.Hour, Got: 500 * time.Millisecond},
+		{TTLDifference{Call: 9, Told: 1000, Decision: admitted, Idle: 708417 * time.Microsecond, Max: time.Hour, Got: 500 * time.Millisecond},
 			"TTL after call 9 at 1000 µs (go twin: admitted, remaining 2, retry-after 0 µs, reset 708417 µs): the key expires 500ms after the call; " +
 				"too early: the twin's state is not idle until 708.417ms after the call, and a call after the expiry would start from a fresh state; want at least 708.417ms and at most 1h0m0s"},
 		{TTLDifference{Call: 9, Idle: time.Second, Max: time.Hour, Got: KeyMissing},
@@ -231,7 +231,7 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	if got := d.String(); !strings.HasPrefix(got, "call 3 at 1000000 µs (its TIME) differs in allowed") {
 		t.Errorf("a difference on the store-clock path reads %q", got)
 	}
-	if got := (TTLDifference{Call: 9, Now: 5, TimeSource: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
+	if got := (TTLDifference{Call: 9, Told: 5, TimeSource: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
 		t.Errorf("a TTL difference on the store-clock path reads %q", got)
 	}
 	if ToldTime.String() != "told the time" || StoreClock.String() != "reading TIME" || TimeSource(7).String() != "TimeSource(7)" {
@@ -529,7 +529,7 @@ func nearTheLimit(t *testing.T, run func(*testing.T, *Limiter, algos.Limit, []in
 	// The first difference is at the limit: the twin's estimate, before the
 	// call, within one request of it.
 	f := rep.First[0]
-	if est := estimate(l.Name(), f.Before, f.Now, lim); est < (lim.Rate-1)*lim.Window || est > lim.Rate*lim.Window || f.Go.Allowed == f.Lua.Allowed {
+	if est := estimate(l.Name(), f.Before, f.Told, lim); est < (lim.Rate-1)*lim.Window || est > lim.Rate*lim.Window || f.Go.Allowed == f.Lua.Allowed {
 		t.Errorf("%s planted, %v: the first difference is not a decision at the limit (estimate %d/%d):\n%v", l.Name(), lim, est, lim.Window, f)
 	}
 	t.Logf("%s planted, %v: %s\n%v", l.Name(), lim, rep.Summary(), f)

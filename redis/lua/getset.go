@@ -25,7 +25,7 @@ type GetSet struct {
 	algo algos.Algorithm
 	// Clock, when set, is the node's clock (µs): Do reads it once the read
 	// has come back, to tell the algorithm the time it decides at. Unset,
-	// Do tells it Request.Now (or, if negative, the Redis TIME of the read).
+	// Do tells it Args.Told (or, if negative, the Redis TIME of the read).
 	// Set it before the first Do.
 	Clock func() int64
 }
@@ -52,7 +52,7 @@ type GetSetReply struct {
 	Told     int64
 }
 
-// Do reads r.Key, decides in Go at the time of n.Clock, else r.Now (r.Now <
+// Do reads r.Key, decides in Go at the time of n.Clock, else r.Told (r.Told <
 // 0: at the Redis TIME of the read, the closest a node gets to a store clock
 // without a script) and writes the state back with the scripts' TTL. It
 // always writes, as the Go decision changes the state on a denial too (the
@@ -103,7 +103,7 @@ func (n *GetSet) Do(ctx context.Context, c redis.Cmdable, r Args) (GetSetReply, 
 	}
 	out.Read = st.Stored()
 
-	now := r.Now
+	now := r.Told
 	switch {
 	case n.Clock != nil:
 		now = n.Clock()

@@ -68,7 +68,7 @@ func takeTurns(ctx context.Context, t *testing.T, c redis.Cmdable, prefix string
 	diffs := 0
 	expires := int64(math.MaxInt64) // when the key expires on the store's clock, to the ms
 	for i, now := range times {
-		req := Args{Key: key, Limit: lim, Now: now}
+		req := Args{Key: key, Limit: lim, Told: now}
 		want := a.Decide(&state, now, lim)
 		var got ScriptReply
 		read := int64(0) // the store's clock when the call read the key
@@ -124,7 +124,7 @@ func TestLuaBadStateIsAnError(t *testing.T) {
 			t.Errorf("%s script on a bad key: %v", name, err)
 		}
 		na, _ := NewGetSet(name)
-		if _, err := na.Do(ctx, c, Args{Key: key, Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
+		if _, err := na.Do(ctx, c, Args{Key: key, Limit: lim, Told: 5}); err == nil || !strings.Contains(err.Error(), "three integers") {
 			t.Errorf("%s GET/SET on a bad key: %v", name, err)
 		}
 	}

@@ -198,14 +198,14 @@ func (l *Limiter) Load(ctx context.Context, c redis.Scripter) error {
 }
 
 // Args is one call: the key, the limit, and the time the caller tells
-// the script (Now < 0: the script reads Redis TIME instead). SeqKey, when
+// the script (Told < 0: the script reads Redis TIME instead). SeqKey, when
 // set, names a counter the script INCRs, so Reply.Seq orders every call
 // sharing it exactly as Redis ran them.
 type Args struct {
 	Key    string
 	SeqKey string
 	Limit  algos.Limit
-	Now    int64
+	Told   int64
 }
 
 // ScriptReply is what a script answers.
@@ -225,7 +225,7 @@ type ScriptReply struct {
 // under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
 // reply of the wrong shape is an error.
 func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
-	return l.Do(ctx, c, Args{Key: key, Limit: lim, Now: now})
+	return l.Do(ctx, c, Args{Key: key, Limit: lim, Told: now})
 }
 
 // Do is Call for a Request, which may carry a SeqKey.
@@ -289,7 +289,7 @@ func (l *Limiter) prepare(r Args) (keys []string, args []any, err error) {
 	if r.SeqKey != "" {
 		keys = append(keys, r.SeqKey)
 	}
-	now := r.Now
+	now := r.Told
 	if now < 0 {
 		now = -1
 	}

@@ -113,7 +113,7 @@ func TestUnreachableRedisIsAnError(t *testing.T) {
 		t.Error("DoAll on a closed port succeeded")
 	}
 	n, _ := NewGetSet("sliding-log")
-	if _, err := n.Do(ctx, c, Args{Key: "k", Limit: lim, Now: 5}); err == nil || !strings.Contains(err.Error(), `"k"`) {
+	if _, err := n.Do(ctx, c, Args{Key: "k", Limit: lim, Told: 5}); err == nil || !strings.Contains(err.Error(), `"k"`) {
 		t.Errorf("GetSet.Do on a closed port: %v", err)
 	}
 	if _, err := GetThenIncr(ctx, c, "k", lim, 5); err == nil {

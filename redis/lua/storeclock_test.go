@@ -83,7 +83,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		}
 		f := s.First[0]
 		if f.Call != 0 || f.TimeSource != lua.StoreClock || strings.Join(f.Fields(), ",") != "stored" ||
-			f.Now%algos.Second == 0 || f.GoStored[1] != f.Now || f.LuaStored[1] != f.Now-f.Now%algos.Second {
+			f.Told%algos.Second == 0 || f.GoStored[1] != f.Told || f.LuaStored[1] != f.Told-f.Told%algos.Second {
 			t.Errorf("the first difference is not the first call storing the whole second of the TIME it read:\n%v", f)
 		}
 		return true
