@@ -762,7 +762,7 @@ var heldNumbers = map[string][]string{
 var uncheckedNumbers = []string{
 	"measured +0.0% idle and +13.6% under",
 	"by +14%, +27% and +133% for", "counter, +8%, +13% and +44% for",
-	"about 82 s", "about 3 minutes", "clones: 81.9 and 82.9 s, where", "took 98.1 and 89.0 s;", "138 to 174 s with both", "about 137 CPU-seconds", "(170 before that", "starting the 41 test", "no test run takes 29;", "speed moves about 10% from", "(measured on 2026-12-04: 148 s", "running, 224 CPU-seconds;", "269 to 289 s with", "the same run with it took 156 s", "156 s and 239 CPU-seconds",
+	"about 82 s", "about 3 minutes", "clones: 81.9 and 82.9 s, where", "took 98.1 and 89.0 s;", "138 to 174 s with both", "about 137 CPU-seconds", "(170 before that", "starting the 41 test", "no test run takes 29;", "speed moves about 10% from", "(measured on 2026-12-04: 148 s", "running, 224 CPU-seconds)", "the same run with it took 156 s", "156 s and 239 CPU-seconds", "took 262 and 269 s", "(269 to 289 s in nine", "takes 470 to 730 s.",
 	"to +37.3% in", "both cores busy, +6.0%", "arrival, 48% at", "unchecked: 64% or more and 31% or more in",
 	"away: 94% with", "of 3, 77% with 10.", "4.5 to 21.4× in", "2026-11-30 (16 to", "11.7× against",
 	"18.6 to 28.3× against", "4.6× and more.", "26 to 50 recorded", "loaded, 50 in",
