@@ -176,7 +176,7 @@ var (
 // New returns a fleet c with every key absent, enforcing l, or an error if
 // c or l is invalid.
 func New(c CachedCounter, l algos.Limit) (*Limiter, error) {
-	if err := validate(c.Validate(), l); err != nil {
+	if err := validate(c, l); err != nil {
 		return nil, err
 	}
 	f := &Limiter{cfg: c, limit: l, handled: make([]int64, c.Nodes)}
@@ -189,11 +189,11 @@ func New(c CachedCounter, l algos.Limit) (*Limiter, error) {
 	return f, nil
 }
 
-// validate is why New or NewOwner refuses a fleet under l: invalid, the
-// config's validation error, when it is not nil, else the limit's.
-func validate(invalid error, l algos.Limit) error {
-	if invalid != nil {
-		return invalid
+// validate is why New or NewOwner refuses the fleet c under l: c's own
+// validation error first, else the limit's.
+func validate(c interface{ Validate() error }, l algos.Limit) error {
+	if err := c.Validate(); err != nil {
+		return err
 	}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("fleet: invalid limit: %w", err)

@@ -110,7 +110,7 @@ var (
 // NewOwner returns an owner fleet c with every key absent, enforcing l,
 // or an error if c or l is invalid.
 func NewOwner(c OwnerConfig, l algos.Limit) (*Owner, error) {
-	if err := validate(c.Validate(), l); err != nil {
+	if err := validate(c, l); err != nil {
 		return nil, err
 	}
 	return &Owner{cfg: c, limit: l, handled: make([]int64, c.Nodes)}, nil

@@ -52,27 +52,17 @@ func TestOwnerOneNodeIsTheFixedWindow(t *testing.T) {
 // instant, µs by µs, for the key asked about. It shares no code with the
 // package.
 type ownerReference struct {
+	refKeys
 	c     fleet.OwnerConfig
 	l     algos.Limit
-	keys  []*ownerRefKey
 	calls int
 }
 
-type ownerRefKey struct {
-	seen  bool
-	upto  int64
-	rec   refRecord // the owner's count
-	views []refView // one per node; the owner's is never used
+func newOwnerReference(c fleet.OwnerConfig, l algos.Limit) *ownerReference {
+	return &ownerReference{refKeys: refKeys{nodes: c.Nodes}, c: c, l: l}
 }
 
-func (r *ownerReference) key(key int) *ownerRefKey {
-	for len(r.keys) <= key {
-		r.keys = append(r.keys, &ownerRefKey{views: make([]refView, r.c.Nodes)})
-	}
-	return r.keys[key]
-}
-
-func (r *ownerReference) broadcast(k *ownerRefKey, owner int, at int64) {
+func (r *ownerReference) broadcast(k *refKey, owner int, at int64) {
 	for j, v := range k.views {
 		if j != owner && r.c.Batched && v.set && v.d > 0 {
 			k.rec.add(v.win, v.d)
@@ -118,16 +108,6 @@ func (r *ownerReference) decide(key int, now, cost int64) (algos.Decision, int) 
 	return d, node
 }
 
-func (r *ownerReference) record(key int) refRecord { return r.key(key).rec }
-
-func (r *ownerReference) cells() int64 {
-	var n int64
-	for _, k := range r.keys {
-		n += refCells(k.rec, k.views)
-	}
-	return n
-}
-
 // drawOwnerConfig draws a small owner fleet: 1 to 6 nodes, broadcasting
 // every 0 to 90 µs (shorter than the window or longer), batched or not.
 func drawOwnerConfig(t *rapid.T) fleet.OwnerConfig {
@@ -147,7 +127,7 @@ func TestOwnerLazyBroadcastsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := drawLimit(t)
 		c := drawOwnerConfig(t)
-		sameAsPlainModel(t, newOwner(t, c, l), &ownerReference{c: c, l: l}, drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")))
+		sameAsPlainModel(t, newOwner(t, c, l), newOwnerReference(c, l), drawTrace(t, -300, 300, rapid.Bool().Draw(t, "in order")))
 	})
 }
 

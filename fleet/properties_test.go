@@ -111,29 +111,57 @@ func TestOneNodeIsTheFixedWindow(t *testing.T) {
 // of every node, µs by µs, for the key asked about. It shares no code with
 // the package.
 type reference struct {
-	nodes int
+	refKeys
 	sync  int64
 	l     algos.Limit
-	keys  []*refKey
 	calls int
 }
 
+func newReference(c fleet.CachedCounter, l algos.Limit) *reference {
+	return &reference{refKeys: refKeys{nodes: c.Nodes}, sync: c.Sync, l: l}
+}
+
+// refKey is one key of a plain model (reference, ownerReference): its
+// record (the cached counter's store, or the owner's count), every node's
+// view of it, and the last instant played for it (upto, once seen).
 type refKey struct {
 	seen  bool
 	upto  int64
-	store refRecord
-	views []refView // one per node
+	rec   refRecord
+	views []refView // one per node; an owner's own is never used
 }
 
-func newReference(c fleet.CachedCounter, l algos.Limit) *reference {
-	return &reference{nodes: c.Nodes, sync: c.Sync, l: l}
+// refKeys is a plain model's keys, each made with a view per node on its
+// first use.
+type refKeys struct {
+	nodes int
+	keys  []*refKey
 }
 
-func (r *reference) key(key int) *refKey {
+func (r *refKeys) key(key int) *refKey {
 	for len(r.keys) <= key {
 		r.keys = append(r.keys, &refKey{views: make([]refView, r.nodes)})
 	}
 	return r.keys[key]
+}
+
+func (r *refKeys) record(key int) refRecord { return r.key(key).rec }
+
+// cells is the cells the keys hold: 2 for a record, if set, and 3 for
+// every view set.
+func (r *refKeys) cells() int64 {
+	var n int64
+	for _, k := range r.keys {
+		if k.rec.set {
+			n += 2
+		}
+		for _, v := range k.views {
+			if v.set {
+				n += 3
+			}
+		}
+	}
+	return n
 }
 
 // syncsAt is whether node syncs at the instant at: at ≡ node·Sync/Nodes
@@ -149,13 +177,13 @@ func (r *reference) syncNode(k *refKey, j int, at int64) {
 		return
 	}
 	if v.d > 0 {
-		k.store.add(v.win, v.d)
+		k.rec.add(v.win, v.d)
 		v.d = 0
 	}
 	if w := algos.FloorDiv(at, r.l.Window); w > v.win {
 		v.win = w
 	}
-	v.g = k.store.countIn(v.win)
+	v.g = k.rec.countIn(v.win)
 }
 
 func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
@@ -165,7 +193,7 @@ func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
 	win := algos.FloorDiv(now, r.l.Window)
 	end := (win+1)*r.l.Window - now
 	if r.sync == 0 {
-		return k.store.decide(win, end, cost, r.l.Rate), node
+		return k.rec.decide(win, end, cost, r.l.Rate), node
 	}
 	if k.seen {
 		for at := k.upto + 1; at <= now; at++ {
@@ -180,16 +208,6 @@ func (r *reference) decide(key int, now, cost int64) (algos.Decision, int) {
 		k.seen, k.upto = true, now
 	}
 	return k.views[node].decide(win, end, cost, r.l.Rate), node
-}
-
-func (r *reference) record(key int) refRecord { return r.key(key).store }
-
-func (r *reference) cells() int64 {
-	var n int64
-	for _, k := range r.keys {
-		n += refCells(k.store, k.views)
-	}
-	return n
 }
 
 // refRecord is a plain model's record of one key: the cached counter's
@@ -262,21 +280,6 @@ func refAdmit(used, rate, end, cost int64) algos.Decision {
 	}
 	d.Remaining = max(0, rate-used)
 	return d
-}
-
-// refCells is the cells a plain model's key holds: 2 for its record, if
-// set, and 3 for every view set.
-func refCells(rec refRecord, views []refView) int64 {
-	var n int64
-	if rec.set {
-		n += 2
-	}
-	for _, v := range views {
-		if v.set {
-			n += 3
-		}
-	}
-	return n
 }
 
 // plainModel is a fleet written the plain way (reference,
@@ -430,7 +433,7 @@ func TestOvershootBound(t *testing.T) {
 				firstCall[cl.key][node] = cl.t
 			}
 		}
-		nodeSync := func(_, node int) int64 { return c.Offset(node) }
+		nodeSync := func(_, node int) int64 { return int64(node) * c.Sync / n } // doc.go's phase, not the package's Offset
 		for _, k := range admitsByWindow(t, newFleet(t, c, l), l, calls, c.Nodes, c.Sync, nodeSync) {
 			total, m := k.total, k.m
 			if c.Sync == 0 || c.Nodes == 1 {
