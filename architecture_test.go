@@ -35,10 +35,10 @@ var allowedImports = map[string][]string{
 	"limiter":               {"algos"},
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
-	"properties":            {"algos", "differential", "limiter", "model"},
-	"adversary":             {"algos", "model", "traffic"},                                                                              // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
-	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
-	"differential":          {"algos", "limiter", "model"},
+	"properties":            {"algos", "differential", "limiter", "model", "record"},
+	"adversary":             {"algos", "model", "record", "traffic"},                                                                              // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
+	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "record", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
+	"differential":          {"algos", "limiter", "model", "record"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/conn", "redis/lua", "internal/planted", "limiter", "model", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them and sends them
 	"simredis":              {},
@@ -66,7 +66,7 @@ var allowedImports = map[string][]string{
 	"live":                  {"algos", "breach", "internal/encode", "record"},
 	"drift":                 {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":               {"internal/svgchart", "record"},
-	"traffic":               {"algos", "model", "record"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm: model imports it already; record for the one ParseError of a line a reader cannot read, which model imports too
+	"traffic":               {"algos", "record"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm; record for the words it speaks (Request, Stream, Client, Reply) and the one ParseError of a line a reader cannot read; never the simulator it feeds
 	"drills":                {},
 	"capacity":              {"algos", "fleet", "internal/encode", "limiter", "metrics", "model", "record", "traffic"},
 	"fleet":                 {"algos", "limiter"},
@@ -332,10 +332,10 @@ var sharedTypeNames = map[string]struct {
 	packages []string
 	why      string
 }{
-	"Client":  {[]string{"live", "model"}, "a closed-loop client in real time (live) and in simulated time (model)"},
+	"Client":  {[]string{"live", "record"}, "a closed-loop client in real time (live) and in simulated time (record's, which the simulator plays)"},
 	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
-	"Request": {[]string{"model", "traffic"}, "a simulated request (model) and a request of a trace file (traffic), which becomes one"},
+	"Request": {[]string{"record", "traffic"}, "a simulated request (record's, the simulator's input) and a request of a trace file (traffic), which becomes one"},
 	"Verdict": {[]string{"live", "scenarios"}, "a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/study"
@@ -218,7 +219,7 @@ func TestLiveReplayMatchesModel(t *testing.T) {
 // playLiveCase plays one case of TestLiveReplayMatchesModel and returns its
 // report row, or what stopped it; a result out of bounds is reported on t
 // (safe from several goroutines).
-func playLiveCase(t *testing.T, s redistest.Redis, prefix string, i int, lc liveCase, limit algos.Limit, requests []model.Request) (string, error) {
+func playLiveCase(t *testing.T, s redistest.Redis, prefix string, i int, lc liveCase, limit algos.Limit, requests []record.Request) (string, error) {
 	name := fmt.Sprintf("%s %s", lc.algo, lc.deployment)
 	if lc.skew > 0 {
 		name += " " + algos.FormatMicros(lc.skew)

@@ -17,6 +17,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/golden"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // limit is small, so that a minimal attack is a handful of lines: 8 per
@@ -101,7 +102,7 @@ func search(t testing.TB, d model.Deployment) searched {
 
 // breaks plays reqs on cfg and reports whether the promise broke, and the
 // attack's admits.
-func breaks(t *testing.T, cfg model.Config, reqs []model.Request) (*algos.Violation, []int64) {
+func breaks(t *testing.T, cfg model.Config, reqs []record.Request) (*algos.Violation, []int64) {
 	t.Helper()
 	cfg.Requests = reqs
 	res, err := model.Run(cfg)
@@ -256,7 +257,7 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"no deployment", func(c *model.Config) { c.Deployment = 0 }, nil, "unknown deployment"},
 		{"no nodes", func(c *model.Config) { c.Nodes = 0 }, nil, "nodes"},
 		{"no wipe", func(c *model.Config) { c.Deployment, c.WipeAt = model.StoreWiped, 0 }, nil, "WipeAt"},
-		{"requests given", func(c *model.Config) { c.Requests = []model.Request{{Sent: 1}} }, nil, "makes its own"},
+		{"requests given", func(c *model.Config) { c.Requests = []record.Request{{Sent: 1}} }, nil, "makes its own"},
 		{"no limiter", func(c *model.Config) { c.Limiter = limiter.Spec{} }, nil, "Name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 	"pgregory.net/rapid"
 )
@@ -112,7 +113,7 @@ func nudge(t *rapid.T, rtt int64) int64 {
 }
 
 // draw draws one attack: a start and its waits, placed within the bounds.
-func (s *searcher) draw(t *rapid.T) []model.Request {
+func (s *searcher) draw(t *rapid.T) []record.Request {
 	start := s.gen.start.Draw(t, "start")
 	return s.env.Place(start, s.gen.waits.Draw(t, "waits"))
 }
@@ -120,6 +121,6 @@ func (s *searcher) draw(t *rapid.T) []model.Request {
 // mutate draws a few edits and applies them to a copy of base: how the
 // climb searches near its best attack. It shrinks towards no edit at all,
 // base itself.
-func (s *searcher) mutate(t *rapid.T, base []model.Request) []model.Request {
+func (s *searcher) mutate(t *rapid.T, base []record.Request) []record.Request {
 	return s.env.Edit(base, s.gen.edits.Draw(t, "edits"))
 }

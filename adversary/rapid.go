@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"pgregory.net/rapid"
 )
 
@@ -19,9 +19,9 @@ import (
 // counterexample. It returns rapid's shrunk counterexample (the last
 // failing case: rapid replays its minimal case last) and its score, or
 // nil when the property held.
-func (s *searcher) round(seed uint64, threshold score, shrinkTries int, draw func(*rapid.T) []model.Request) ([]model.Request, score, error) {
+func (s *searcher) round(seed uint64, threshold score, shrinkTries int, draw func(*rapid.T) []record.Request) ([]record.Request, score, error) {
 	var (
-		last      []model.Request
+		last      []record.Request
 		lastScore score
 		runErr    error
 		shrinking int // runs since the first failure: rapid reproducing and shrinking it

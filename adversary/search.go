@@ -9,6 +9,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 	"pgregory.net/rapid"
 )
@@ -67,7 +68,7 @@ type Fate struct {
 type Attack struct {
 	// Requests are the attack, sorted by Sent, all on key 0; Node is the
 	// node the attacker chose when the Config is Pinned.
-	Requests []model.Request
+	Requests []record.Request
 	// Fates is parallel to Requests.
 	Fates []Fate
 	// Admitted counts the admits.
@@ -130,11 +131,11 @@ func Search(cfg model.Config, b Bounds, seed uint64) (SearchReport, error) {
 	// it (the targeting: a search near the best); the third draws afresh.
 	// The search ends when its budget is spent, or idleRounds rounds in a
 	// row beat nothing after a break.
-	var breaking [][]model.Request
+	var breaking [][]record.Request
 	for idle := 0; s.tries < s.b.Tries && idle < idleRounds; {
 		draw := s.draw
 		if base := s.best.reqs; base != nil && rep.Rounds%3 != 0 {
-			draw = func(t *rapid.T) []model.Request { return s.mutate(t, base) }
+			draw = func(t *rapid.T) []record.Request { return s.mutate(t, base) }
 		}
 		threshold, shrink := s.best.score, climbShrinkTries
 		if threshold.excess == 0 {
@@ -165,10 +166,10 @@ func Search(cfg model.Config, b Bounds, seed uint64) (SearchReport, error) {
 		// rapid's shrink and ours are greedy, and a different start or
 		// order can end shorter. The fewest requests win; the first on a
 		// tie.
-		starts := [][]model.Request{breaking[0], shortest(breaking), s.best.reqs}
-		var min []model.Request
+		starts := [][]record.Request{breaking[0], shortest(breaking), s.best.reqs}
+		var min []record.Request
 		for i, start := range starts {
-			if slices.ContainsFunc(starts[:i], func(r []model.Request) bool { return slices.Equal(r, start) }) {
+			if slices.ContainsFunc(starts[:i], func(r []record.Request) bool { return slices.Equal(r, start) }) {
 				continue
 			}
 			for _, latestFirst := range []bool{true, false} {
@@ -228,7 +229,7 @@ func Measure(cfg model.Config) (Attack, error) {
 }
 
 // shortest is the first of the shortest attacks in list.
-func shortest(list [][]model.Request) []model.Request {
+func shortest(list [][]record.Request) []record.Request {
 	best := list[0]
 	for _, l := range list[1:] {
 		if len(l) < len(best) {
@@ -268,7 +269,7 @@ type searcher struct {
 
 // candidate is an attack and its measure.
 type candidate struct {
-	reqs  []model.Request
+	reqs  []record.Request
 	score score
 }
 
@@ -320,7 +321,7 @@ func newSearcher(cfg model.Config, b Bounds) (*searcher, error) {
 }
 
 // run plays reqs on the deployment and measures the admits of key 0.
-func (s *searcher) run(reqs []model.Request) (model.Result, score, error) {
+func (s *searcher) run(reqs []record.Request) (model.Result, score, error) {
 	s.tries++
 	cfg := s.cfg
 	cfg.Requests = reqs
@@ -336,7 +337,7 @@ func (s *searcher) run(reqs []model.Request) (model.Result, score, error) {
 
 // consider keeps reqs as the best attack if it beats it: more excess, then
 // a higher peak, then fewer requests.
-func (s *searcher) consider(reqs []model.Request, sc score) {
+func (s *searcher) consider(reqs []record.Request, sc score) {
 	b := s.best
 	better := b.reqs == nil || sc.excess > b.score.excess ||
 		sc.excess == b.score.excess && (sc.peak > b.score.peak ||
@@ -347,7 +348,7 @@ func (s *searcher) consider(reqs []model.Request, sc score) {
 }
 
 // attack plays reqs once more and describes the fate of every request.
-func (s *searcher) attack(reqs []model.Request) (Attack, error) {
+func (s *searcher) attack(reqs []record.Request) (Attack, error) {
 	res, sc, err := s.run(reqs)
 	if err != nil {
 		return Attack{}, err

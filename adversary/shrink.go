@@ -3,7 +3,7 @@ package adversary
 import (
 	"slices"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // shrink is the search's own shrink, after rapid's: deterministic passes
@@ -18,9 +18,9 @@ import (
 // strictly rounder, a move makes a group strictly rounder (or merges it),
 // a node only goes down, and each of these is bounded. Since the last pass
 // dropped nothing, no single request can be removed from the result.
-func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFirst bool) ([]model.Request, error) {
+func (s *searcher) shrink(reqs []record.Request, keep func(score) bool, latestFirst bool) ([]record.Request, error) {
 	cur := slices.Clone(reqs)
-	try := func(cand []model.Request) (bool, error) {
+	try := func(cand []record.Request) (bool, error) {
 		if !s.env.Valid(cand) {
 			return false, nil
 		}
@@ -30,7 +30,7 @@ func (s *searcher) shrink(reqs []model.Request, keep func(score) bool, latestFir
 	for changed := true; changed; {
 		changed = false
 		// accept makes cand the attack when it still does what it must.
-		accept := func(cand []model.Request) (bool, error) {
+		accept := func(cand []record.Request) (bool, error) {
 			ok, err := try(cand)
 			if ok {
 				cur, changed = cand, true

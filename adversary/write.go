@@ -7,6 +7,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Write prints the report as text: a header (the limiter, its limit and
@@ -26,7 +27,7 @@ func (r SearchReport) Write(w io.Writer) error {
 	if cfg.Deployment != model.Ideal && cfg.Nodes > 1 && cfg.Skew > 0 {
 		fmt.Fprintf(b, "clocks:   ")
 		for i := range cfg.Nodes {
-			fmt.Fprintf(b, " node %d %s", i, signed(model.Offset(i, cfg.Nodes, cfg.Skew)))
+			fmt.Fprintf(b, " node %d %s", i, signed(record.Offset(i, cfg.Nodes, cfg.Skew)))
 			if i < cfg.Nodes-1 {
 				b.WriteString(",")
 			}

@@ -71,7 +71,7 @@ func (r TraceResult) RejectShare() float64 {
 // times, which a rate limit has no use for. A limiter that is
 // limiter.Sized has its state's size sampled after every decision; the
 // peak within each window is kept (Run.State). Errors from the limiter
-// are counted, not fatal. The trace may hold at most model.MaxKeys keys.
+// are counted, not fatal. The trace may hold at most record.MaxKeys keys.
 // The same trace, spec and limit give the same TraceResult, bit for bit.
 func Run(tr traffic.Trace, spec limiter.Spec, l algos.Limit) (TraceResult, error) {
 	if err := tr.Validate(); err != nil {

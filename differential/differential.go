@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Window is one key's aligned window [Start, End) of the limit's window, with
@@ -184,7 +185,7 @@ func validate(mine, ref limiter.Spec, cfg model.Config) error {
 // compareRequests counts the static requests one side admitted and the
 // other denied; a request either side failed is left out (it is counted
 // with the errors).
-func (rep *Comparison) compareRequests(reqs []model.Request, a, b *model.Result) {
+func (rep *Comparison) compareRequests(reqs []record.Request, a, b *model.Result) {
 	for i := range reqs {
 		x, y := a.Outcomes[i], b.Outcomes[i]
 		if x.Failed || y.Failed {

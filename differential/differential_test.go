@@ -14,6 +14,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -27,7 +28,7 @@ var (
 )
 
 // openLoop is the simulator's five open-loop clients at 100/s for 20 s.
-func openLoop(t testing.TB, seed uint64) []model.Request {
+func openLoop(t testing.TB, seed uint64) []record.Request {
 	t.Helper()
 	reqs, err := traffic.OpenLoop(seed, perSecond, duration)
 	if err != nil {
@@ -38,7 +39,7 @@ func openLoop(t testing.TB, seed uint64) []model.Request {
 
 // deployed is the table's conditions: 4 nodes, a 1 ms round trip with ±25%
 // on each leg, clocks in agreement.
-func deployed(d model.Deployment, seed uint64, reqs []model.Request) model.Config {
+func deployed(d model.Deployment, seed uint64, reqs []record.Request) model.Config {
 	return model.Config{Limit: perSecond, Deployment: d, Nodes: 4, RTT: 1000, Jitter: model.DefaultJitter, Seed: seed, Requests: reqs}
 }
 
@@ -307,7 +308,7 @@ func TestErrorsCountApart(t *testing.T) {
 
 // Bad input is an error naming what is wrong, never a panic.
 func TestBadInput(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 10}}
+	reqs := []record.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 10}}
 	good := model.Config{Limit: perSecond, Deployment: model.Ideal, Nodes: 1, Requests: reqs}
 	storeClockOnly := limiter.Spec{Name: "store-clock-limiter", Clock: limiter.StoreClock, Promise: algos.BucketPromise, New: slidingLog.New}
 	with := func(f func(*model.Config)) model.Config { c := good; f(&c); return c }
@@ -324,7 +325,7 @@ func TestBadInput(t *testing.T) {
 		{"does not apply", storeClockOnly, slidingLog, with(func(c *model.Config) { c.Deployment = model.NodeClock; c.Nodes = 4 }), "differential: mine: model: node-clock does not apply to store-clock-limiter"},
 		{"does not apply to ref", slidingLog, storeClockOnly, with(func(c *model.Config) { c.Deployment = model.LocalSplit; c.Nodes = 4 }), "differential: ref: model: local-split does not apply"},
 		{"no requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = nil }), "differential: the Config has no requests"},
-		{"unsorted requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = []model.Request{{Sent: 5}, {Sent: 1}} }), "differential: running mine (sliding-counter): model: requests are not sorted"},
+		{"unsorted requests", slidingCounter, slidingLog, with(func(c *model.Config) { c.Requests = []record.Request{{Sent: 5}, {Sent: 1}} }), "differential: running mine (sliding-counter): model: requests are not sorted"},
 		{"no nodes", slidingCounter, slidingLog, with(func(c *model.Config) { c.Nodes = 0 }), "differential: running mine (sliding-counter): model: 0 nodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

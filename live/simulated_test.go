@@ -98,14 +98,14 @@ func simulate(t *testing.T, cfg model.Config) (model.Result, []record.Record) {
 // burstyRequests is keys keys' requests over span: bursts of 2 to 30 at
 // one instant, some on every node at once, with quiet gaps between, so
 // that a limiter split over nodes, racing, or wiped shows it.
-func burstyRequests(seed uint64, keys int, span int64) []model.Request {
-	s := model.NewStream(seed, 77)
-	var out []model.Request
+func burstyRequests(seed uint64, keys int, span int64) []record.Request {
+	s := record.NewStream(seed, 77)
+	var out []record.Request
 	for at := int64(0); at < span; at += 1 + int64(s.Below(400_000)) {
 		n := 2 + int(s.Below(29))
 		key := int(s.Below(uint64(keys)))
 		for range n {
-			out = append(out, model.Request{Key: key, Sent: at})
+			out = append(out, record.Request{Key: key, Sent: at})
 		}
 	}
 	return out
@@ -204,17 +204,17 @@ var waitKinds = []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetPastIdle
 // idleRequests is keys keys' requests over span, each key's on its own:
 // bursts of 1 to 25 at one instant, each after a quiet gap of up to one and
 // a half windows of l, so that many come after the key is idle again.
-func idleRequests(seed uint64, keys int, span int64, l algos.Limit) []model.Request {
-	s := model.NewStream(seed, 78)
-	var out []model.Request
+func idleRequests(seed uint64, keys int, span int64, l algos.Limit) []record.Request {
+	s := record.NewStream(seed, 78)
+	var out []record.Request
 	for key := range keys {
 		for at := int64(s.Below(uint64(l.Window))); at < span; at += 1 + int64(s.Below(uint64(l.Window*3/2))) {
 			for range 1 + int(s.Below(25)) {
-				out = append(out, model.Request{Key: key, Sent: at})
+				out = append(out, record.Request{Key: key, Sent: at})
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
+	slices.SortStableFunc(out, func(a, b record.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return out
 }
 

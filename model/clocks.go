@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Clocks are what a deployment's clocks do beyond the fixed offsets Skew
@@ -13,7 +15,7 @@ import (
 //
 // A node's clock reads, at true time t,
 //
-//	t + Offset(node) + ⌊t·DriftPPM[node]/10⁶⌋ + the By of each of its Steps with At ≤ t
+//	t + record.Offset(node, …) + ⌊t·DriftPPM[node]/10⁶⌋ + the By of each of its Steps with At ≤ t
 //
 // and the store's clock (what a store-clock script reads as TIME, and what
 // keys expire by) reads t + the By of each store Step with At ≤ t. The
@@ -100,7 +102,7 @@ type clockSet struct {
 func (c *Config) clockSet() *clockSet {
 	k := &clockSet{offsets: make([]int64, c.Nodes), drift: c.Clocks.DriftPPM}
 	for i := range k.offsets {
-		k.offsets[i] = Offset(i, c.Nodes, c.Skew)
+		k.offsets[i] = record.Offset(i, c.Nodes, c.Skew)
 	}
 	if len(c.Clocks.Steps) > 0 {
 		k.steps = make([][]Step, c.Nodes+1)

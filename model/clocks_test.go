@@ -6,6 +6,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // A node's clock is its offset, its drift and the steps it has taken; the
@@ -93,7 +94,7 @@ func TestBadClocks(t *testing.T) {
 		{model.Clocks{Steps: []model.Step{{Clock: 0, At: -1, By: 1}}}, "outside the run"},
 		{model.Clocks{Steps: []model.Step{{Clock: 0, At: 1, By: algos.MaxTime}}}, "too large"},
 	} {
-		cfg := tableConfig(algos.TokenBucket, model.NodeClock, 1, []model.Request{{Key: 0, Sent: 10}})
+		cfg := tableConfig(algos.TokenBucket, model.NodeClock, 1, []record.Request{{Key: 0, Sent: 10}})
 		cfg.Clocks = c.clocks
 		if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.clocks, err, c.want)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Deployment says who tells the algorithm the time and where its state
@@ -86,16 +87,6 @@ func (d Deployment) usesStore() bool {
 
 func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
 
-// Request is one request of the traffic: the key it is for (a small index,
-// one limiter state per key), the true time, in µs, at which a node sends
-// it, and, only when Config.Pinned is set, the node that sends it (the
-// balancer chooses otherwise, and Node is ignored).
-type Request struct {
-	Key  int
-	Sent int64
-	Node int
-}
-
 // Legs fixes the mean one-way delays to and from the store, in µs, instead
 // of RTT/2 each. Out is node → store for the atomic script and for GET; Back
 // is store → node for the GET's reply; Set is from the GET/SET node's
@@ -125,7 +116,7 @@ type Config struct {
 	// Nodes is how many nodes the balancer spreads requests over (at least 1).
 	Nodes int
 	// Skew is the distance, in µs, between the clocks of the first and the
-	// last node; node i reads true time + Offset(i, Nodes, Skew). With one
+	// last node; node i reads true time + record.Offset(i, Nodes, Skew). With one
 	// node there is no skew.
 	Skew int64
 	// Clocks are the clocks' drift and steps beyond their offsets (see
@@ -147,7 +138,7 @@ type Config struct {
 	// local deployments; each gap is drawn uniformly from [1, 2·RestartEvery]
 	// by that node's own stream. 0 means nodes never restart.
 	RestartEvery int64
-	// Pinned sends every request to the node its Request.Node names instead
+	// Pinned sends every request to the node its record.Request.Node names instead
 	// of the node the balancer draws: traffic whose callers are fixed, such
 	// as workers each with their own clock. Ideal ignores it.
 	Pinned bool
@@ -155,32 +146,15 @@ type Config struct {
 	Seed uint64
 	// Requests are the traffic, sorted by Sent, with 0 ≤ Sent ≤
 	// algos.MaxTime/8 (algos.MaxTime for Ideal without Loop) and
-	// 0 ≤ Key < MaxKeys.
-	Requests []Request
+	// 0 ≤ Key < record.MaxKeys.
+	Requests []record.Request
 	// Loop are the closed-loop clients, each on its key (0 ≤ Key <
-	// MaxKeys), sending beside Requests as the answers they get direct.
-	Loop []LoopClient
+	// record.MaxKeys), sending beside Requests as the answers they get direct.
+	Loop []record.LoopClient
 }
 
 // DefaultJitter is the design's jitter on each leg to or from the store: ±25%.
 const DefaultJitter = 25
-
-// MaxKeys bounds key indices: the model keeps one state per key (and per
-// node for the local deployments) in a dense slice.
-const MaxKeys = 1 << 20
-
-// Offset is node i's clock offset from true time, in µs, when nodes clocks
-// are spread evenly across skew: -skew/2 + i·skew/(nodes-1), rounded down,
-// so that Offset(nodes-1) - Offset(0) = skew exactly. With one node it is 0.
-func Offset(i, nodes int, skew int64) int64 {
-	if nodes <= 1 {
-		return 0
-	}
-	// i·skew/(nodes-1) without overflow: split skew into quotient and rest.
-	d := int64(nodes - 1)
-	q, r := skew/d, skew%d
-	return int64(i)*q + int64(i)*r/d - skew/2
-}
 
 // legs returns the mean of each leg in µs.
 func (c *Config) legs() Legs {
@@ -310,8 +284,8 @@ func (c *Config) validateKnown(known *knownRequests, same bool) (int, error) {
 	}
 	for i, lc := range c.Loop {
 		switch {
-		case lc.Key < 0 || lc.Key >= MaxKeys:
-			return 0, fmt.Errorf("model: closed-loop client %d has key %d, outside [0, %d)", i, lc.Key, MaxKeys)
+		case lc.Key < 0 || lc.Key >= record.MaxKeys:
+			return 0, fmt.Errorf("model: closed-loop client %d has key %d, outside [0, %d)", i, lc.Key, record.MaxKeys)
 		case lc.New == nil:
 			return 0, fmt.Errorf("model: closed-loop client %d (key %d) has no New function", i, lc.Key)
 		}
@@ -327,8 +301,8 @@ func (c *Config) validateRequests() (int, error) {
 	prev := int64(0)
 	for i, a := range c.Requests {
 		switch {
-		case a.Key < 0 || a.Key >= MaxKeys:
-			return 0, fmt.Errorf("model: request %d has key %d, outside [0, %d)", i, a.Key, MaxKeys)
+		case a.Key < 0 || a.Key >= record.MaxKeys:
+			return 0, fmt.Errorf("model: request %d has key %d, outside [0, %d)", i, a.Key, record.MaxKeys)
 		case a.Sent < 0:
 			return 0, fmt.Errorf("model: request %d is at negative time %d µs", i, a.Sent)
 		case a.Sent > maxSpan:

@@ -11,14 +11,14 @@
 // offset (Skew), its drift and its steps (Config.Clocks), and the store's
 // clock is true time itself (Redis TIME) unless Clocks steps it too.
 //
-//   - Requests. Config.Requests lists them: a key index and Sent, the true
-//     time a node sends the request. The list is sorted by Sent and is the
+//   - Requests. Config.Requests lists them (record.Request): a key index
+//     and Sent, the true time a node sends the request. The list is sorted by Sent and is the
 //     only traffic; the model never invents requests. The same list can be
 //     handed to every deployment, so that deployments differ only in how
 //     they decide.
 //   - Nodes. A load balancer sends each request to a node chosen uniformly at
 //     random (or, with Config.Pinned, to the node the request names). Node
-//     i's clock reads true time + Offset(i, N, Skew): Skew is the distance
+//     i's clock reads true time + record.Offset(i, N, Skew): Skew is the distance
 //     between the extreme clocks, offsets spread evenly from -Skew/2 so the
 //     first and the last node are exactly Skew apart. This is the module's
 //     one definition of skew.
@@ -39,8 +39,9 @@
 //     a pure algorithm's state can be copied by GET, decide, SET).
 //   - Closed-loop clients. Config.Loop adds clients that send their next
 //     request only once their last answer arrived, when the answer says
-//     (a LoopClient: retry at Retry-After, drain and idle, burst at the
-//     Reset); the requests they send are Result.LoopRequests.
+//     (a record.LoopClient, speaking record.Client and record.Reply:
+//     retry at Retry-After, drain and idle, burst at the Reset); the
+//     requests they send are Result.LoopRequests.
 //   - The check. Every admitted request is placed at Decided, the true
 //     time it was decided (when the store ran the script; when a local node decided;
 //     when a GET/SET node decided on its copy), and each key's admits are
@@ -49,7 +50,7 @@
 //
 // # The names a request carries
 //
-// Request{Key, Sent} → Planned{Key, Node, Sent, Clock} (Plan) → the time
+// record.Request{Key, Sent} → Planned{Key, Node, Sent, Clock} (Plan) → the time
 // the algorithm is told: Clock for NodeClock, the store's true time when the
 // script runs for StoreClock → Outcome{Decided, Told, Key, Node, Admitted, and the rest
 // of the answer: Remaining, RetryAfter, Reset} (Run). A limiter that is not
@@ -58,7 +59,7 @@
 //
 // # Determinism
 //
-// Randomness comes from PCG generators (Stream), one per purpose, each
+// Randomness comes from PCG generators (record.Stream), one per purpose, each
 // seeded from (Config.Seed, a constant naming the purpose): the balancer,
 // the legs to the store, the legs back and to SET, and each node's restarts.
 // Changing the number of deployments, or the deployment, never changes the
@@ -85,14 +86,16 @@
 //
 // # What it owns, and what it must not import
 //
-// The deployments and their configuration (config.go), the clocks' offsets,
-// drifts and steps (clocks.go), the plan of who sends what when (plan.go),
-// the random streams (stream.go), the store (store.go: its clock and its
-// four operations on a limiter.KeyStates, the state per key, which the
-// live replay drives too), the
-// closed-loop clients (loop.go), the event heaps (heap.go), the run
-// (run.go) and the run as package record's records (records.go). It
-// imports algos, limiter and record only: no Redis, no traffic generator,
-// no report. A Redis-backed limiter reaches it as a limiter.Spec whose
+// The deployments and their configuration (config.go), the clocks' drifts
+// and steps (clocks.go), the plan of who sends what when (plan.go), the
+// store (store.go: its clock and its four operations on a
+// limiter.KeyStates, the state per key, which the live replay drives
+// too), how a run plays the closed-loop clients (loop.go), the event heaps
+// (heap.go), the run (run.go) and the run as package record's records
+// (records.go). The words a run is told and tells (the request, the
+// random stream, the closed-loop client and its reply, the clocks' even
+// spread, the bound on keys) are package record's, which the traffic
+// generators speak too. It imports algos, limiter and record only: no
+// Redis, no traffic generator, no report. A Redis-backed limiter reaches it as a limiter.Spec whose
 // store the Spec owns.
 package model

@@ -22,15 +22,15 @@ const epoch = 1_700_000_000 * algos.Second
 // check the model remembers).
 func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	var early, late []model.Request
+	var early, late []record.Request
 	for i := range 300 {
 		send := int64(i) * 37_000
-		early = append(early, model.Request{Key: i % 3, Sent: send})
-		late = append(late, model.Request{Key: i % 3, Sent: epoch + send})
+		early = append(early, record.Request{Key: i % 3, Sent: send})
+		late = append(late, record.Request{Key: i % 3, Sent: epoch + send})
 	}
 	for _, a := range algos.All() {
 		spec := limiter.FromAlgorithm(a)
-		at := func(reqs []model.Request, d model.Deployment) (model.Result, error) {
+		at := func(reqs []record.Request, d model.Deployment) (model.Result, error) {
 			return model.Run(model.Config{Limiter: spec, Limit: l, Deployment: d, Nodes: 1, RTT: 1000, Requests: reqs})
 		}
 		want, err := at(early, model.Ideal)
@@ -54,10 +54,10 @@ func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 	// Past algos.MaxTime is too late for an ideal run too, and so are
 	// epoch times with a closed-loop client, whose waits add to them.
 	past := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.Ideal, Nodes: 1,
-		Requests: []model.Request{{Sent: algos.MaxTime + 1}}}
+		Requests: []record.Request{{Sent: algos.MaxTime + 1}}}
 	looped := past
 	looped.Requests = late
-	looped.Loop = []model.LoopClient{{Key: 9, New: func() model.Client { return once{} }}}
+	looped.Loop = []record.LoopClient{{Key: 9, New: func() record.Client { return once{} }}}
 	for _, c := range []struct {
 		name string
 		cfg  model.Config
@@ -72,9 +72,9 @@ func TestAnIdealRunTakesEpochTimes(t *testing.T) {
 // keys named as asked.
 func TestAllRecordsAreTheRecordsOneAtATime(t *testing.T) {
 	l := algos.MustLimit(5, algos.Second, 5)
-	var reqs []model.Request
+	var reqs []record.Request
 	for i := range 400 {
-		reqs = append(reqs, model.Request{Key: i % 4, Sent: int64(i) * 9_000})
+		reqs = append(reqs, record.Request{Key: i % 4, Sent: int64(i) * 9_000})
 	}
 	names := []string{"alice", "bob", "carol", "dave"}
 	for _, d := range []model.Deployment{model.Ideal, model.NodeClock, model.GetSet} {
@@ -112,4 +112,4 @@ func TestAllRecordsAreTheRecordsOneAtATime(t *testing.T) {
 // once is a closed-loop client that sends one request, at 0.
 type once struct{}
 
-func (once) Next(last *model.Reply) (int64, bool) { return 0, last == nil }
+func (once) Next(last *record.Reply) (int64, bool) { return 0, last == nil }

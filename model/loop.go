@@ -5,42 +5,8 @@ import (
 	"math"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
-
-// Client is a closed-loop client: it sends its next request only when the
-// answer to its last one has reached it, at a time it chooses from that
-// answer (a client that retries at the Retry-After it was given, say). The
-// model calls Next once before the run with last nil, then once per reply;
-// Next returns the true time of the client's next request, at or after the
-// reply reached it (last.Answered), and true, or false when the client is done.
-//
-// Design notes: a client lives for one run (LoopClient.New makes it), is
-// called from the run's one goroutine, and must be deterministic: the same
-// replies, the same requests. Its requests are spread by the balancer like
-// any other, from a random stream of their own, so that adding a client
-// never moves another request to another node. The *Reply is the model's
-// and is rewritten for the next answer: a client that keeps a reply copies
-// *last.
-type Client interface {
-	Next(last *Reply) (send int64, more bool)
-}
-
-// Reply is the answer to a closed-loop client's request as the client
-// receives it: when the request was sent and when the answer arrived (true
-// time), the decision, and the limiter's error instead of a decision when
-// it failed.
-type Reply struct {
-	Sent, Answered int64
-	Decision       algos.Decision
-	Err            error
-}
-
-// LoopClient is a closed-loop client on key Key; New makes it afresh for
-// each run.
-type LoopClient struct {
-	Key int
-	New func() Client
-}
 
 // MaxLoopRequests bounds how many requests one closed-loop client sends in
 // a run: a client that never stops is an error, not a hang.
@@ -50,18 +16,18 @@ const MaxLoopRequests = 1 << 22
 // next sends. (Their requests, in the order sent, follow the static ones in
 // runner.plan, and runner.owner says whose each is.)
 type loopState struct {
-	clients []Client
+	clients []record.Client
 	keys    []int
 	sent    []int       // requests sent, per client
 	held    []heldReply // each client's answer on its way back, in the store deployments
 	sends   sendHeap
-	bal     Stream // the balancer for loop requests
-	outs    Stream // their legs to the store
-	rest    Stream // their GET replies and SETs
-	replies Stream // the leg back to the client, atomic store deployments
+	bal     record.Stream // the balancer for loop requests
+	outs    record.Stream // their legs to the store
+	rest    record.Stream // their GET replies and SETs
+	replies record.Stream // the leg back to the client, atomic store deployments
 	back    leg
 	clocks  *clockSet
-	reply   Reply // the one Reply handed to Next, rewritten for each answer
+	reply   record.Reply // the one Reply handed to Next, rewritten for each answer
 }
 
 // pendingSend is a client's next request, not yet sent.
@@ -77,14 +43,14 @@ func (r *runner) startLoop() error {
 		return nil
 	}
 	l := &loopState{
-		clients: make([]Client, len(c.Loop)),
+		clients: make([]record.Client, len(c.Loop)),
 		keys:    make([]int, len(c.Loop)),
 		sent:    make([]int, len(c.Loop)),
 		held:    make([]heldReply, len(c.Loop)),
-		bal:     NewStream(c.Seed, purposeLoopBalancer),
-		outs:    NewStream(c.Seed, purposeLoopOut),
-		rest:    NewStream(c.Seed, purposeLoopBack),
-		replies: NewStream(c.Seed, purposeLoopReply),
+		bal:     record.NewStream(c.Seed, purposeLoopBalancer),
+		outs:    record.NewStream(c.Seed, purposeLoopOut),
+		rest:    record.NewStream(c.Seed, purposeLoopBack),
+		replies: record.NewStream(c.Seed, purposeLoopReply),
 		back:    newLeg(c.legs().Back, c.Jitter),
 		clocks:  c.clockSet(),
 	}
@@ -105,7 +71,7 @@ func (r *runner) startLoop() error {
 
 // schedule asks client c for its next request after last (nil: its
 // first), which reached it at true time at, and keeps it pending.
-func (r *runner) schedule(c int32, last *Reply, at int64) error {
+func (r *runner) schedule(c int32, last *record.Reply, at int64) error {
 	l := r.loop
 	send, more := l.clients[c].Next(last)
 	if !more {

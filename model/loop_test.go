@@ -9,16 +9,17 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // retrier sends at start, and then again as soon as an answer arrives: at
 // once after an admit, at the Retry-After after a denial, until end.
 type retrier struct {
 	start, end int64
-	replies    []model.Reply
+	replies    []record.Reply
 }
 
-func (c *retrier) Next(last *model.Reply) (int64, bool) {
+func (c *retrier) Next(last *record.Reply) (int64, bool) {
 	if last == nil {
 		return c.start, true
 	}
@@ -36,7 +37,7 @@ func TestLoopClientRetriesAtRetryAfter(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	var c *retrier
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: l, Deployment: model.Ideal, Nodes: 1,
-		Loop: []model.LoopClient{{Key: 0, New: func() model.Client { c = &retrier{end: algos.Second}; return c }}}}
+		Loop: []record.LoopClient{{Key: 0, New: func() record.Client { c = &retrier{end: algos.Second}; return c }}}}
 	res, err := model.Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestLoopClientRetriesAtRetryAfter(t *testing.T) {
 // exactly as without it (its balancer and legs are streams of their own).
 func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	static := []model.Request{{Key: 1, Sent: 0}, {Key: 1, Sent: 5_000}, {Key: 2, Sent: 7_000}, {Key: 1, Sent: 300_000}}
+	static := []record.Request{{Key: 1, Sent: 0}, {Key: 1, Sent: 5_000}, {Key: 2, Sent: 7_000}, {Key: 1, Sent: 300_000}}
 	base := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: l, Deployment: model.StoreClock, Nodes: 4,
 		RTT: 2_000, Jitter: model.DefaultJitter, Seed: 3, Requests: static}
 	alone, err := model.Run(base)
@@ -72,7 +73,7 @@ func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 	}
 	var c *retrier
 	withLoop := base
-	withLoop.Loop = []model.LoopClient{{Key: 0, New: func() model.Client { c = &retrier{start: 1, end: algos.Second}; return c }}}
+	withLoop.Loop = []record.LoopClient{{Key: 0, New: func() record.Client { c = &retrier{start: 1, end: algos.Second}; return c }}}
 	both, err := model.Run(withLoop)
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +102,11 @@ func TestLoopClientWaitsForItsReplyAndMovesNoOtherRequest(t *testing.T) {
 // so is one without New.
 func TestLoopClientErrors(t *testing.T) {
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.GCRA), Limit: limit100, Deployment: model.StoreClock, Nodes: 1, RTT: 1000,
-		Loop: []model.LoopClient{{Key: 0, New: func() model.Client { return early{} }}}}
+		Loop: []record.LoopClient{{Key: 0, New: func() record.Client { return early{} }}}}
 	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "before the reply reached it") {
 		t.Errorf("a client sending before its reply: %v", err)
 	}
-	cfg.Loop = []model.LoopClient{{Key: 0}}
+	cfg.Loop = []record.LoopClient{{Key: 0}}
 	if _, err := model.Run(cfg); err == nil || !strings.Contains(err.Error(), "no New") {
 		t.Errorf("a client without New: %v", err)
 	}
@@ -113,7 +114,7 @@ func TestLoopClientErrors(t *testing.T) {
 
 type early struct{}
 
-func (early) Next(last *model.Reply) (int64, bool) {
+func (early) Next(last *record.Reply) (int64, bool) {
 	if last == nil {
 		return 10, true
 	}
@@ -127,14 +128,14 @@ func (early) Next(last *model.Reply) (int64, bool) {
 func TestRunIntoIsRun(t *testing.T) {
 	long, short := traffic(3, 4*algos.Second), traffic(4, algos.Second)
 	var reused model.Result
-	for _, reqs := range [][]model.Request{long, short, long} {
+	for _, reqs := range [][]record.Request{long, short, long} {
 		for _, loop := range []bool{true, false} {
 			for _, a := range []algos.Algorithm{algos.TokenBucket, algos.SlidingLog} {
 				for _, d := range model.Deployments() {
 					cfg := tableConfig(a, d, 5, reqs)
 					cfg.Skew = 50_000
 					if loop {
-						cfg.Loop = []model.LoopClient{{Key: 4, New: func() model.Client { return &retrier{end: 4 * algos.Second} }}}
+						cfg.Loop = []record.LoopClient{{Key: 4, New: func() record.Client { return &retrier{end: 4 * algos.Second} }}}
 					}
 					want := mustRun(t, cfg)
 					if err := model.RunInto(cfg, &reused); err != nil {
@@ -164,7 +165,7 @@ func TestOrderIsTheDecisionOrder(t *testing.T) {
 		for _, d := range model.Deployments() {
 			cfg := tableConfig(a, d, 6, reqs)
 			cfg.Skew, cfg.WipeAt, cfg.RestartEvery = 50_000, algos.Second, algos.Second
-			cfg.Loop = []model.LoopClient{{Key: 4, New: func() model.Client { return &retrier{end: 3 * algos.Second} }}}
+			cfg.Loop = []record.LoopClient{{Key: 4, New: func() record.Client { return &retrier{end: 3 * algos.Second} }}}
 			res := mustRun(t, cfg)
 			if len(res.Order) != len(res.Outcomes) {
 				t.Fatalf("%s %s: %d in Order, %d outcomes", a.Name, d, len(res.Order), len(res.Outcomes))

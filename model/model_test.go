@@ -17,6 +17,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/race"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 var limit100 = algos.MustLimit(100, algos.Second, 100)
@@ -25,27 +26,27 @@ var limit100 = algos.MustLimit(100, algos.Second, 100)
 // the model's tests do not depend on package scenarios: a Poisson flood at
 // 500/s, bursts of 100 in the 10 ms before and after every odd second, the
 // flood on 2 s and off 3 s, and an even 90/s.
-func traffic(seed uint64, duration int64) []model.Request {
+func traffic(seed uint64, duration int64) []record.Request {
 	r := rand.New(rand.NewPCG(seed, 0x7465737473))
-	var out []model.Request
+	var out []record.Request
 	poisson := func(key int, from, to int64) {
 		for t := from + int64(r.ExpFloat64()*2000); t < to; t += int64(r.ExpFloat64() * 2000) {
-			out = append(out, model.Request{Key: key, Sent: t})
+			out = append(out, record.Request{Key: key, Sent: t})
 		}
 	}
 	poisson(0, 0, duration)
 	for edge := algos.Second; edge+10_000 <= duration; edge += 2 * algos.Second {
 		for j := range int64(200) {
-			out = append(out, model.Request{Key: 1, Sent: edge - 10_000 + j*100 + r.Int64N(100)})
+			out = append(out, record.Request{Key: 1, Sent: edge - 10_000 + j*100 + r.Int64N(100)})
 		}
 	}
 	for start := int64(0); start < duration; start += 5 * algos.Second {
 		poisson(2, start, min(duration, start+2*algos.Second))
 	}
 	for t := r.Int64N(11_111); t < duration; t += 11_111 {
-		out = append(out, model.Request{Key: 3, Sent: t})
+		out = append(out, record.Request{Key: 3, Sent: t})
 	}
-	slices.SortStableFunc(out, func(a, b model.Request) int {
+	slices.SortStableFunc(out, func(a, b record.Request) int {
 		if a.Sent != b.Sent {
 			return int(a.Sent - b.Sent)
 		}
@@ -55,7 +56,7 @@ func traffic(seed uint64, duration int64) []model.Request {
 }
 
 // tableConfig is the table's conditions: 4 nodes, 1 ms round trip ±25%.
-func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, reqs []model.Request) model.Config {
+func tableConfig(a algos.Algorithm, d model.Deployment, seed uint64, reqs []record.Request) model.Config {
 	return model.Config{
 		Limiter:      limiter.FromAlgorithm(a),
 		Limit:        limit100,
@@ -96,7 +97,7 @@ func digest(r model.Result) string {
 
 // digests runs every algorithm in every deployment (50 ms of skew) on seed
 // 7 and returns one digest per run, in a fixed order.
-func digests(t testing.TB, reqs []model.Request) []string {
+func digests(t testing.TB, reqs []record.Request) []string {
 	var out []string
 	for _, a := range algos.All() {
 		for _, d := range model.Deployments() {
@@ -195,7 +196,7 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 			if p.Node != wantNode || int(res.Outcomes[i].Node) != wantNode {
 				t.Fatalf("%s: request %d on node %d (outcome %d), want node %d", d, i, p.Node, res.Outcomes[i].Node, wantNode)
 			}
-			off := model.Offset(p.Node, cfg.Nodes, cfg.Skew)
+			off := record.Offset(p.Node, cfg.Nodes, cfg.Skew)
 			if d == model.Ideal {
 				off = 0
 			}
@@ -444,33 +445,8 @@ func TestStoreGetSet(t *testing.T) {
 	}
 }
 
-func TestOffsets(t *testing.T) {
-	for _, n := range []int{2, 3, 4, 7} {
-		for _, skew := range []int64{0, 1, 49_999, 50_000, 200_000, algos.MaxTime / 8} {
-			first, last := model.Offset(0, n, skew), model.Offset(n-1, n, skew)
-			if last-first != skew || first != -skew/2 {
-				t.Errorf("%d nodes, skew %d: offsets %d .. %d", n, skew, first, last)
-			}
-			for i := 1; i < n; i++ {
-				if model.Offset(i, n, skew) < model.Offset(i-1, n, skew) {
-					t.Errorf("%d nodes, skew %d: offsets not increasing at %d", n, skew, i)
-				}
-			}
-		}
-	}
-	if got := model.Offset(0, 4, 60_000) + 30_000; got != 0 {
-		t.Errorf("first of four nodes at 60 ms: %d from -30 ms", got)
-	}
-	if got := model.Offset(1, 4, 60_000); got != -10_000 {
-		t.Errorf("second of four nodes at 60 ms: %d, want -10 ms", got)
-	}
-	if model.Offset(0, 1, 50_000) != 0 {
-		t.Error("one node has an offset")
-	}
-}
-
 func TestBadConfigs(t *testing.T) {
-	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []model.Request{{Key: 0, Sent: 10}, {Key: 1, Sent: 20}})
+	good := tableConfig(algos.TokenBucket, model.StoreClock, 1, []record.Request{{Key: 0, Sent: 10}, {Key: 1, Sent: 20}})
 	if _, err := model.Run(good); err != nil {
 		t.Fatalf("the good config fails: %v", err)
 	}
@@ -504,13 +480,13 @@ func TestBadConfigs(t *testing.T) {
 		{"split too thin", "local-split", func(c *model.Config) {
 			c.Deployment, c.Limit = model.LocalSplit, algos.MustLimit(3, algos.Second, 3)
 		}},
-		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: 20}, {Key: 0, Sent: 10}} }},
-		{"negative time", "negative time", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: -1}} }},
-		{"negative key", "key -1", func(c *model.Config) { c.Requests = []model.Request{{Key: -1, Sent: 1}} }},
-		{"huge key", "outside", func(c *model.Config) { c.Requests = []model.Request{{Key: model.MaxKeys, Sent: 1}} }},
-		{"too late", "too late", func(c *model.Config) { c.Requests = []model.Request{{Key: 0, Sent: algos.MaxTime}} }},
+		{"unsorted", "not sorted", func(c *model.Config) { c.Requests = []record.Request{{Key: 0, Sent: 20}, {Key: 0, Sent: 10}} }},
+		{"negative time", "negative time", func(c *model.Config) { c.Requests = []record.Request{{Key: 0, Sent: -1}} }},
+		{"negative key", "key -1", func(c *model.Config) { c.Requests = []record.Request{{Key: -1, Sent: 1}} }},
+		{"huge key", "outside", func(c *model.Config) { c.Requests = []record.Request{{Key: record.MaxKeys, Sent: 1}} }},
+		{"too late", "too late", func(c *model.Config) { c.Requests = []record.Request{{Key: 0, Sent: algos.MaxTime}} }},
 		{"pinned off the nodes", "pinned to node 4", func(c *model.Config) {
-			c.Pinned, c.Requests = true, []model.Request{{Key: 0, Sent: 1, Node: 4}}
+			c.Pinned, c.Requests = true, []record.Request{{Key: 0, Sent: 1, Node: 4}}
 		}},
 	}
 	for _, tc := range cases {
@@ -563,7 +539,7 @@ func TestNoAllocationPerRequest(t *testing.T) {
 	short, long := traffic(8, 2*algos.Second), traffic(8, 20*algos.Second)
 	for _, a := range []algos.Algorithm{algos.TokenBucket, algos.GCRA, algos.FixedWindow, algos.SlidingCounter} {
 		for _, d := range model.Deployments() {
-			allocs := func(reqs []model.Request) float64 {
+			allocs := func(reqs []record.Request) float64 {
 				cfg := tableConfig(a, d, 8, reqs)
 				cfg.RestartEvery = 0
 				return testing.AllocsPerRun(10, func() { mustRun(t, cfg) })
@@ -579,7 +555,7 @@ func TestNoAllocationPerRequest(t *testing.T) {
 	own := limiter.Spec{Name: "memory", Clock: limiter.CallerClock, Promise: algos.BucketPromise,
 		New: func(l algos.Limit) (limiter.Limiter, error) { return limiter.NewMemory(algos.TokenBucket, l) }}
 	for _, d := range []model.Deployment{model.NodeClock, model.StoreClock, model.LocalSplit} {
-		allocs := func(reqs []model.Request) float64 {
+		allocs := func(reqs []record.Request) float64 {
 			cfg := tableConfig(algos.TokenBucket, d, 8, reqs)
 			cfg.Limiter, cfg.RestartEvery = own, 0
 			return testing.AllocsPerRun(10, func() { mustRun(t, cfg) })
@@ -598,11 +574,11 @@ func FuzzRun(f *testing.F) {
 	f.Add(uint8(6), 1, int64(0), int64(0), 0, int64(0), uint64(9), []byte{})
 	f.Add(uint8(5), 3, int64(-1), int64(7), 101, int64(-3), uint64(2), []byte{255, 0, 255})
 	f.Fuzz(func(t *testing.T, dep uint8, nodes int, skew, rtt int64, jitter int, restart int64, seed uint64, raw []byte) {
-		var reqs []model.Request
+		var reqs []record.Request
 		at := int64(0)
 		for i := 0; i+1 < len(raw); i += 2 {
 			at += int64(raw[i]) * 997
-			reqs = append(reqs, model.Request{Key: int(raw[i+1] % 5), Sent: at})
+			reqs = append(reqs, record.Request{Key: int(raw[i+1] % 5), Sent: at})
 		}
 		for _, a := range algos.All() {
 			cfg := model.Config{Limiter: limiter.FromAlgorithm(a), Limit: limit100, Deployment: model.Deployment(dep % 9), Nodes: nodes % 70,
@@ -678,7 +654,7 @@ func TestStoreKeyExpiresOnItsClock(t *testing.T) {
 // terms: made fresh by its Spec, its errors counted apart from its
 // decisions, and refused, with the reason, by a deployment it cannot fit.
 func TestRunTakesAnyLimiter(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Sent: 10}, {Key: 0, Sent: 20}, {Key: 1, Sent: 30}, {Key: 0, Sent: 40}}
+	reqs := []record.Request{{Key: 0, Sent: 10}, {Key: 0, Sent: 20}, {Key: 1, Sent: 30}, {Key: 0, Sent: 40}}
 	calls := 0
 	var closed int
 	spec := limiter.Spec{
@@ -779,7 +755,7 @@ func TestRunsReuseNothingVisible(t *testing.T) {
 // slice changed in place to go out of order is refused after a run that
 // accepted it; a valid run after a refused one is unchanged.
 func TestCheckedRequestsAreCheckedAgainWhenTheCheckChanges(t *testing.T) {
-	reqs := []model.Request{{Key: 0, Sent: 0, Node: 1}, {Key: 1, Sent: 10, Node: 3}, {Key: 0, Sent: 20, Node: 0}}
+	reqs := []record.Request{{Key: 0, Sent: 0, Node: 1}, {Key: 1, Sent: 10, Node: 3}, {Key: 0, Sent: 20, Node: 0}}
 	cfg := tableConfig(algos.TokenBucket, model.StoreClock, 1, reqs)
 	cfg.Pinned = true
 	want := digest(mustRun(t, cfg))

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/overshoot-go/overshoot/record"
+
 // Purposes name the random streams. Each stream is a PCG seeded from
 // (Config.Seed, purpose), so the draws for one purpose never depend on how
 // many draws another purpose made: adding a deployment, a node's restarts or
@@ -28,7 +30,7 @@ func newLeg(mean int64, jitter int) leg {
 	return leg{base: mean - j, span: uint64(2*j + 1)}
 }
 
-func (l leg) draw(s *Stream) int64 {
+func (l leg) draw(s *record.Stream) int64 {
 	if l.span == 1 {
 		return l.base
 	}
@@ -37,7 +39,7 @@ func (l leg) draw(s *Stream) int64 {
 
 // Planned is one request as the deployment plays it before anything reaches
 // the store: which key, when it is sent in true time, which node the
-// balancer chose (or Request.Node, when Config.Pinned), and what that node's
+// balancer chose (or record.Request.Node, when Config.Pinned), and what that node's
 // clock read when it sent. A live
 // replay that plays Plan's output plays exactly the traffic Run simulates.
 //
@@ -75,7 +77,7 @@ func (c *Config) plan(dst []Planned) {
 	}
 	clocks := c.clockSet()
 	faults := !c.Clocks.IsZero()
-	bal := NewStream(c.Seed, purposeBalancer)
+	bal := record.NewStream(c.Seed, purposeBalancer)
 	n := uint64(c.Nodes)
 	for i, a := range c.Requests {
 		node := 0

@@ -28,9 +28,9 @@ func (t toldLog) Allow(ctx context.Context, key int, now int64) (algos.Decision,
 // decided within [Sent, Answered] and states the whole Decision it got.
 func TestRecordsCarryTheTimeTheLimiterWasTold(t *testing.T) {
 	l := algos.MustLimit(100, algos.Second, 100)
-	reqs := make([]model.Request, 0, 1200)
+	reqs := make([]record.Request, 0, 1200)
 	for i := range 1200 {
-		reqs = append(reqs, model.Request{Key: i % 2, Sent: int64(i) * 501})
+		reqs = append(reqs, record.Request{Key: i % 2, Sent: int64(i) * 501})
 	}
 	clocks := model.Clocks{DriftPPM: []int64{300, -200, 0}, Steps: []model.Step{{Clock: 1, At: 200_000, By: -250_000}, {Clock: model.StoreClockStep, At: 300_000, By: 40_000}}}
 	admitted, denied := 0, 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Outcome is what happened to one request: whether it was admitted, the
@@ -331,7 +332,7 @@ type keyNode struct {
 
 // admit is one admitted request: its key and its true decision time.
 type admit struct {
-	key int32 // < MaxKeys
+	key int32 // < record.MaxKeys
 	at  int64
 }
 
@@ -371,8 +372,8 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // so a caller that reuses a Requests slice with other contents is
 // planned afresh.
 type memo struct {
-	requests []Request     // a copy; nil: no plan remembered
-	known    knownRequests // how the last requests checked were checked
+	requests []record.Request // a copy; nil: no plan remembered
+	known    knownRequests    // how the last requests checked were checked
 	plan     planShape
 	// static: what scratch.static (and decideAt) were made from, valid
 	// while the plan is the same one (staticPlan == planGen).
@@ -654,13 +655,13 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 			}
 		}
 	}()
-	var restarts []Stream
+	var restarts []record.Stream
 	var next []int64
 	if c.RestartEvery > 0 {
-		restarts = make([]Stream, c.Nodes)
+		restarts = make([]record.Stream, c.Nodes)
 		next = make([]int64, c.Nodes)
 		for i := range restarts {
-			restarts[i] = NewStream(c.Seed, purposeRestart|uint64(i))
+			restarts[i] = record.NewStream(c.Seed, purposeRestart|uint64(i))
 			next[i] = 1 + int64(restarts[i].Below(uint64(2*c.RestartEvery)))
 		}
 	}
@@ -768,8 +769,8 @@ func (r *runner) runStore() (err error) {
 	}
 	legs := c.legs()
 	out, back, set := newLeg(legs.Out, c.Jitter), newLeg(legs.Back, c.Jitter), newLeg(legs.Set, c.Jitter)
-	outs := NewStream(c.Seed, purposeOut)
-	rest := NewStream(c.Seed, purposeBack)
+	outs := record.NewStream(c.Seed, purposeOut)
+	rest := record.NewStream(c.Seed, purposeBack)
 	getSet := c.Deployment == GetSet
 	nodeClock := c.Deployment == NodeClock
 	wipe := c.Deployment == StoreWiped
@@ -999,7 +1000,7 @@ func (p packedEvent) event() event {
 // runStore): every leg to the store takes time, and every time and index
 // packs. For GET/SET it keeps each request's decision time in r.decideAt.
 // Otherwise it draws nothing and returns false.
-func (r *runner) staticEvents(out, back, set leg, outs, rest *Stream, getSet bool) ([]packedEvent, bool) {
+func (r *runner) staticEvents(out, back, set leg, outs, rest *record.Stream, getSet bool) ([]packedEvent, bool) {
 	n := r.static
 	if out.base <= 0 || n >= 1<<24 || n == 0 {
 		return nil, false

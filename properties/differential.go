@@ -6,6 +6,7 @@ import (
 	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"pgregory.net/rapid"
 )
 
@@ -28,9 +29,9 @@ func AgreesWith(mine, ref limiter.Spec, b differential.Bound, opts ...Option) fu
 			return
 		}
 		shift := times[0] / l.Window * l.Window
-		reqs := make([]model.Request, len(times))
+		reqs := make([]record.Request, len(times))
 		for i, at := range times {
-			reqs[i] = model.Request{Key: 0, Sent: at - shift}
+			reqs[i] = record.Request{Key: 0, Sent: at - shift}
 		}
 		rep, err := differential.Run(mine, ref, model.Config{Limit: l, Deployment: model.Ideal, Nodes: 1, Requests: reqs})
 		if err != nil {

@@ -16,12 +16,26 @@
 // what is known: from Sent and Answered alone, a decision lies somewhere
 // between them.
 //
+// # The words every package speaks
+//
+// Beside the record, the package holds the rest of the vocabulary the
+// traffic generators, the simulator and the judges share, so that none of
+// them imports another for a word: the Request (a key, the true time it is
+// sent, and a pinned node), the seeded random Stream every draw behind a
+// golden file comes from, the closed-loop Client, the Reply it reads and
+// the LoopClient that puts it on a key, the clocks' even spread over a
+// skew (Offset), and MaxKeys. One request keeps its names from the
+// generator to the verdict: Sent, then Told (the time the limiter was told
+// or read), Decided and Answered.
+//
 // # What it owns, and what it must not import
 //
-// The Record, the Answer and its Fields, and the record's file format,
+// The vocabulary above (request.go, stream.go, loop.go), the Record, the
+// Answer and its Fields, and the record's file format,
 // overshoot.record/v1 (JSON Lines: WriteJSONL, ReadJSONL; the same columns
 // as CSV: WriteCSV, ReadCSV), with the ParseError of a line that cannot
 // be read, which package traffic's readers of traces return too. It
 // imports algos (for algos.Decision) and internal/encode only, so that the
-// simulator, the live driver and the readers of traces can all speak it.
+// traffic generators, the simulator, the live driver and the readers of
+// traces can all speak it.
 package record

@@ -15,6 +15,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
@@ -55,7 +56,7 @@ type Node struct {
 //
 // A CallerClock subject is deployed model.NodeClock: each node tells it
 // the time on its own clock, the nodes' clocks spread evenly over Skew µs
-// (model.Offset). A StoreClock subject is deployed model.StoreClock: it
+// (record.Offset). A StoreClock subject is deployed model.StoreClock: it
 // reads the store's TIME itself, and Skew must be 0.
 type Live struct {
 	Name       string
@@ -69,8 +70,8 @@ type Live struct {
 	// model.Config.ClockAt reads it. A step of the store's clock cannot be
 	// injected from here; a real store's clock is stepped on the store.
 	Clocks   model.Clocks
-	Seed     uint64          // the balancer's, as in model.Config
-	Requests []model.Request // sorted, from time 0
+	Seed     uint64           // the balancer's, as in model.Config
+	Requests []record.Request // sorted, from time 0
 }
 
 // config is the model's view of lv: the plan, the simulation and the ideal
@@ -440,11 +441,11 @@ func (rec *LiveRecording) Simulate() (Tally, error) {
 // how the calls' round trips clump, however busy the machine was.
 func (rec *LiveRecording) SimulateAsSent() (Tally, error) {
 	cfg := rec.Case.config()
-	sent := make([]model.Request, len(rec.Calls))
+	sent := make([]record.Request, len(rec.Calls))
 	for i, c := range rec.Calls {
-		sent[i] = model.Request{Key: c.Plan.Key, Sent: c.Sent, Node: c.Plan.Node}
+		sent[i] = record.Request{Key: c.Plan.Key, Sent: c.Sent, Node: c.Plan.Node}
 	}
-	slices.SortStableFunc(sent, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
+	slices.SortStableFunc(sent, func(a, b record.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	cfg.Requests, cfg.Pinned = sent, true
 	cfg.Legs = model.Legs{Out: rec.MeanSentOut()}
 	return run(cfg)

@@ -35,7 +35,7 @@ func TestPlayLiveRefusesWhatItCannotPlay(t *testing.T) {
 	storeClock := script
 	storeClock.Spec.Clock = limiter.StoreClock
 	base := replay.Live{Name: "bad", Subject: script, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 1,
-		Requests: []model.Request{{Key: 0, Sent: 0}}}
+		Requests: []record.Request{{Key: 0, Sent: 0}}}
 	for _, tc := range []struct {
 		name string
 		edit func(*replay.Live)
@@ -93,7 +93,7 @@ func TestPlayLiveReportsAConnectThatFails(t *testing.T) {
 		subject := script
 		subject.Connect = tc.connect
 		lv := replay.Live{Name: tc.name, Subject: subject, Limit: oneAtATime, Deployment: model.NodeClock, Nodes: 2,
-			Requests: []model.Request{{Key: 0, Sent: 0}}}
+			Requests: []record.Request{{Key: 0, Sent: 0}}}
 		rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t)+"connect:", lv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: PlayLive = %v, %v; want an error saying %q", tc.name, rec, err, tc.want)
@@ -346,7 +346,7 @@ func TestPlayLiveLogsInToTheStore(t *testing.T) {
 	}
 	limit := algos.MustLimit(100, algos.Second, 100)
 	lv := replay.Live{Name: "password", Subject: tokenBucketScript(t), Limit: limit, Deployment: model.NodeClock, Nodes: 2, Seed: 1,
-		Requests: []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 1000}, {Key: 1, Sent: 2000}}}
+		Requests: []record.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 1000}, {Key: 1, Sent: 2000}}}
 	rec, err := replay.PlayLive(context.Background(), s.Options(), s.Prefix(t), lv)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +27,7 @@ type Case struct {
 	Nodes      int
 	Skew       int64 // µs between the first and the last node's clock
 	Seed       uint64
-	Requests   []model.Request // sorted, from time 0
+	Requests   []record.Request // sorted, from time 0
 }
 
 // config is the model's view of c, shared by the plan, the replay and the
@@ -143,7 +144,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 // or as soon as the node's previous request has come back.
 func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Limiter, keys []string, seqKey string) error {
 	cs := rec.Case
-	nodeOffset := model.Offset(node, cs.Nodes, cs.Skew)
+	nodeOffset := record.Offset(node, cs.Nodes, cs.Skew)
 	redisNow := rec.StoreTime.Now
 	na, err := lua.NewGetSet(cs.Algorithm.Name)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/replay"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
@@ -91,7 +92,7 @@ func TestReplayTellsTheAlgorithmWhatRedisWasTold(t *testing.T) {
 
 func TestPlayRefusesWhatItCannotPlay(t *testing.T) {
 	t.Parallel() // errors only, on no clock
-	requests := []model.Request{{Key: 0, Sent: 0}}
+	requests := []record.Request{{Key: 0, Sent: 0}}
 	base := replay.Case{Name: "bad", Algorithm: algos.TokenBucket, Limit: oneAtATime, Nodes: 1, Requests: requests}
 	for _, tc := range []struct {
 		name string

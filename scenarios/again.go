@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -64,7 +65,7 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 			continue
 		}
 		want, newClient := first[lc.Key], lc.New
-		again.Loop[i].New = func() model.Client { return &untilDifferent{Client: newClient(), want: want} }
+		again.Loop[i].New = func() record.Client { return &untilDifferent{Client: newClient(), want: want} }
 	}
 	if err := model.RunInto(again, &sc.againRes); err != nil {
 		return fmt.Errorf("the run again with %s: %w", p.what, err)
@@ -192,14 +193,14 @@ func (a answer) text() string {
 // until an answer differs from want, the answers of the first run, in
 // order, and then stops.
 type untilDifferent struct {
-	model.Client
+	record.Client
 	want []answer
 	n    int
 }
 
 // Next stops at the first answer unlike want's, and is the wrapped
 // client's Next otherwise.
-func (u *untilDifferent) Next(last *model.Reply) (int64, bool) {
+func (u *untilDifferent) Next(last *record.Reply) (int64, bool) {
 	if last != nil {
 		got := answer{send: last.Sent, d: last.Decision, failed: last.Err != nil}
 		if got.failed {

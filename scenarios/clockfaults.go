@@ -8,6 +8,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -175,7 +176,7 @@ func RunClockFaults(o ClockFaultOptions) (*ClockFaultReport, error) {
 		}
 	}
 	// The two clients (traffic.ClockFaultRequests), each on its own key.
-	requests := make([][]model.Request, len(shapes))
+	requests := make([][]record.Request, len(shapes))
 	for i, s := range shapes {
 		requests[i] = traffic.ClockFaultRequests(o.Seed, o.Limit, s.duration, s.active)
 	}
@@ -263,7 +264,7 @@ func RunClockFaults(o ClockFaultOptions) (*ClockFaultReport, error) {
 
 // honestRefusals is the honest client's refusals, and its longest run of them:
 // from its first refused request to its next admit, or to end.
-func honestRefusals(r model.Result, reqs []model.Request, end int64) (refused int, lockout int64) {
+func honestRefusals(r model.Result, reqs []record.Request, end int64) (refused int, lockout int64) {
 	since := int64(-1)
 	for i, q := range reqs {
 		if q.Key != traffic.ClockFaultHonest {

@@ -12,6 +12,7 @@ import (
 	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -1044,11 +1045,11 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kind
 // recorder keeps the Retry-After of every answer one closed-loop client
 // was given, in order.
 type recorder struct {
-	model.Client
+	record.Client
 	retryAfter *[]int64
 }
 
-func (r *recorder) Next(last *model.Reply) (int64, bool) {
+func (r *recorder) Next(last *record.Reply) (int64, bool) {
 	if last != nil {
 		*r.retryAfter = append(*r.retryAfter, last.Decision.RetryAfter)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/planted"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -181,7 +182,7 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 	}
 	// Out of order: the second decision of an instance decided before the first.
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(2, algos.Second, 2),
-		Deployment: model.StoreClock, Nodes: 1, Requests: []model.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 5}}}
+		Deployment: model.StoreClock, Nodes: 1, Requests: []record.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
 	v := newRunView(&cfg, &res)
 	var got [traffic.NumClients]kinds
@@ -284,7 +285,7 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	// order: the one pass leaves that run to the lists.
 	sc := new(judgeScratch)
 	cfg := o.config(limiter.FromAlgorithm(algos.TokenBucket), Column{Deployment: model.StoreClock}, 1,
-		[]model.Request{{Key: int(traffic.RetryAfter), Sent: 0}, {Key: int(traffic.Flood), Sent: 10}})
+		[]record.Request{{Key: int(traffic.RetryAfter), Sent: 0}, {Key: int(traffic.Flood), Sent: 10}})
 	cfg.Loop = sc.record(cfg.Loop)
 	if err := model.RunInto(cfg, &sc.res); err != nil {
 		t.Fatal(err)

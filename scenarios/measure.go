@@ -10,6 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -171,7 +172,7 @@ var scratchPool = sync.Pool{New: func() any { return new(traffic.Scratch) }}
 // record is loop with each client wrapped to keep, in sc.retryAfter[its
 // key], the Retry-After of every answer it is handed (all the judge reads
 // of an answer: retries).
-func (sc *judgeScratch) record(loop []model.LoopClient) []model.LoopClient {
+func (sc *judgeScratch) record(loop []record.LoopClient) []record.LoopClient {
 	out := slices.Clone(loop)
 	for i, lc := range out {
 		if lc.Key < 0 || lc.Key >= traffic.NumClients {
@@ -179,7 +180,7 @@ func (sc *judgeScratch) record(loop []model.LoopClient) []model.LoopClient {
 		}
 		inner, dst := lc.New, &sc.retryAfter[lc.Key]
 		*dst = (*dst)[:0]
-		out[i].New = func() model.Client {
+		out[i].New = func() record.Client {
 			c := inner()
 			if own, ok := c.(traffic.RetryAfterKeeper); ok {
 				own.KeepRetryAfters(dst) // one of package traffic's clients: it keeps them itself
@@ -232,7 +233,7 @@ type jobRun struct {
 func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 	ns, nj := len(o.Seeds), len(jobs)
 	runs := make([]jobRun, nj*ns)
-	play := func(i int, requests []model.Request) error {
+	play := func(i int, requests []record.Request) error {
 		j, s := jobs[i/ns], i%ns
 		var na *model.NotApplicableError
 		if err := model.Applies(j.spec, j.col.Deployment); errors.As(err, &na) {

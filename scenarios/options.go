@@ -10,6 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -151,7 +152,7 @@ func (o Options) Columns() []Column {
 
 // config is the model configuration of one limiter, column and seed,
 // playing that seed's requests.
-func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []model.Request) model.Config {
+func (o Options) config(s limiter.Spec, col Column, seed uint64, requests []record.Request) model.Config {
 	return model.Config{
 		Limiter:      s,
 		Limit:        o.Limit,
@@ -183,7 +184,7 @@ func (o Options) Clients() []traffic.ClientKind {
 }
 
 // loopClients are the closed-loop clients of a run under o, or none.
-func (o Options) loopClients() []model.LoopClient {
+func (o Options) loopClients() []record.LoopClient {
 	if !o.Loop {
 		return nil
 	}
@@ -192,8 +193,8 @@ func (o Options) loopClients() []model.LoopClient {
 
 // requests builds every seed's requests once, each in memory of its own;
 // runs share them read-only.
-func (o Options) requests() ([][]model.Request, error) {
-	out := make([][]model.Request, len(o.Seeds))
+func (o Options) requests() ([][]record.Request, error) {
+	out := make([][]record.Request, len(o.Seeds))
 	err := o.parallel(len(o.Seeds), func(i int) error {
 		var err error
 		out[i], err = new(traffic.Scratch).Make(o.Seeds[i], o.Limit, o.Duration, o.Edge)

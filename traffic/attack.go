@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // The traffic of package adversary's search: an attack on one key is drawn
@@ -60,9 +60,9 @@ func (e AttackBounds) Wait(gap int64, node int) Wait {
 // so that an attack has at least one request. The result is sorted, and
 // Valid for at most MaxRequests waits, clamped (AttackBounds.Wait), on the
 // nodes there are, from a start in [0, Duration].
-func (e AttackBounds) Place(start int64, waits []Wait) []model.Request {
+func (e AttackBounds) Place(start int64, waits []Wait) []record.Request {
 	w, d := e.Window, e.Duration
-	reqs := make([]model.Request, 0, len(waits))
+	reqs := make([]record.Request, 0, len(waits))
 	at := start
 	for i, st := range waits {
 		at += st.Gap // both at most d, which is far from overflowing
@@ -79,7 +79,7 @@ func (e AttackBounds) Place(start int64, waits []Wait) []model.Request {
 			}
 			at = d // an attack has at least one request
 		}
-		reqs = append(reqs, model.Request{Sent: at, Node: st.Node})
+		reqs = append(reqs, record.Request{Sent: at, Node: st.Node})
 	}
 	return reqs
 }
@@ -108,7 +108,7 @@ type Edit struct {
 // It then sorts the requests by time (stably: among requests at the same
 // instant, in the edited order) and keeps those that are Within the
 // bounds. base is not modified.
-func (e AttackBounds) Edit(base []model.Request, edits []Edit) []model.Request {
+func (e AttackBounds) Edit(base []record.Request, edits []Edit) []record.Request {
 	reqs := slices.Clone(base)
 	for _, ed := range edits {
 		if len(reqs) == 0 {
@@ -132,7 +132,7 @@ func (e AttackBounds) Edit(base []model.Request, edits []Edit) []model.Request {
 			reqs = slices.Delete(reqs, i, i+1)
 		}
 	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
+	slices.SortStableFunc(reqs, func(a, b record.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return e.Within(reqs)
 }
 
@@ -140,7 +140,7 @@ func (e AttackBounds) Edit(base []model.Request, edits []Edit) []model.Request {
 // allows: each one that would make a window hold more than PerWindow
 // requests is left out, and so is any past MaxRequests. It filters reqs in
 // place and returns the kept prefix.
-func (e AttackBounds) Within(reqs []model.Request) []model.Request {
+func (e AttackBounds) Within(reqs []record.Request) []record.Request {
 	out := reqs[:0]
 	for _, r := range reqs {
 		if len(out) == e.MaxRequests {
@@ -158,7 +158,7 @@ func (e AttackBounds) Within(reqs []model.Request) []model.Request {
 // one request and at most MaxRequests, all on key 0, sorted by time,
 // within [0, Duration], no more than PerWindow in any window, on the nodes
 // there are.
-func (e AttackBounds) Valid(reqs []model.Request) bool {
+func (e AttackBounds) Valid(reqs []record.Request) bool {
 	if len(reqs) == 0 || len(reqs) > e.MaxRequests {
 		return false
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -80,11 +80,11 @@ func TestPlaceKeepsEveryAttackWithinItsBounds(t *testing.T) {
 func TestWithinKeepsAValidSubsequence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 500 {
-		reqs := make([]model.Request, 1+rng.IntN(3*bounds.MaxRequests))
+		reqs := make([]record.Request, 1+rng.IntN(3*bounds.MaxRequests))
 		for i := range reqs {
-			reqs[i] = model.Request{Sent: rng.Int64N(bounds.Duration + 1), Node: rng.IntN(bounds.Nodes)}
+			reqs[i] = record.Request{Sent: rng.Int64N(bounds.Duration + 1), Node: rng.IntN(bounds.Nodes)}
 		}
-		slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
+		slices.SortStableFunc(reqs, func(a, b record.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 		in := slices.Clone(reqs)
 		kept := bounds.Within(reqs)
 		if !bounds.Valid(kept) {
@@ -108,19 +108,19 @@ func TestWithinKeepsAValidSubsequence(t *testing.T) {
 // Each edit does what it says, clamped into the duration, on a copy.
 func TestEditAppliesEachKindOnACopy(t *testing.T) {
 	d := bounds.Duration
-	base := []model.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: d - 5}}
+	base := []record.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: d - 5}}
 	orig := slices.Clone(base)
 	for _, c := range []struct {
 		name string
 		edit traffic.Edit
-		want []model.Request
+		want []record.Request
 	}{
-		{"insert", traffic.Edit{Kind: traffic.InsertEdit, At: 1, Wait: bounds.Wait(10, 3)}, []model.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: 1010, Node: 3}, {Sent: d - 5}}},
-		{"insert past the end", traffic.Edit{Kind: traffic.InsertEdit, At: 2, Wait: bounds.Wait(10, 2)}, []model.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: d - 5}, {Sent: d, Node: 2}}},
-		{"move", traffic.Edit{Kind: traffic.MoveEdit, At: 4, Wait: bounds.Wait(5000, 0)}, []model.Request{{Sent: 0}, {Sent: 6000, Node: 1}, {Sent: d - 5}}}, // 4 mod 3 is 1
-		{"move back before 0", traffic.Edit{Kind: traffic.MoveEdit, At: 1, Wait: bounds.Wait(5000, 0), Back: true}, []model.Request{{Sent: 0}, {Sent: 0, Node: 1}, {Sent: d - 5}}},
-		{"node", traffic.Edit{Kind: traffic.NodeEdit, At: 0, Wait: bounds.Wait(0, 2)}, []model.Request{{Sent: 0, Node: 2}, {Sent: 1000, Node: 1}, {Sent: d - 5}}},
-		{"remove", traffic.Edit{Kind: traffic.RemoveEdit, At: 2}, []model.Request{{Sent: 0}, {Sent: 1000, Node: 1}}},
+		{"insert", traffic.Edit{Kind: traffic.InsertEdit, At: 1, Wait: bounds.Wait(10, 3)}, []record.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: 1010, Node: 3}, {Sent: d - 5}}},
+		{"insert past the end", traffic.Edit{Kind: traffic.InsertEdit, At: 2, Wait: bounds.Wait(10, 2)}, []record.Request{{Sent: 0}, {Sent: 1000, Node: 1}, {Sent: d - 5}, {Sent: d, Node: 2}}},
+		{"move", traffic.Edit{Kind: traffic.MoveEdit, At: 4, Wait: bounds.Wait(5000, 0)}, []record.Request{{Sent: 0}, {Sent: 6000, Node: 1}, {Sent: d - 5}}}, // 4 mod 3 is 1
+		{"move back before 0", traffic.Edit{Kind: traffic.MoveEdit, At: 1, Wait: bounds.Wait(5000, 0), Back: true}, []record.Request{{Sent: 0}, {Sent: 0, Node: 1}, {Sent: d - 5}}},
+		{"node", traffic.Edit{Kind: traffic.NodeEdit, At: 0, Wait: bounds.Wait(0, 2)}, []record.Request{{Sent: 0, Node: 2}, {Sent: 1000, Node: 1}, {Sent: d - 5}}},
+		{"remove", traffic.Edit{Kind: traffic.RemoveEdit, At: 2}, []record.Request{{Sent: 0}, {Sent: 1000, Node: 1}}},
 	} {
 		if got := bounds.Edit(base, []traffic.Edit{c.edit}); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
@@ -141,13 +141,13 @@ func TestEditAppliesEachKindOnACopy(t *testing.T) {
 // Valid refuses each way out of the bounds.
 func TestValidRefusesEachWayOutOfTheBounds(t *testing.T) {
 	e := traffic.AttackBounds{Window: 1000, Duration: 10_000, MaxRequests: 4, PerWindow: 2, Nodes: 2}
-	ok := []model.Request{{Sent: 0}, {Sent: 0, Node: 1}, {Sent: 1000}, {Sent: 10_000}}
+	ok := []record.Request{{Sent: 0}, {Sent: 0, Node: 1}, {Sent: 1000}, {Sent: 10_000}}
 	if !e.Valid(ok) {
 		t.Fatalf("%v refused", ok)
 	}
-	for name, bad := range map[string][]model.Request{
+	for name, bad := range map[string][]record.Request{
 		"empty":           nil,
-		"too many":        append(slices.Clone(ok), model.Request{Sent: 10_000}),
+		"too many":        append(slices.Clone(ok), record.Request{Sent: 10_000}),
 		"another key":     {{Sent: 0, Key: 1}},
 		"before 0":        {{Sent: -1}},
 		"after the end":   {{Sent: 10_001}},

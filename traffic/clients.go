@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // ClientKind is one of the simulator's clients: the five open-loop ones
@@ -77,7 +77,7 @@ const MaxDuration = 24 * 3600 * algos.Second
 // in time order (ties in client order). It depends on seed, limit and
 // duration only, so every algorithm and every deployment sees exactly the
 // same requests.
-func OpenLoop(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
+func OpenLoop(seed uint64, limit algos.Limit, duration int64) ([]record.Request, error) {
 	return new(Scratch).Make(seed, limit, duration, false)
 }
 
@@ -104,7 +104,7 @@ func CheckOpenLoop(limit algos.Limit, duration int64) error {
 // openLoopParts are the five open-loop clients' requests, each sorted by
 // time, in key order, written in sc's parts: merged by (time, key), ties
 // in key order, they are OpenLoop's. They are appended to sc.list[:0].
-func (sc *Scratch) openLoopParts(seed uint64, limit algos.Limit, duration int64) ([][]model.Request, error) {
+func (sc *Scratch) openLoopParts(seed uint64, limit algos.Limit, duration int64) ([][]record.Request, error) {
 	if err := CheckOpenLoop(limit, duration); err != nil {
 		return nil, err
 	}
@@ -118,15 +118,15 @@ func (sc *Scratch) openLoopParts(seed uint64, limit algos.Limit, duration int64)
 }
 
 // newRand is the stream for (seed, purpose), to draw from in place.
-func newRand(seed, purpose uint64) *model.Stream { s := model.NewStream(seed, purpose); return &s }
+func newRand(seed, purpose uint64) *record.Stream { s := record.NewStream(seed, purpose); return &s }
 
 // expGap draws an exponential gap of the given mean, rounded to the µs:
 // -ln(U)·mean with U uniform in (0, 1], on 53 random bits (expUnit).
-func expGap(p *model.Stream, mean float64) int64 { return int64(expUnit(p)*mean + 0.5) }
+func expGap(p *record.Stream, mean float64) int64 { return int64(expUnit(p)*mean + 0.5) }
 
 // flood appends a Poisson stream at 5·L per W on client's key, on during
 // [k·period, k·period+on) for every k, until duration.
-func flood(dst []model.Request, c ClientKind, p *model.Stream, l algos.Limit, duration, on, period int64) []model.Request {
+func flood(dst []record.Request, c ClientKind, p *record.Stream, l algos.Limit, duration, on, period int64) []record.Request {
 	mean := float64(l.Window) / float64(5*l.Rate)
 	// Room for the expected count and a margin, so that the stream is not
 	// copied as it grows (a larger one grows as appends do).
@@ -136,7 +136,7 @@ func flood(dst []model.Request, c ClientKind, p *model.Stream, l algos.Limit, du
 	for start := int64(0); start < duration; start += period {
 		end := min(start+on, duration)
 		for t := start + expGap(p, mean); t < end; t += expGap(p, mean) {
-			dst = append(dst, model.Request{Key: int(c), Sent: t})
+			dst = append(dst, record.Request{Key: int(c), Sent: t})
 		}
 	}
 	return dst
@@ -144,7 +144,7 @@ func flood(dst []model.Request, c ClientKind, p *model.Stream, l algos.Limit, du
 
 // boundary appends L requests just before and L just after the edges W, 3W,
 // 5W, ... that have room for the burst after them before duration.
-func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
+func boundary(dst []record.Request, p *record.Stream, l algos.Limit, duration int64) []record.Request {
 	slot := max(1, l.Window/100/l.Rate) // each request's own slot, in µs
 	span := slot * l.Rate               // the length of one half-burst
 	dst = slices.Grow(dst, roomFor(duration/(2*l.Window)+1, 2*l.Rate))
@@ -155,7 +155,7 @@ func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 		for half := range int64(2) {
 			from := edge - span + half*span
 			for j := range l.Rate {
-				dst = append(dst, model.Request{Key: int(Boundary), Sent: from + j*slot + int64(p.Below(uint64(slot)))})
+				dst = append(dst, record.Request{Key: int(Boundary), Sent: from + j*slot + int64(p.Below(uint64(slot)))})
 			}
 		}
 	}
@@ -165,18 +165,18 @@ func boundary(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 // firstHit appends, every 3W from W/2, one request that starts a window on
 // the idle key, then L-1 requests just before that window's end and L just
 // after it, for every cycle whose last request is before duration.
-func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
+func firstHit(dst []record.Request, p *record.Stream, l algos.Limit, duration int64) []record.Request {
 	slot := max(1, l.Window/100/l.Rate) // each request's own slot, as the boundary client's
 	span := slot * l.Rate
 	dst = slices.Grow(dst, roomFor(duration/(3*l.Window)+1, 2*l.Rate))
 	for start := l.Window / 2; start+l.Window+span <= duration; start += 3 * l.Window {
-		dst = append(dst, model.Request{Key: int(FirstHit), Sent: start})
+		dst = append(dst, record.Request{Key: int(FirstHit), Sent: start})
 		edge := start + l.Window
 		for j := int64(1); j < l.Rate; j++ { // L-1 before the edge, the first slot left empty
-			dst = append(dst, model.Request{Key: int(FirstHit), Sent: edge - span + j*slot + int64(p.Below(uint64(slot)))})
+			dst = append(dst, record.Request{Key: int(FirstHit), Sent: edge - span + j*slot + int64(p.Below(uint64(slot)))})
 		}
 		for j := range l.Rate {
-			dst = append(dst, model.Request{Key: int(FirstHit), Sent: edge + j*slot + int64(p.Below(uint64(slot)))})
+			dst = append(dst, record.Request{Key: int(FirstHit), Sent: edge + j*slot + int64(p.Below(uint64(slot)))})
 		}
 	}
 	return dst
@@ -184,7 +184,7 @@ func firstHit(dst []model.Request, p *model.Stream, l algos.Limit, duration int6
 
 // honest appends evenly spaced requests at 90% of the limit: the j-th at
 // phase + ⌊j·10·W/(9·L)⌋, with a seeded phase within the first gap.
-func honest(dst []model.Request, p *model.Stream, l algos.Limit, duration int64) []model.Request {
+func honest(dst []record.Request, p *record.Stream, l algos.Limit, duration int64) []record.Request {
 	num, den := 10*l.Window, 9*l.Rate // the gap is num/den µs
 	phase := int64(p.Below(uint64((num + den - 1) / den)))
 	dst = slices.Grow(dst, roomFor(duration/max(1, num/den)+1, 1))
@@ -197,7 +197,7 @@ func honest(dst []model.Request, p *model.Stream, l algos.Limit, duration int64)
 		if t >= duration {
 			break
 		}
-		dst = append(dst, model.Request{Key: int(Honest), Sent: t})
+		dst = append(dst, record.Request{Key: int(Honest), Sent: t})
 	}
 	return dst
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -27,7 +27,7 @@ func TestOpenLoopIsTheSeedsAlone(t *testing.T) {
 	if d, _ := traffic.OpenLoop(1, algos.MustLimit(100, algos.Second, 7), 20*algos.Second); !slices.Equal(a, d) {
 		t.Error("the burst changed the traffic")
 	}
-	if !slices.IsSortedFunc(a, func(x, y model.Request) int { return int(x.Sent - y.Sent) }) {
+	if !slices.IsSortedFunc(a, func(x, y record.Request) int { return int(x.Sent - y.Sent) }) {
 		t.Fatal("traffic is not sorted by time")
 	}
 	per := make([][]int64, len(traffic.OpenLoopClients()))

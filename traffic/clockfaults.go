@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // The two clients of the simulated clock faults (package scenarios'
@@ -22,23 +22,23 @@ const (
 // when active > 0, only those in the last active µs of every 10 minutes.
 // They are in time order, the flood's first among equals, and depend on
 // seed, limit, duration and active only.
-func ClockFaultRequests(seed uint64, l algos.Limit, duration, active int64) []model.Request {
+func ClockFaultRequests(seed uint64, l algos.Limit, duration, active int64) []record.Request {
 	const every = 600 * algos.Second
 	on := func(t int64) bool { return active == 0 || t%every >= every-active }
 	p := newRand(seed, purposeClockFaults)
-	var reqs []model.Request
+	var reqs []record.Request
 	mean := float64(l.Window) / float64(5*l.Rate)
 	for t := expGap(p, mean); t < duration; t += expGap(p, mean) {
 		if on(t) {
-			reqs = append(reqs, model.Request{Key: ClockFaultFlood, Sent: t})
+			reqs = append(reqs, record.Request{Key: ClockFaultFlood, Sent: t})
 		}
 	}
 	gap := 2 * l.Window / l.Rate
 	for t := gap / 2; t < duration; t += gap {
 		if on(t) {
-			reqs = append(reqs, model.Request{Key: ClockFaultHonest, Sent: t})
+			reqs = append(reqs, record.Request{Key: ClockFaultHonest, Sent: t})
 		}
 	}
-	slices.SortStableFunc(reqs, func(a, b model.Request) int { return cmp.Compare(a.Sent, b.Sent) })
+	slices.SortStableFunc(reqs, func(a, b record.Request) int { return cmp.Compare(a.Sent, b.Sent) })
 	return reqs
 }

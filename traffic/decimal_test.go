@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 func TestParseDecimal(t *testing.T) {
@@ -59,7 +59,7 @@ func TestParseDecimal(t *testing.T) {
 // random decimals around the µs: digits either side of the point and an
 // exponent that moves it.
 func TestParseDecimalAgreesWithBigRat(t *testing.T) {
-	s := model.NewStream(1, 2)
+	s := record.NewStream(1, 2)
 	million := big.NewRat(1_000_000, 1)
 	half := big.NewRat(1, 2)
 	for range 20_000 {
@@ -111,7 +111,7 @@ func TestAppendSecondsReadsBack(t *testing.T) {
 			t.Errorf("appendSeconds(%d) = %q, want %q", c.us, got, c.want)
 		}
 	}
-	s := model.NewStream(3, 4)
+	s := record.NewStream(3, 4)
 	for range 100_000 {
 		us := int64(s.Below(uint64(MaxTime) + 1))
 		if v, exact, st := parseDecimal(string(appendSeconds(nil, us)), 6, MaxTime); v != us || !exact || st != numOK {

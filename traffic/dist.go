@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Dist is a distribution of whole numbers, for a request's cost (units)
@@ -69,7 +69,7 @@ func (d Dist) check(what string, lo, hi int64) error {
 
 // draw is the next value from s, or def for the zero Dist (which draws
 // nothing, so leaving a default never shifts another stream).
-func (d Dist) draw(s *model.Stream, def int64) int64 {
+func (d Dist) draw(s *record.Stream, def int64) int64 {
 	switch d.kind {
 	case distFixed:
 		return d.a

@@ -14,7 +14,7 @@
 // every deployment sees exactly the same requests; Scratch.Make makes both
 // at once, merged, in memory reused from one seed to the next. The three
 // closed-loop clients (LoopClients: RetryAfterClient, DrainIdleClient,
-// ResetBurstClient) are model.Clients: each decides from the answer to its
+// ResetBurstClient) are record.Clients: each decides from the answer to its
 // last request when to send the next, and the model plays them.
 // ClockFaultRequests is the two clients of the simulated clock faults.
 // Which clients a run has, and what is measured on them, is package
@@ -50,7 +50,7 @@
 // Generation is deterministic: the same TraceSpec, or the same seed, limit and
 // duration for the simulator's clients, or the same plan, gives the same
 // requests, byte for byte, whatever GOMAXPROCS. Every draw comes from a
-// model.Stream, one per purpose (streams.go lists them all: arrival times,
+// record.Stream, one per purpose (streams.go lists them all: arrival times,
 // thinning, the herd's storm, keys, costs, service times; each of the
 // simulator's clients; the study's phases and release offsets), through
 // arithmetic written here (53 bits to a uniform, -ln U to an exponential,
@@ -81,11 +81,13 @@
 // (profile.go), key choice (keys.go), cost and service-time distributions
 // (dist.go), the TraceSpec (generate.go), every stream's purpose (streams.go),
 // the Trace (trace.go) and its two file formats (read.go, write.go, with
-// exact decimal seconds in decimal.go). It imports model, for its Stream,
-// Request and Client, algos, for the Limit the simulator's clients and
-// the study's plans are shaped by, and record, for the ParseError its
-// readers return (model imports record already): never scenarios, replay, study,
-// adversary, a limiter, rapid, or anything outside the standard library.
+// exact decimal seconds in decimal.go). It imports algos, for the Limit
+// the simulator's clients and the study's plans are shaped by, and
+// record, for the words it speaks (the Request it makes, the Stream it
+// draws from, the closed-loop Client and the Reply it reads, the clocks'
+// Offset, MaxKeys) and the ParseError its readers return: never the
+// simulator (model), scenarios, replay, study, adversary, a limiter,
+// rapid, or anything outside the standard library.
 // It says what is sent; what a limiter does with it is the simulator's
 // business.
 package traffic

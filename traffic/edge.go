@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // EdgeProbes is the edge-probing client's requests (key Edge) over
@@ -23,7 +23,7 @@ import (
 //     a window one µs off its edge admits 2L there.
 //
 // It depends on seed, limit and duration only, and is sorted.
-func EdgeProbes(seed uint64, limit algos.Limit, duration int64) ([]model.Request, error) {
+func EdgeProbes(seed uint64, limit algos.Limit, duration int64) ([]record.Request, error) {
 	parts, err := edgeParts(seed, limit, duration, nil, nil)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func EdgeProbes(seed uint64, limit algos.Limit, duration int64) ([]model.Request
 // merged by time, ties in part order, they are EdgeProbes'. They are
 // appended to refills[:0] and edges[:0], or to new slices when those are
 // nil.
-func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []model.Request) ([][]model.Request, error) {
+func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []record.Request) ([][]record.Request, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, fmt.Errorf("traffic: invalid limit: %w", err)
 	}
@@ -51,7 +51,7 @@ func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []
 	at := func(t, n int64) {
 		if t >= 0 && t < duration {
 			for range n {
-				out = append(out, model.Request{Key: int(Edge), Sent: t})
+				out = append(out, record.Request{Key: int(Edge), Sent: t})
 			}
 		}
 	}
@@ -78,7 +78,7 @@ func edgeParts(seed uint64, limit algos.Limit, duration int64, refills, edges []
 			at(edge, l+1)
 		}
 	}
-	return [][]model.Request{refills, out}, nil
+	return [][]record.Request{refills, out}, nil
 }
 
 // roomFor is a·b for a part's capacity, at most 2^20 (a larger part grows

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // MaxRequests is the most requests Generate makes: 10 million, 320 MB of
@@ -46,7 +46,7 @@ type TraceSpec struct {
 // requests so far.
 type gen struct {
 	start, end          int64
-	arrive, thin, storm model.Stream
+	arrive, thin, storm record.Stream
 	out                 []Request
 	steps               int
 }
@@ -65,7 +65,7 @@ func (g *gen) add(at int64) error {
 // service time drawn in time order from their own streams. The same TraceSpec
 // gives the same Trace, byte for byte, on any GOMAXPROCS and in any run:
 // it starts no goroutine, reads no clock, and draws only from
-// model.Streams with arithmetic written here. (Across CPU architectures,
+// record.Streams with arithmetic written here. (Across CPU architectures,
 // math.Log, Cos and Pow may differ in their last bit, which can move a
 // rare request by a µs.) The Trace is canonical (see Trace): keys that
 // are never drawn are left out, and the others keep their names.
@@ -105,17 +105,17 @@ func (s TraceSpec) Generate() (Trace, error) {
 	g := gen{
 		start:  s.Start,
 		end:    end,
-		arrive: model.NewStream(s.Seed, purposeArrive),
-		thin:   model.NewStream(s.Seed, purposeThin),
-		storm:  model.NewStream(s.Seed, purposeStorm),
+		arrive: record.NewStream(s.Seed, purposeArrive),
+		thin:   record.NewStream(s.Seed, purposeThin),
+		storm:  record.NewStream(s.Seed, purposeStorm),
 		out:    make([]Request, 0, int(min(n, MaxRequests))+1),
 	}
 	if err := s.Profile.arrivals(&g); err != nil {
 		return Trace{}, err
 	}
-	ks := model.NewStream(s.Seed, purposeKeys)
-	cs := model.NewStream(s.Seed, purposeCost)
-	ss := model.NewStream(s.Seed, purposeService)
+	ks := record.NewStream(s.Seed, purposeKeys)
+	cs := record.NewStream(s.Seed, purposeCost)
+	ss := record.NewStream(s.Seed, purposeService)
 	for i := range g.out {
 		r := &g.out[i]
 		r.Key = keys.draw(&ks)

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Keys says how a TraceSpec chooses each request's key: among n keys,
 // uniformly, by Zipf's law or by given weights. Build it with Uniform,
 // Zipf or Weights, and name the keys with Named; they are "k0" … "k<n-1>"
 // otherwise, key i being the i-th weight (for Zipf, the i-th most popular).
-// The zero Keys is one key, "k0". At most model.MaxKeys keys.
+// The zero Keys is one key, "k0". At most record.MaxKeys keys.
 type Keys struct {
 	set     bool // made by a constructor: the zero Keys is one key
 	n       int
@@ -57,8 +57,8 @@ func (k Keys) chooser() (chooser, error) {
 	switch {
 	case n < 1:
 		return chooser{}, fmt.Errorf("traffic: %d keys; there must be at least one", n)
-	case n > model.MaxKeys:
-		return chooser{}, fmt.Errorf("traffic: %d keys is more than the simulator's %d", n, model.MaxKeys)
+	case n > record.MaxKeys:
+		return chooser{}, fmt.Errorf("traffic: %d keys is more than the simulator's %d", n, record.MaxKeys)
 	case !(k.zipf >= 0) || math.IsInf(k.zipf, 1):
 		return chooser{}, fmt.Errorf("traffic: Zipf exponent %v; it must be finite and at least 0", k.zipf)
 	case k.names != nil && len(k.names) != n:
@@ -112,7 +112,7 @@ func (k Keys) chooser() (chooser, error) {
 }
 
 // draw is the next key from s.
-func (c *chooser) draw(s *model.Stream) int {
+func (c *chooser) draw(s *record.Stream) int {
 	if c.cum == nil {
 		return int(s.Below(uint64(len(c.names))))
 	}

@@ -2,7 +2,7 @@ package traffic
 
 import (
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // The closed-loop clients: each sends its next request only when the
@@ -10,7 +10,7 @@ import (
 // and never sooner than gap µs after its last request (a client is a
 // program with a pace of its own; with no latency and a limiter that
 // admits everything, "at once" would otherwise be forever at one instant).
-// They are model.Clients, for model.Config.Loop, each on its own key: what
+// They are record.Clients, for model.Config.Loop, each on its own key: what
 // to send next given an answer is theirs, and how a run plays them is the
 // model's.
 //
@@ -37,7 +37,7 @@ func newLoop(start, end, gap int64) loop { return loop{start: start, end: end, g
 // next is the Next of a client whose own rule, given an answer, is after:
 // the first request at start, then the answer kept and the time after
 // takes from it, until end.
-func (c *loop) next(last *model.Reply, after func(last *model.Reply) int64) (int64, bool) {
+func (c *loop) next(last *record.Reply, after func(last *record.Reply) int64) (int64, bool) {
 	if last == nil {
 		return c.start, c.start < c.end
 	}
@@ -53,15 +53,15 @@ func (c *loop) next(last *model.Reply, after func(last *model.Reply) int64) (int
 // honest limiter on one node it gets exactly the limit; a Retry-After that
 // is too short shows as denied retries, one that is too long as admits the
 // limit would have allowed and the client never asked for.
-func RetryAfterClient(start, end, gap int64) func() model.Client {
-	return func() model.Client { return &retryAfter{newLoop(start, end, gap)} }
+func RetryAfterClient(start, end, gap int64) func() record.Client {
+	return func() record.Client { return &retryAfter{newLoop(start, end, gap)} }
 }
 
 type retryAfter struct{ loop }
 
-func (c *retryAfter) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *retryAfter) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
 
-func (c *retryAfter) after(last *model.Reply) int64 {
+func (c *retryAfter) after(last *record.Reply) int64 {
 	next := last.Answered
 	if !last.Decision.Allowed {
 		next += wait(last.Decision.RetryAfter, c.end)
@@ -75,8 +75,8 @@ func (c *retryAfter) after(last *model.Reply) int64 {
 // from start until end. The parts go 1/8, 2/8, ... 8/8 and round again, so
 // a key that is forgotten before it is idle (a TTL too short) hands this
 // client a fresh burst at one of them, where the limiter would give a part.
-func DrainIdleClient(start, end, gap int64) func() model.Client {
-	return func() model.Client { return &drainIdle{loop: newLoop(start, end, gap)} }
+func DrainIdleClient(start, end, gap int64) func() record.Client {
+	return func() record.Client { return &drainIdle{loop: newLoop(start, end, gap)} }
 }
 
 type drainIdle struct {
@@ -84,9 +84,9 @@ type drainIdle struct {
 	cycle int64
 }
 
-func (c *drainIdle) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *drainIdle) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
 
-func (c *drainIdle) after(last *model.Reply) int64 {
+func (c *drainIdle) after(last *record.Reply) int64 {
 	if last.Decision.Allowed {
 		return max(last.Answered, last.Sent+c.gap)
 	}
@@ -103,8 +103,8 @@ func (c *drainIdle) after(last *model.Reply) int64 {
 // start until end. A window that starts over at its reset (a fixed window,
 // or one anchored at the key's first hit) admits it up to twice its limit
 // within 2·margin.
-func ResetBurstClient(start, end, margin, gap int64) func() model.Client {
-	return func() model.Client { return &resetBurst{loop: newLoop(start, end, gap), margin: margin} }
+func ResetBurstClient(start, end, margin, gap int64) func() record.Client {
+	return func() record.Client { return &resetBurst{loop: newLoop(start, end, gap), margin: margin} }
 }
 
 type resetBurst struct {
@@ -114,9 +114,9 @@ type resetBurst struct {
 	bursting bool
 }
 
-func (c *resetBurst) Next(last *model.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *resetBurst) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
 
-func (c *resetBurst) after(last *model.Reply) int64 {
+func (c *resetBurst) after(last *record.Reply) int64 {
 	d, next := last.Decision, last.Answered
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
@@ -151,7 +151,7 @@ type answers struct{ retryAfter *[]int64 }
 
 var _ = []RetryAfterKeeper{(*retryAfter)(nil), (*drainIdle)(nil), (*resetBurst)(nil)}
 
-func (a *answers) keep(last *model.Reply) {
+func (a *answers) keep(last *record.Reply) {
 	if a.retryAfter != nil {
 		*a.retryAfter = append(*a.retryAfter, last.Decision.RetryAfter)
 	}
@@ -166,9 +166,9 @@ func (a *answers) KeepRetryAfters(dst *[]int64) { a.retryAfter = dst }
 // drain-then-idle client and the reset-burst client (bursting W/100 either
 // side of each reset), each at most one request per W/(100·L), the
 // boundary client's pace.
-func LoopClients(from int, l algos.Limit, duration int64) []model.LoopClient {
+func LoopClients(from int, l algos.Limit, duration int64) []record.LoopClient {
 	gap := max(1, l.Window/100/l.Rate)
-	return []model.LoopClient{
+	return []record.LoopClient{
 		{Key: from, New: RetryAfterClient(0, duration, gap)},
 		{Key: from + 1, New: DrainIdleClient(0, duration, gap)},
 		{Key: from + 2, New: ResetBurstClient(0, duration, max(1, l.Window/100), gap)},

@@ -6,14 +6,15 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // runLoop plays one closed-loop client alone on key 0.
-func runLoop(t *testing.T, a algos.Algorithm, l algos.Limit, d model.Deployment, c func() model.Client) model.Result {
+func runLoop(t *testing.T, a algos.Algorithm, l algos.Limit, d model.Deployment, c func() record.Client) model.Result {
 	t.Helper()
 	res, err := model.Run(model.Config{Limiter: limiter.FromAlgorithm(a), Limit: l, Deployment: d, Nodes: 4,
-		RTT: 1000, Jitter: model.DefaultJitter, Seed: 1, Loop: []model.LoopClient{{Key: 0, New: c}}})
+		RTT: 1000, Jitter: model.DefaultJitter, Seed: 1, Loop: []record.LoopClient{{Key: 0, New: c}}})
 	if err != nil {
 		t.Fatal(err)
 	}

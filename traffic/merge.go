@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Scratch is memory a seed's requests are made in, again for each seed:
@@ -15,9 +15,9 @@ import (
 // instead of in fresh pages for every seed. The zero Scratch is ready to
 // use; it is for one goroutine at a time.
 type Scratch struct {
-	parts  [7][]model.Request // the five open-loop clients', then the edge prober's two
-	list   [][]model.Request
-	merged []model.Request
+	parts  [7][]record.Request // the five open-loop clients', then the edge prober's two
+	list   [][]record.Request
+	merged []record.Request
 }
 
 // Make returns one seed's requests of the open-loop clients (OpenLoop's)
@@ -26,7 +26,7 @@ type Scratch struct {
 // requests OpenLoop and EdgeProbes return, merged as each of them is. It
 // refuses what CheckOpenLoop refuses. They are made in sc's memory, valid
 // until sc makes the next ones; requests to keep need a Scratch each.
-func (sc *Scratch) Make(seed uint64, limit algos.Limit, duration int64, edge bool) ([]model.Request, error) {
+func (sc *Scratch) Make(seed uint64, limit algos.Limit, duration int64, edge bool) ([]record.Request, error) {
 	parts, err := sc.openLoopParts(seed, limit, duration)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (sc *Scratch) Make(seed uint64, limit algos.Limit, duration int64, edge boo
 // such a sort would.
 //
 // The result is appended to dst[:0], which a nil dst leaves to be made.
-func mergeBySentThenKey(dst []model.Request, parts ...[]model.Request) []model.Request {
+func mergeBySentThenKey(dst []record.Request, parts ...[]record.Request) []record.Request {
 	n := 0
 	sorted := true
 	for _, p := range parts {
@@ -73,11 +73,11 @@ func mergeBySentThenKey(dst []model.Request, parts ...[]model.Request) []model.R
 	// part's next request would compare it with all of them. A level is
 	// written into the buffer its parts are not in, the last into out.
 	level := parts
-	bufs := mergeBufs.Get().(*[2][]model.Request)
+	bufs := mergeBufs.Get().(*[2][]record.Request)
 	defer mergeBufs.Put(bufs)
 	for b := 0; len(level) > 2; b ^= 1 {
 		buf := slices.Grow(bufs[b][:0], n)
-		var next [][]model.Request
+		var next [][]record.Request
 		for k := 0; k < len(level); k += 2 {
 			from := len(buf)
 			if k+1 == len(level) {
@@ -97,11 +97,11 @@ func mergeBySentThenKey(dst []model.Request, parts ...[]model.Request) []model.R
 
 // mergeBufs are the buffers of mergeBySentThenKey's inner levels, kept
 // from one merge to the next (a hunt merges a seed's traffic once).
-var mergeBufs = sync.Pool{New: func() any { return new([2][]model.Request) }}
+var mergeBufs = sync.Pool{New: func() any { return new([2][]record.Request) }}
 
 // mergeTwo appends a and b, each sorted by (Sent, Key), to dst as one run
 // sorted by (Sent, Key), a's first among equals.
-func mergeTwo(dst, a, b []model.Request) []model.Request {
+func mergeTwo(dst, a, b []record.Request) []record.Request {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		if x, y := a[i], b[j]; y.Sent < x.Sent || (y.Sent == x.Sent && y.Key < x.Key) {
@@ -116,7 +116,7 @@ func mergeTwo(dst, a, b []model.Request) []model.Request {
 	return append(dst, b[j:]...)
 }
 
-func cmpSentThenKey(a, b model.Request) int {
+func cmpSentThenKey(a, b record.Request) int {
 	if a.Sent != b.Sent {
 		if a.Sent < b.Sent {
 			return -1

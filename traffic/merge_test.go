@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Merging parts is a stable sort of their concatenation by (time, key):
@@ -13,14 +13,14 @@ import (
 // a seed's traffic made in a worker's reused memory is the traffic made
 // afresh, whichever seed that memory last held.
 func TestMergeIsAStableSortAndScratchTrafficIsTheTraffic(t *testing.T) {
-	s := model.NewStream(1, 2)
+	s := record.NewStream(1, 2)
 	for range 5000 {
-		parts := make([][]model.Request, 1+s.Below(8))
-		var all []model.Request
+		parts := make([][]record.Request, 1+s.Below(8))
+		var all []record.Request
 		for p := range parts {
 			for range s.Below(9) {
 				// Node tells the requests apart: it is no part of the order.
-				parts[p] = append(parts[p], model.Request{Key: int(s.Below(3)), Sent: int64(s.Below(6)), Node: p*100 + len(parts[p])})
+				parts[p] = append(parts[p], record.Request{Key: int(s.Below(3)), Sent: int64(s.Below(6)), Node: p*100 + len(parts[p])})
 			}
 			if s.Below(4) != 0 {
 				slices.SortStableFunc(parts[p], cmpSentThenKey)
@@ -36,7 +36,7 @@ func TestMergeIsAStableSortAndScratchTrafficIsTheTraffic(t *testing.T) {
 	// limit whose parts are of other lengths.
 	for _, l := range []algos.Limit{algos.MustLimit(100, algos.Second, 100), algos.MustLimit(7, 3*algos.Second, 9)} {
 		seeds := []uint64{1, 2, 3}
-		fresh := make([][]model.Request, len(seeds))
+		fresh := make([][]record.Request, len(seeds))
 		for i, seed := range seeds {
 			var err error
 			if fresh[i], err = new(Scratch).Make(seed, l, 20*algos.Second, true); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // The traffic of package study's live trials: what they send to Redis, and
@@ -38,11 +38,11 @@ func (p EdgePlan) Times(e int64) []int64 {
 
 // Requests is the flood for an edge at e as the simulator plays it: one
 // request at each of Times(e), in order, all on key 0 and node 0.
-func (p EdgePlan) Requests(e int64) []model.Request {
+func (p EdgePlan) Requests(e int64) []record.Request {
 	times := p.Times(e)
-	reqs := make([]model.Request, len(times))
+	reqs := make([]record.Request, len(times))
 	for i, t := range times {
-		reqs[i] = model.Request{Sent: t}
+		reqs[i] = record.Request{Sent: t}
 	}
 	return reqs
 }
@@ -80,10 +80,10 @@ func (p SkewPlan) Period() int64 {
 	return int64(float64(p.Workers) * float64(p.Limit.Window) / (p.Load * float64(p.Limit.Rate)))
 }
 
-// Offset is worker i's clock offset from true time, in µs: model.Offset of
+// Offset is worker i's clock offset from true time, in µs: record.Offset of
 // worker i among Workers over Skew, so the first and the last worker are
 // exactly Skew apart and the others evenly between. With one worker it is 0.
-func (p SkewPlan) Offset(i int) int64 { return model.Offset(i, p.Workers, p.Skew) }
+func (p SkewPlan) Offset(i int) int64 { return record.Offset(i, p.Workers, p.Skew) }
 
 // Validate reports what makes p unplayable: an invalid limit, no worker, a
 // negative skew, or a load or duration that leaves no request.
@@ -129,12 +129,12 @@ func (p SkewPlan) Sends() [][]SkewSend {
 // Requests is the plan as the simulator plays it, for a valid plan: every
 // send at start + Sent on key 0, on the node numbered as its worker, in
 // time order, the lower worker first among sends at the same instant.
-func (p SkewPlan) Requests(start int64) []model.Request {
+func (p SkewPlan) Requests(start int64) []record.Request {
 	sends := slices.Concat(p.Sends()...)
 	slices.SortStableFunc(sends, func(x, y SkewSend) int { return cmp.Compare(x.Sent, y.Sent) })
-	reqs := make([]model.Request, len(sends))
+	reqs := make([]record.Request, len(sends))
 	for i, s := range sends {
-		reqs[i] = model.Request{Sent: start + s.Sent, Node: s.Worker}
+		reqs[i] = record.Request{Sent: start + s.Sent, Node: s.Worker}
 	}
 	return reqs
 }
@@ -159,7 +159,7 @@ func ReleaseOffsets(workers int, spread time.Duration, seed uint64) []time.Durat
 // stay the same): the low bits of one draw when n is a power of two, else
 // the stream's Below. Like Int64N it panics for n ≤ 0, which a valid plan
 // never asks for.
-func uniformBelow(s *model.Stream, n int64) int64 {
+func uniformBelow(s *record.Stream, n int64) int64 {
 	if n <= 0 {
 		panic(fmt.Sprintf("traffic: no number is uniform in [0, %d)", n))
 	}

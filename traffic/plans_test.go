@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
@@ -49,7 +49,7 @@ func TestSkewPlanRequestsAreTheSendsInTimeOrder(t *testing.T) {
 	for _, ws := range p.Sends() {
 		n += len(ws)
 		for _, s := range ws {
-			if !slices.Contains(reqs, model.Request{Sent: start + s.Sent, Node: s.Worker}) {
+			if !slices.Contains(reqs, record.Request{Sent: start + s.Sent, Node: s.Worker}) {
 				t.Fatalf("send %+v is not among the requests", s)
 			}
 		}

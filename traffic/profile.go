@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // Profile is the shape of the arrivals over time: when requests are sent,
@@ -368,10 +368,10 @@ func positiveRate(what string, r float64) error {
 func mod(a, m int64) int64 { return (a%m + m) % m }
 
 // uniform is in [0, 1), on 53 bits of s.
-func uniform(s *model.Stream) float64 { return float64(s.Uint64()>>11) * 0x1p-53 }
+func uniform(s *record.Stream) float64 { return float64(s.Uint64()>>11) * 0x1p-53 }
 
 // expUnit is exponential with mean 1: -ln(U), U in (0, 1] on 53 bits.
-func expUnit(s *model.Stream) float64 {
+func expUnit(s *record.Stream) float64 {
 	return -math.Log(float64(s.Uint64()>>11+1) * 0x1p-53)
 }
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // perSecond is one second in µs, the unit of every time here.
@@ -57,11 +57,11 @@ type Trace struct {
 // up to algos.MaxTime, Unix-epoch times included; every other run of the
 // simulator only up to algos.MaxTime/8 (about 12.6 years), so a trace at
 // epoch times must be moved first, by whole windows: see Rebase. The
-// simulator keeps at most model.MaxKeys keys.
-func (t Trace) Model() []model.Request {
-	out := make([]model.Request, len(t.Requests))
+// simulator keeps at most record.MaxKeys keys.
+func (t Trace) Model() []record.Request {
+	out := make([]record.Request, len(t.Requests))
 	for i, r := range t.Requests {
-		out[i] = model.Request{Key: r.Key, Sent: r.Sent}
+		out[i] = record.Request{Key: r.Key, Sent: r.Sent}
 	}
 	return out
 }

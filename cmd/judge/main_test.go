@@ -19,9 +19,9 @@ import (
 // nodes, as a file of the given format, and returns its path.
 func records(t *testing.T, dep model.Deployment, format string) string {
 	t.Helper()
-	var reqs []model.Request
+	var reqs []record.Request
 	for i := range 240 {
-		reqs = append(reqs, model.Request{Key: i % 2, Sent: int64(i) * 12_500})
+		reqs = append(reqs, record.Request{Key: i % 2, Sent: int64(i) * 12_500})
 	}
 	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.TokenBucket), Limit: algos.MustLimit(10, algos.Second, 10), Deployment: dep,
 		Nodes: 3, RTT: 1_000, Seed: 1, Requests: reqs}
