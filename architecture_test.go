@@ -335,7 +335,6 @@ var sharedTypeNames = map[string]struct {
 	"Client":  {[]string{"live", "record"}, "a closed-loop client in real time (live) and in simulated time (record's, which the simulator plays)"},
 	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
-	"Request": {[]string{"record", "traffic"}, "a simulated request (record's, the simulator's input) and a request of a trace file (traffic), which becomes one"},
 	"Verdict": {[]string{"live", "scenarios"}, "a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }
 

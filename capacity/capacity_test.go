@@ -60,7 +60,7 @@ func TestRunDecidesEachRequestAsTheAlgorithmDoes(t *testing.T) {
 // A request of cost n spends n units whole: a bucket of 10 admits a cost-6
 // request, refuses the next cost-6 one (4 left), and admits a cost-4 one.
 func TestRunSpendsEachRequestsCostWhole(t *testing.T) {
-	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.TraceRequest{
 		{Sent: 0, Cost: 6}, {Sent: 1, Cost: 6}, {Sent: 2, Cost: 4}, {Sent: 3, Cost: 1},
 	}}
 	for _, a := range algos.All() {
@@ -86,7 +86,7 @@ func TestRunRefusesCostsALimiterCannotTake(t *testing.T) {
 			return limiter.DeciderFunc(func(int64) algos.Decision { return algos.Decision{Allowed: true} }), nil
 		}),
 	}
-	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{Sent: 0, Cost: 1}, {Sent: 5, Cost: 3}}}
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.TraceRequest{{Sent: 0, Cost: 1}, {Sent: 5, Cost: 3}}}
 	_, err := capacity.Run(tr, plain, algos.MustLimit(1, algos.Second, 1))
 	if err == nil || !strings.Contains(err.Error(), `"plain" is not a limiter.Weighed`) || !strings.Contains(err.Error(), "request 2 of cost 3") {
 		t.Fatalf("got %v, want an error naming the limiter and request 2 of cost 3", err)
@@ -216,7 +216,7 @@ func TestSweepRefusesBadInput(t *testing.T) {
 // 25 ms, are let through at 0, 10 and 20 ms, and the fourth, 30 ms away,
 // refused. The comparison adds the wait table only when something waited.
 func TestRunRecordsHowLongAQueueHeldEachRequest(t *testing.T) {
-	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.Request{{Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}}}
+	tr := traffic.Trace{Keys: []string{"k"}, Requests: []traffic.TraceRequest{{Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}, {Sent: 0, Cost: 1}}}
 	l := algos.MustLimit(1, 10_000, 1)
 	queue, err := algos.QueueingGCRA(25_000)
 	if err != nil {

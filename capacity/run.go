@@ -209,7 +209,7 @@ func (w *weigher) Allow(ctx context.Context, key int, now int64) (d algos.Decisi
 
 // allowWeighed asks a Weighed limiter, turning a panic into an error as
 // limiter.Allow does for a plain one.
-func allowWeighed(ctx context.Context, lim limiter.Weighed, r traffic.Request) (d algos.Decision, err error) {
+func allowWeighed(ctx context.Context, lim limiter.Weighed, r traffic.TraceRequest) (d algos.Decision, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("AllowWeighed panicked: %v", v)

@@ -47,7 +47,7 @@ type TraceSpec struct {
 type gen struct {
 	start, end          int64
 	arrive, thin, storm record.Stream
-	out                 []Request
+	out                 []TraceRequest
 	steps               int
 }
 
@@ -56,7 +56,7 @@ func (g *gen) add(at int64) error {
 	if len(g.out) >= MaxRequests {
 		return fmt.Errorf("traffic: the trace passed %d requests: %w", MaxRequests, ErrTooMany)
 	}
-	g.out = append(g.out, Request{Sent: at})
+	g.out = append(g.out, TraceRequest{Sent: at})
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (s TraceSpec) Generate() (Trace, error) {
 		arrive: record.NewStream(s.Seed, purposeArrive),
 		thin:   record.NewStream(s.Seed, purposeThin),
 		storm:  record.NewStream(s.Seed, purposeStorm),
-		out:    make([]Request, 0, int(min(n, MaxRequests))+1),
+		out:    make([]TraceRequest, 0, int(min(n, MaxRequests))+1),
 	}
 	if err := s.Profile.arrivals(&g); err != nil {
 		return Trace{}, err

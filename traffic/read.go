@@ -149,7 +149,7 @@ func ReadCSV(r io.Reader) (Trace, Info, error) {
 			line, _ := cr.FieldPos(c)
 			return Trace{}, Info{}, lineError(line, name, err)
 		}
-		var req Request
+		var req TraceRequest
 		if req.Sent, err = parseTime(rec[ts]); err != nil {
 			return fail(ts, colTimestamp, err)
 		}
@@ -242,12 +242,12 @@ type jsonLine struct {
 }
 
 // jsonRequest reads one JSON line; on error it names the field at fault.
-func (b *builder) jsonRequest(text []byte) (Request, string, error) {
+func (b *builder) jsonRequest(text []byte) (TraceRequest, string, error) {
 	var l jsonLine
 	if err := json.Unmarshal(text, &l); err != nil {
-		return Request{}, "", fmt.Errorf("%w: not a JSON object: %v", ErrSyntax, err)
+		return TraceRequest{}, "", fmt.Errorf("%w: not a JSON object: %v", ErrSyntax, err)
 	}
-	var req Request
+	var req TraceRequest
 	var err error
 	num, present, err := jsonNumber(l.Timestamp)
 	if err == nil && !present {
@@ -257,23 +257,23 @@ func (b *builder) jsonRequest(text []byte) (Request, string, error) {
 		req.Sent, err = parseTime(num)
 	}
 	if err != nil {
-		return Request{}, colTimestamp, err
+		return TraceRequest{}, colTimestamp, err
 	}
 	if req.Key, err = b.jsonKey(l.Key); err != nil {
-		return Request{}, colKey, err
+		return TraceRequest{}, colKey, err
 	}
 	req.Cost = 1
 	if num, present, err = jsonNumber(l.Cost); err == nil && present {
 		req.Cost, err = parseCost(num)
 	}
 	if err != nil {
-		return Request{}, colCost, err
+		return TraceRequest{}, colCost, err
 	}
 	if num, present, err = jsonNumber(l.Duration); err == nil && present {
 		req.Service, err = parseDuration(num)
 	}
 	if err != nil {
-		return Request{}, colDuration, err
+		return TraceRequest{}, colDuration, err
 	}
 	return req, "", nil
 }
@@ -383,8 +383,8 @@ func numError(s string, st numStatus, unit, tooLarge string) error {
 type builder struct {
 	keys   []string
 	index  map[string]int
-	chunks [][]Request
-	cur    []Request
+	chunks [][]TraceRequest
+	cur    []TraceRequest
 	n      int
 	prev   int64
 	info   Info
@@ -422,12 +422,12 @@ func (b *builder) newKey(name string) (int, error) {
 }
 
 // add appends req and reports whether it is the first out of time order.
-func (b *builder) add(req Request) (firstOutOfOrder bool) {
+func (b *builder) add(req TraceRequest) (firstOutOfOrder bool) {
 	if len(b.cur) == cap(b.cur) {
 		if b.cur != nil {
 			b.chunks = append(b.chunks, b.cur)
 		}
-		b.cur = make([]Request, 0, min(maxChunk, max(256, 2*cap(b.cur))))
+		b.cur = make([]TraceRequest, 0, min(maxChunk, max(256, 2*cap(b.cur))))
 	}
 	b.cur = append(b.cur, req)
 	outOfOrder := b.n > 0 && req.Sent < b.prev
@@ -442,7 +442,7 @@ func (b *builder) add(req Request) (firstOutOfOrder bool) {
 
 // finish is the canonical Trace of what was read.
 func (b *builder) finish() Trace {
-	reqs := make([]Request, 0, b.n)
+	reqs := make([]TraceRequest, 0, b.n)
 	for _, c := range b.chunks {
 		reqs = append(reqs, c...)
 	}

@@ -93,7 +93,7 @@ func TestOutOfOrderInputIsSortedStablyAndReported(t *testing.T) {
 		`{"timestamp":2,"key":"a"}` + "\n" + `{"timestamp":1,"key":"c"}` + "\n"
 	want := traffic.Trace{
 		Keys: []string{"b", "c", "a"}, // numbered in time order, as canonical
-		Requests: []traffic.Request{
+		Requests: []traffic.TraceRequest{
 			{Sent: 1_000_000, Key: 0, Cost: 1}, {Sent: 1_000_000, Key: 1, Cost: 1}, // equal times keep file order
 			{Sent: 2_000_000, Key: 2, Cost: 1}, {Sent: 3_000_000, Key: 2, Cost: 1},
 		},
@@ -171,7 +171,7 @@ func TestCSVHeaderAndFieldsAsWritten(t *testing.T) {
 	}
 	want := traffic.Trace{
 		Keys: []string{"alice", `bob, "the builder"`},
-		Requests: []traffic.Request{
+		Requests: []traffic.TraceRequest{
 			{Sent: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
 			{Sent: 1_700_000_001_000_000, Key: 1, Cost: 1, Service: 0},
 		},
@@ -192,7 +192,7 @@ func TestJSONLFieldsAsWritten(t *testing.T) {
 	}
 	want := traffic.Trace{
 		Keys: []string{"alice", "42", `café "q"`},
-		Requests: []traffic.Request{
+		Requests: []traffic.TraceRequest{
 			{Sent: 1_700_000_000_500_000, Key: 0, Cost: 3, Service: 250_000},
 			{Sent: 1_700_000_001_500_000, Key: 1, Cost: 1},
 			{Sent: 1_700_000_002_000_000, Key: 2, Cost: 1},
@@ -249,7 +249,7 @@ func TestWriteThenReadIsIdentical(t *testing.T) {
 func TestWriteOfAHandMadeTrace(t *testing.T) {
 	tr := traffic.Trace{
 		Keys:     []string{"unused", "b", "a"},
-		Requests: []traffic.Request{{Sent: 5, Key: 2, Cost: 1}, {Sent: 5, Key: 1, Cost: 2, Service: 7}, {Sent: 9, Key: 2, Cost: 1}},
+		Requests: []traffic.TraceRequest{{Sent: 5, Key: 2, Cost: 1}, {Sent: 5, Key: 1, Cost: 2, Service: 7}, {Sent: 9, Key: 2, Cost: 1}},
 	}
 	var b bytes.Buffer
 	if err := traffic.WriteCSV(&b, tr); err != nil {
@@ -266,15 +266,15 @@ func TestWriteOfAHandMadeTrace(t *testing.T) {
 		t.Errorf("read back %+v, want the canonical %+v", back, want)
 	}
 	for name, bad := range map[string]traffic.Trace{
-		"unsorted":     {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}, {Sent: 1, Cost: 1}}},
-		"cost 0":       {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2}}},
-		"key range":    {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1, Key: 1}}},
-		"dup names":    {Keys: []string{"a", "a"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}}},
-		"newline key":  {Keys: []string{"a\nb"}, Requests: []traffic.Request{{Sent: 2, Cost: 1}}},
+		"unsorted":     {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: 2, Cost: 1}, {Sent: 1, Cost: 1}}},
+		"cost 0":       {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: 2}}},
+		"key range":    {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: 2, Cost: 1, Key: 1}}},
+		"dup names":    {Keys: []string{"a", "a"}, Requests: []traffic.TraceRequest{{Sent: 2, Cost: 1}}},
+		"newline key":  {Keys: []string{"a\nb"}, Requests: []traffic.TraceRequest{{Sent: 2, Cost: 1}}},
 		"no requests":  {Keys: []string{"a"}},
-		"negative":     {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: -1, Cost: 1}}},
-		"service < 0":  {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: 1, Cost: 1, Service: -1}}},
-		"past MaxTime": {Keys: []string{"a"}, Requests: []traffic.Request{{Sent: traffic.MaxTime + 1, Cost: 1}}},
+		"negative":     {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: -1, Cost: 1}}},
+		"service < 0":  {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: 1, Cost: 1, Service: -1}}},
+		"past MaxTime": {Keys: []string{"a"}, Requests: []traffic.TraceRequest{{Sent: traffic.MaxTime + 1, Cost: 1}}},
 	} {
 		var b bytes.Buffer
 		if err := traffic.WriteJSONL(&b, bad); err == nil || b.Len() != 0 {

@@ -22,8 +22,11 @@ const MaxTime int64 = 253_402_300_800 * perSecond
 // as a JSON number reads back exactly in any language that reads doubles.
 const MaxCost int64 = 1 << 53
 
-// Request is one request of a Trace.
-type Request struct {
+// TraceRequest is one request of a Trace: what a recorded request was
+// (when, for which key, its cost and how long it held a slot). Played
+// through the simulator it becomes a record.Request (Trace.Model), which
+// carries only its key and time.
+type TraceRequest struct {
 	// Sent is when the request is sent, in µs. It is absolute: a recorded
 	// trace keeps its Unix-epoch time (1700000000.000001 s is
 	// 1_700_000_000_000_001), because a limiter's windows are aligned to
@@ -49,7 +52,7 @@ type Request struct {
 // identical Trace (see WriteCSV).
 type Trace struct {
 	Keys     []string
-	Requests []Request
+	Requests []TraceRequest
 }
 
 // Model is the trace as the simulator's traffic: Key as is, Sent as is and
@@ -146,8 +149,8 @@ func (t Trace) Canonical() Trace {
 }
 
 // sortStable sorts requests by time, keeping the order of equal times.
-func sortStable(reqs []Request) {
-	slices.SortStableFunc(reqs, func(a, b Request) int {
+func sortStable(reqs []TraceRequest) {
+	slices.SortStableFunc(reqs, func(a, b TraceRequest) int {
 		switch {
 		case a.Sent < b.Sent:
 			return -1
@@ -160,7 +163,7 @@ func sortStable(reqs []Request) {
 
 // renumber numbers keys in the order of their first request in reqs, which
 // it rewrites in place, and drops the keys no request uses.
-func renumber(keys []string, reqs []Request) Trace {
+func renumber(keys []string, reqs []TraceRequest) Trace {
 	index := make([]int, len(keys))
 	for i := range index {
 		index[i] = -1

@@ -16,7 +16,7 @@ import (
 // hand, it gives t.Canonical(). An invalid t (Validate) is an error and
 // nothing is written. So is a t without requests, which no reader accepts.
 func WriteCSV(w io.Writer, t Trace) error {
-	return write(w, t, "timestamp,key,cost,duration\n", func(b []byte, key string, r Request) []byte {
+	return write(w, t, "timestamp,key,cost,duration\n", func(b []byte, key string, r TraceRequest) []byte {
 		b = appendSeconds(b, r.Sent)
 		b = append(b, ',')
 		if strings.ContainsAny(key, ",\"") {
@@ -43,7 +43,7 @@ func WriteCSV(w io.Writer, t Trace) error {
 // timestamps as doubles (most JSON libraries) loses the last µs of an
 // epoch time; ReadJSONL does not.
 func WriteJSONL(w io.Writer, t Trace) error {
-	return write(w, t, "", func(b []byte, key string, r Request) []byte {
+	return write(w, t, "", func(b []byte, key string, r TraceRequest) []byte {
 		b = append(b, `{"timestamp":`...)
 		b = appendSeconds(b, r.Sent)
 		b = append(b, `,"key":"`...)
@@ -65,7 +65,7 @@ func WriteJSONL(w io.Writer, t Trace) error {
 }
 
 // write validates t, then writes the header and one line per request.
-func write(w io.Writer, t Trace, header string, line func([]byte, string, Request) []byte) error {
+func write(w io.Writer, t Trace, header string, line func([]byte, string, TraceRequest) []byte) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
