@@ -87,7 +87,7 @@ func Saturate(ctx context.Context, target live.HTTP, ld live.Load, workers int) 
 	for i := range keys {
 		keys[i] = ld.Keys[0]
 	}
-	ld.Keys, ld.Loop = keys, func() live.Client { return backToBack{} }
+	ld.Keys, ld.Loop = keys, func() record.Client { return backToBack{} }
 	recs, err := live.Drive(ctx, target, ld)
 	return tally(recs), err
 }

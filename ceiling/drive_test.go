@@ -16,7 +16,7 @@ import (
 // sent, saying why.
 func TestADriveIsOfOneNamedKeyAndItsOwnRequests(t *testing.T) {
 	target := live.HTTP{Nodes: []string{"http://127.0.0.1:1"}} // never reached
-	loop := func() live.Client { return nil }
+	loop := func() record.Client { return nil }
 	for _, c := range []struct {
 		name     string
 		saturate bool

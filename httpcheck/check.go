@@ -257,7 +257,7 @@ func (c *checker) run(ctx context.Context, baseURL string) error {
 	}
 	p := &plan{o: &c.o, limit: c.rep.Limit}
 	c.rep.Start = time.Now()
-	recs, err := live.Drive(ctx, target, live.Load{Keys: []string{c.o.Key}, Loop: func() live.Client { return p },
+	recs, err := live.Drive(ctx, target, live.Load{Keys: []string{c.o.Key}, Loop: func() record.Client { return p },
 		Duration: noTimeout * 365, Timeout: timeout, MaxInFlight: 1})
 	mu.Lock()
 	defer mu.Unlock()

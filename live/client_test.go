@@ -10,6 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // bucketNow is a token bucket in this process on the wall clock, deciding
@@ -35,7 +36,8 @@ func bucketNow(l algos.Limit, halve bool) live.Func {
 func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
 	t.Parallel() // in process, judged from its records: no clock to share
 	l := algos.MustLimit(20, algos.Second, 5)
-	load := live.Load{Keys: []string{"a", "b"}, Duration: 1500 * time.Millisecond, Loop: func() live.Client { return live.RetryAfter{Gap: 2 * time.Millisecond} }}
+	run := 1500 * time.Millisecond
+	load := live.Load{Keys: []string{"a", "b"}, Duration: run, Loop: traffic.RetryAfterClient(0, run.Microseconds(), 2000)}
 	for _, c := range []struct {
 		name  string
 		halve bool
@@ -116,7 +118,8 @@ func comebacks(recs []record.Record) int {
 func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
 	t.Parallel()                              // in process, judged from its records: no clock to share
 	l := algos.MustLimit(10, algos.Second, 5) // idle 500 ms after a burst: a client late by half of it still finds half a bucket
-	load := live.Load{Keys: []string{"a", "b"}, Duration: 2 * time.Second, Loop: func() live.Client { return live.AtReset{Gap: 2 * time.Millisecond} }}
+	run := 2 * time.Second
+	load := live.Load{Keys: []string{"a", "b"}, Duration: run, Loop: traffic.AtResetClient(0, run.Microseconds(), 2000)}
 	for _, c := range []struct {
 		a     algos.Algorithm
 		kinds []breach.Kind // none: clean

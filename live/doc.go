@@ -21,8 +21,9 @@
 // services ship (X-RateLimit-*, the IETF RateLimit, RateLimit-Policy and
 // RateLimit-* fields, Retry-After in seconds or as an HTTP-date), the
 // driver (Drive: open loop on vegeta's pacer, a plan of requests such as
-// the simulator's clients, or closed loop, each key a Client of its own
-// such as RetryAfter or AtReset) and the one judge of records
+// the simulator's clients, or closed loop, each key a record.Client of
+// its own, such as traffic's RetryAfterClient or AtResetClient) and the
+// one judge of records
 // (Judge, Verdict), whoever made them: a record whose producer saw the
 // decision (the simulator's, replay's under MONITOR) is placed at that
 // instant. The record itself (Record, Answer) is package record's, and

@@ -30,8 +30,11 @@ type Load struct {
 	Rate int
 	// Loop, when set, drives each key closed loop instead: a client of its
 	// own (Loop()) sends one request at a time, each when the client's
-	// Next says, to the target's nodes in turn, until Duration.
-	Loop func() Client
+	// Next says, to the target's nodes in turn, until Duration. The
+	// simulator's closed-loop clients are such clients (package traffic's
+	// RetryAfterClient, AtResetClient and the others): the same clients, in
+	// real time, handed each answer's record.
+	Loop func() record.Client
 	// Plan, when set, is an open-loop drive of exactly these requests
 	// instead of a rate: each is sent Sent µs after the drive starts, for
 	// its Key, to node Node mod the target's nodes (its Cost kept on its
@@ -236,7 +239,7 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 // driveClient runs one key's closed-loop client c until ld.Duration (or
 // ctx is done: its error is returned), each request timed out after
 // ld.Timeout and recorded by add.
-func driveClient(ctx context.Context, c Client, key string, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
+func driveClient(ctx context.Context, c record.Client, key string, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
 	end := ld.Duration.Microseconds()
 	next, more := c.Next(nil)
 	for i := 0; more && next < end; i++ {

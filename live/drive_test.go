@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 func TestDriveRejectsBadInput(t *testing.T) {
@@ -39,7 +40,7 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"negative timeout", ok, live.Load{Rate: 1, Duration: time.Second, Timeout: -1}, "negative timeout"},
 		{"negative in flight", ok, live.Load{Rate: 1, Duration: time.Second, MaxInFlight: -1}, "negative MaxInFlight"},
 		{"empty key", ok, live.Load{Keys: []string{""}, Rate: 1, Duration: time.Second}, "empty key"},
-		{"a rate and a closed loop", ok, live.Load{Rate: 1, Duration: time.Second, Loop: func() live.Client { return live.RetryAfter{} }}, "offers no rate"},
+		{"a rate and a closed loop", ok, live.Load{Rate: 1, Duration: time.Second, Loop: traffic.RetryAfterClient(0, algos.Second, 1)}, "offers no rate"},
 		{"absurd rate", ok, live.Load{Rate: 2_000_000, Duration: time.Second}, "million"},
 		{"empty plan", ok, live.Load{Plan: []record.Record{}}, "empty plan"},
 		{"a plan and a rate", ok, live.Load{Plan: []record.Record{{Key: "a"}}, Rate: 1}, "no Rate, Loop or Keys"},

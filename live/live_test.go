@@ -205,7 +205,8 @@ func TestLiveReferenceMiddlewareAtItsResets(t *testing.T) {
 	urls := nodes(t, 3, l.Burst, shared.lim)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	load := live.Load{Keys: []string{"a", "b"}, Duration: 3 * time.Second, Timeout: 30 * time.Second, Loop: func() live.Client { return live.AtReset{Gap: 5 * time.Millisecond} }}
+	run := 3 * time.Second
+	load := live.Load{Keys: []string{"a", "b"}, Duration: run, Timeout: 30 * time.Second, Loop: traffic.AtResetClient(0, run.Microseconds(), 5000)}
 	recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, load)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@
 //     a pure algorithm's state can be copied by GET, decide, SET).
 //   - Closed-loop clients. Config.Loop adds clients that send their next
 //     request only once their last answer arrived, when the answer says
-//     (a record.LoopClient, speaking record.Client and record.Reply:
+//     (a record.LoopClient, a record.Client handed each answer's Record:
 //     retry at Retry-After, drain and idle, burst at the Reset); the
 //     requests they send are Result.LoopRequests.
 //   - The check. Every admitted request is placed at Decided, the true

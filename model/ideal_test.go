@@ -112,4 +112,4 @@ func TestAllRecordsAreTheRecordsOneAtATime(t *testing.T) {
 // once is a closed-loop client that sends one request, at 0.
 type once struct{}
 
-func (once) Next(last *record.Reply) (int64, bool) { return 0, last == nil }
+func (once) Next(last *record.Record) (int64, bool) { return 0, last == nil }

@@ -27,7 +27,7 @@ type loopState struct {
 	replies record.Stream // the leg back to the client, atomic store deployments
 	back    leg
 	clocks  *clockSet
-	reply   record.Reply // the one Reply handed to Next, rewritten for each answer
+	reply   record.Record // the one Record handed to Next, rewritten for each answer
 }
 
 // pendingSend is a client's next request, not yet sent.
@@ -71,7 +71,7 @@ func (r *runner) startLoop() error {
 
 // schedule asks client c for its next request after last (nil: its
 // first), which reached it at true time at, and keeps it pending.
-func (r *runner) schedule(c int32, last *record.Reply, at int64) error {
+func (r *runner) schedule(c int32, last *record.Record, at int64) error {
 	l := r.loop
 	send, more := l.clients[c].Next(last)
 	if !more {
@@ -153,10 +153,11 @@ func (r *runner) answer(i int, at int64, d *algos.Decision, err error) error {
 	if !r.isLoop(i) {
 		return nil
 	}
-	// One Reply for the whole run: a new one per answer would be the run's
+	// One Record for the whole run: a new one per answer would be the run's
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
 	rep.Sent, rep.Answered, rep.Err = r.plan[i].Sent, at, err // field by field, as holdReply
+	rep.Node, rep.Known = r.plan[i].Node, record.FieldsDecision
 	copyDecision(&rep.Decision, d)
 	return r.schedule(r.owner[i-r.static], rep, at)
 }

@@ -16,10 +16,10 @@ import (
 // once after an admit, at the Retry-After after a denial, until end.
 type retrier struct {
 	start, end int64
-	replies    []record.Reply
+	replies    []record.Record
 }
 
-func (c *retrier) Next(last *record.Reply) (int64, bool) {
+func (c *retrier) Next(last *record.Record) (int64, bool) {
 	if last == nil {
 		return c.start, true
 	}
@@ -114,7 +114,7 @@ func TestLoopClientErrors(t *testing.T) {
 
 type early struct{}
 
-func (early) Next(last *record.Reply) (int64, bool) {
+func (early) Next(last *record.Record) (int64, bool) {
 	if last == nil {
 		return 10, true
 	}

@@ -22,8 +22,9 @@
 // traffic generators, the simulator and the judges share, so that none of
 // them imports another for a word: the Request (a key, the true time it is
 // sent, and a pinned node), the seeded random Stream every draw behind a
-// golden file comes from, the closed-loop Client, the Reply it reads and
-// the LoopClient that puts it on a key, the clocks' even spread over a
+// golden file comes from, the closed-loop Client (which the simulator and
+// the live driver both play, handing it each answer's Record), the
+// LoopClient that puts it on a key, the clocks' even spread over a
 // skew (Offset), and MaxKeys. One request keeps its names from the
 // generator to the verdict: Sent, then Told (the time the limiter was told
 // or read), Decided and Answered.

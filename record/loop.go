@@ -1,34 +1,27 @@
 package record
 
-import "github.com/overshoot-go/overshoot/algos"
-
 // Client is a closed-loop client: it sends its next request only when the
 // answer to its last one has reached it, at a time it chooses from that
-// answer (a client that retries at the Retry-After it was given, say). The
-// simulator calls Next once before the run with last nil, then once per
-// reply; Next returns the true time of the client's next request, at or
-// after the reply reached it (last.Answered), and true, or false when the
-// client is done.
+// answer (a client that retries at the Retry-After it was given, say).
+// The simulator (model.Config.Loop) and the live driver (live.Load.Loop)
+// play the same clients: each calls Next once before the run with last
+// nil, then once per answer with its Record; Next returns the time of the
+// client's next request in µs, at or after the answer reached it
+// (last.Answered), and true, or false when the client is done. A client
+// reads Sent, Answered, the Answer (a wait that Known lacks was not
+// stated) and Err; the simulator fills those and Node (Key is the
+// client's own, left empty).
 //
-// Design notes: a client lives for one run (model.LoopClient.New makes
-// it), is called from the run's one goroutine, and must be deterministic:
-// the same replies, the same requests. Its requests are spread by the
-// balancer like any other, from a random stream of their own, so that
-// adding a client never moves another request to another node. The *Reply
-// is the simulator's and is rewritten for the next answer: a client that
-// keeps a reply copies *last.
+// Design notes: a client lives for one run (LoopClient.New, or Load.Loop,
+// makes it), is called from the run's one goroutine (for the live driver,
+// its key's), and must be deterministic: the same answers, the same
+// requests. In the simulator its requests are spread by the balancer like
+// any other, from a random stream of their own, so that adding a client
+// never moves another request to another node. The *Record is the
+// player's and is rewritten for the next answer: a client that keeps one
+// copies *last.
 type Client interface {
-	Next(last *Reply) (send int64, more bool)
-}
-
-// Reply is the answer to a closed-loop client's request as the client
-// receives it: when the request was sent and when the answer arrived (true
-// time), the decision, and the limiter's error instead of a decision when
-// it failed. It is the part of a Record a client reads.
-type Reply struct {
-	Sent, Answered int64
-	Decision       algos.Decision
-	Err            error
+	Next(last *Record) (send int64, more bool)
 }
 
 // LoopClient is a closed-loop client on key Key; New makes it afresh for

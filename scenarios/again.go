@@ -200,7 +200,7 @@ type untilDifferent struct {
 
 // Next stops at the first answer unlike want's, and is the wrapped
 // client's Next otherwise.
-func (u *untilDifferent) Next(last *record.Reply) (int64, bool) {
+func (u *untilDifferent) Next(last *record.Record) (int64, bool) {
 	if last != nil {
 		got := answer{send: last.Sent, d: last.Decision, failed: last.Err != nil}
 		if got.failed {

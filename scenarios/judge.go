@@ -1049,7 +1049,7 @@ type recorder struct {
 	retryAfter *[]int64
 }
 
-func (r *recorder) Next(last *record.Reply) (int64, bool) {
+func (r *recorder) Next(last *record.Record) (int64, bool) {
 	if last != nil {
 		*r.retryAfter = append(*r.retryAfter, last.Decision.RetryAfter)
 	}

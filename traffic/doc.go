@@ -15,7 +15,9 @@
 // at once, merged, in memory reused from one seed to the next. The three
 // closed-loop clients (LoopClients: RetryAfterClient, DrainIdleClient,
 // ResetBurstClient) are record.Clients: each decides from the answer to its
-// last request when to send the next, and the model plays them.
+// last request when to send the next, and the model plays them; the live
+// driver plays the same clients in real time (live.Load.Loop), with
+// AtResetClient, which waits out each denial's Reset, beside them.
 // ClockFaultRequests is the two clients of the simulated clock faults.
 // Which clients a run has, and what is measured on them, is package
 // scenarios' business.
@@ -84,7 +86,7 @@
 // exact decimal seconds in decimal.go). It imports algos, for the Limit
 // the simulator's clients and the study's plans are shaped by, and
 // record, for the words it speaks (the Request it makes, the Stream it
-// draws from, the closed-loop Client and the Reply it reads, the clocks'
+// draws from, the closed-loop Client and the Record it reads, the clocks'
 // Offset, MaxKeys) and the ParseError its readers return: never the
 // simulator (model), scenarios, replay, study, adversary, a limiter,
 // rapid, or anything outside the standard library.

@@ -24,6 +24,17 @@ import (
 // and never overflows.
 func wait(d, most int64) int64 { return min(max(d, 0), most) }
 
+// stated is the wait v of last's answer when the answer stated it (f in
+// Known) and is a decision, else 0: a wait a live answer did not state
+// (or a failed request) is no wait. The simulator's answers state every
+// wait.
+func stated(last *record.Record, f record.Fields, v int64) int64 {
+	if last.Err != nil || !last.Known.Has(f) {
+		return 0
+	}
+	return v
+}
+
 // loop is what every client here shares: it sends from start until end,
 // paced by gap µs (at least 1: see above), and keeps the answers it is
 // handed.
@@ -32,12 +43,16 @@ type loop struct {
 	answers
 }
 
-func newLoop(start, end, gap int64) loop { return loop{start: start, end: end, gap: max(1, gap)} }
+// newLoop is the loop from start to end (at most algos.MaxTime, so that
+// no wait added to an answer's time overflows) at pace gap.
+func newLoop(start, end, gap int64) loop {
+	return loop{start: start, end: min(end, algos.MaxTime), gap: max(1, gap)}
+}
 
 // next is the Next of a client whose own rule, given an answer, is after:
 // the first request at start, then the answer kept and the time after
 // takes from it, until end.
-func (c *loop) next(last *record.Reply, after func(last *record.Reply) int64) (int64, bool) {
+func (c *loop) next(last *record.Record, after func(last *record.Record) int64) (int64, bool) {
 	if last == nil {
 		return c.start, c.start < c.end
 	}
@@ -59,12 +74,12 @@ func RetryAfterClient(start, end, gap int64) func() record.Client {
 
 type retryAfter struct{ loop }
 
-func (c *retryAfter) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *retryAfter) Next(last *record.Record) (int64, bool) { return c.next(last, c.after) }
 
-func (c *retryAfter) after(last *record.Reply) int64 {
+func (c *retryAfter) after(last *record.Record) int64 {
 	next := last.Answered
-	if !last.Decision.Allowed {
-		next += wait(last.Decision.RetryAfter, c.end)
+	if !last.Allowed {
+		next += wait(stated(last, record.FieldRetryAfter, last.RetryAfter), c.end)
 	}
 	return max(next, last.Sent+c.gap)
 }
@@ -84,14 +99,14 @@ type drainIdle struct {
 	cycle int64
 }
 
-func (c *drainIdle) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *drainIdle) Next(last *record.Record) (int64, bool) { return c.next(last, c.after) }
 
-func (c *drainIdle) after(last *record.Reply) int64 {
-	if last.Decision.Allowed {
+func (c *drainIdle) after(last *record.Record) int64 {
+	if last.Allowed {
 		return max(last.Answered, last.Sent+c.gap)
 	}
 	c.cycle++
-	return last.Answered + wait(last.Decision.Reset, c.end)*(1+(c.cycle-1)%8)/8 + 1000
+	return last.Answered + wait(stated(last, record.FieldReset, last.Reset), c.end)*(1+(c.cycle-1)%8)/8 + 1000
 }
 
 // ResetBurstClient aims at the key's own reported reset: it sends one
@@ -114,29 +129,53 @@ type resetBurst struct {
 	bursting bool
 }
 
-func (c *resetBurst) Next(last *record.Reply) (int64, bool) { return c.next(last, c.after) }
+func (c *resetBurst) Next(last *record.Record) (int64, bool) { return c.next(last, c.after) }
 
-func (c *resetBurst) after(last *record.Reply) int64 {
-	d, next := last.Decision, last.Answered
+func (c *resetBurst) after(last *record.Record) int64 {
+	reset, retryAfter := stated(last, record.FieldReset, last.Reset), stated(last, record.FieldRetryAfter, last.RetryAfter)
+	next := last.Answered
 	switch {
 	case !c.bursting: // the probe's answer names the reset to aim at
-		target := last.Answered + wait(d.Reset, c.end)
+		target := last.Answered + wait(reset, c.end)
 		next = max(last.Answered, target-c.margin)
 		c.until, c.bursting = target+c.margin, true
-	case last.Answered < c.until && d.Allowed:
+	case last.Answered < c.until && last.Allowed:
 		next = max(next, last.Sent+c.gap)
 	case last.Answered < c.until:
-		next = max(next+min(wait(d.RetryAfter, c.end), c.until-last.Answered), last.Sent+c.gap)
+		next = max(next+min(wait(retryAfter, c.end), c.until-last.Answered), last.Sent+c.gap)
 	default: // the burst is over: wait until the key is idle, then probe again
-		next += wait(d.Reset, c.end) + 1000
+		next += wait(reset, c.end) + 1000
 		c.bursting = false
+	}
+	return next
+}
+
+// AtResetClient is RetryAfterClient's twin for Reset: from start it sends
+// gap µs after its last request until one is denied (or fails), then waits
+// the Reset that answer named, from the answer's arrival (no wait when it
+// named none), and starts over, until end. Each run of requests after a
+// wait is the first a key idle again is asked, nothing else of the key
+// between: behind an honest limiter that owns the key the first burst's
+// worth of each run is admitted, and a denied one is a Reset too short.
+func AtResetClient(start, end, gap int64) func() record.Client {
+	return func() record.Client { return &atReset{newLoop(start, end, gap)} }
+}
+
+type atReset struct{ loop }
+
+func (c *atReset) Next(last *record.Record) (int64, bool) { return c.next(last, c.after) }
+
+func (c *atReset) after(last *record.Record) int64 {
+	next := last.Sent + c.gap
+	if last.Err != nil || !last.Allowed {
+		next = max(next, last.Answered+wait(stated(last, record.FieldReset, last.Reset), c.end))
 	}
 	return next
 }
 
 // RetryAfterKeeper is a closed-loop client that can keep, itself, the
 // Retry-After of every answer it is handed: every client this package's
-// RetryAfterClient, DrainIdleClient and ResetBurstClient make is one. A
+// RetryAfterClient, DrainIdleClient, ResetBurstClient and AtResetClient make is one. A
 // judge of the clients' retries reads those (package scenarios' hunt); kept
 // by the client, they cost no wrapper's call per answer.
 type RetryAfterKeeper interface {
@@ -149,9 +188,9 @@ type RetryAfterKeeper interface {
 // Retry-Afters, in order, in *retryAfter when it is set.
 type answers struct{ retryAfter *[]int64 }
 
-var _ = []RetryAfterKeeper{(*retryAfter)(nil), (*drainIdle)(nil), (*resetBurst)(nil)}
+var _ = []RetryAfterKeeper{(*retryAfter)(nil), (*drainIdle)(nil), (*resetBurst)(nil), (*atReset)(nil)}
 
-func (a *answers) keep(last *record.Reply) {
+func (a *answers) keep(last *record.Record) {
 	if a.retryAfter != nil {
 		*a.retryAfter = append(*a.retryAfter, last.Decision.RetryAfter)
 	}

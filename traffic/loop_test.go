@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -99,6 +100,51 @@ func TestResetBurstClientDoublesWindowsThatStartOver(t *testing.T) {
 		}
 		if v := res.Keys[0].Violation; v != nil {
 			t.Errorf("%s broke its own promise: %v", tc.a.Name, v)
+		}
+	}
+}
+
+// answered is a record of a request sent at sent and answered at answered,
+// with the answer d stating the counts in known (or failed with err).
+func answered(sent, answered int64, d algos.Decision, known record.Fields, err error) *record.Record {
+	return &record.Record{Sent: sent, Answered: answered, Answer: record.Answer{Decision: d, Known: known}, Err: err}
+}
+
+// A closed-loop client, live or simulated, waits only what an answer
+// stated: a denial without a Retry-After (or Reset), or a failed request,
+// is no wait, and the client comes back at its pace; every client starts
+// at start and stops at end.
+func TestClosedLoopClientsWaitOnlyWhatTheAnswerStated(t *testing.T) {
+	denied := algos.Decision{RetryAfter: 500, Reset: 1000}
+	admitted := algos.Decision{Allowed: true, Reset: 1000}
+	failed := errors.New("store unreachable")
+	cases := []struct {
+		name   string
+		client func() record.Client
+		last   *record.Record
+		want   int64
+		more   bool
+	}{
+		{"retry-after: first request at start", traffic.RetryAfterClient(40, 10_000, 10), nil, 40, true},
+		{"retry-after: nothing before start is sent", traffic.RetryAfterClient(10_000, 10_000, 10), nil, 10_000, false},
+		{"retry-after: an admit, then its pace", traffic.RetryAfterClient(0, 10_000, 10), answered(100, 103, admitted, record.FieldsDecision, nil), 110, true},
+		{"retry-after: a denial, at its Retry-After", traffic.RetryAfterClient(0, 10_000, 10), answered(100, 103, denied, record.FieldsDecision, nil), 603, true},
+		{"retry-after: a denial stating none, at its pace", traffic.RetryAfterClient(0, 10_000, 10), answered(100, 103, denied, record.FieldReset, nil), 110, true},
+		{"retry-after: a failure, at its pace", traffic.RetryAfterClient(0, 10_000, 10), answered(100, 103, denied, record.FieldsDecision, failed), 110, true},
+		{"retry-after: a wait past the end ends it", traffic.RetryAfterClient(0, 600, 10), answered(100, 103, denied, record.FieldsDecision, nil), 603, false},
+		{"at-reset: an admit, then its pace", traffic.AtResetClient(0, 10_000, 10), answered(100, 103, admitted, record.FieldsDecision, nil), 110, true},
+		{"at-reset: a denial, at its Reset", traffic.AtResetClient(0, 10_000, 10), answered(100, 103, denied, record.FieldsDecision, nil), 1103, true},
+		{"at-reset: a denial stating no Reset, at its pace", traffic.AtResetClient(0, 10_000, 10), answered(100, 103, denied, record.FieldRetryAfter, nil), 110, true},
+		{"at-reset: a failure, at its pace", traffic.AtResetClient(0, 10_000, 10), answered(100, 103, denied, record.FieldsDecision, failed), 110, true},
+		{"at-reset: a negative Reset is none", traffic.AtResetClient(0, 10_000, 10), answered(100, 103, algos.Decision{Reset: -5}, record.FieldsDecision, nil), 110, true},
+	}
+	for _, c := range cases {
+		cl := c.client()
+		if c.last != nil {
+			cl.Next(nil)
+		}
+		if got, more := cl.Next(c.last); got != c.want || more != c.more {
+			t.Errorf("%s: next %d (more %v), want %d (more %v)", c.name, got, more, c.want, c.more)
 		}
 	}
 }
