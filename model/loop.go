@@ -54,6 +54,7 @@ func (r *runner) startLoop() error {
 		back:    newLeg(c.legs().Back, c.Jitter),
 		clocks:  c.clockSet(),
 	}
+	l.reply.Known = record.FieldsDecision
 	r.loop = l
 	for i, lc := range c.Loop {
 		l.keys[i] = lc.Key
@@ -157,7 +158,7 @@ func (r *runner) answer(i int, at int64, d *algos.Decision, err error) error {
 	// only allocation per request (Next is an interface call, so it escapes).
 	rep := &r.loop.reply
 	rep.Sent, rep.Answered, rep.Err = r.plan[i].Sent, at, err // field by field, as holdReply
-	rep.Node, rep.Known = r.plan[i].Node, record.FieldsDecision
+	rep.Node = r.plan[i].Node                                 // Known is set once, in startLoop: a simulated answer states every wait
 	copyDecision(&rep.Decision, d)
 	return r.schedule(r.owner[i-r.static], rep, at)
 }
