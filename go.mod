@@ -21,6 +21,7 @@ require (
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/tsenart/vegeta/v12 v12.13.0
 	github.com/yuin/gopher-lua v1.1.1
+	golang.org/x/sys v0.49.0
 	golang.org/x/time v0.16.0
 	pgregory.net/rapid v1.3.0
 )
@@ -96,7 +97,6 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
