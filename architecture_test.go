@@ -332,7 +332,7 @@ var sharedTypeNames = map[string]struct {
 	packages []string
 	why      string
 }{
-	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter", "redis/lua"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware, redis/lua's is one script"},
+	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
 	"Verdict": {[]string{"live", "scenarios"}, "a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }

@@ -550,7 +550,7 @@ func (w *deadlineWake) lateness() time.Duration {
 	return time.Duration(max(w.late.Load(), 0))
 }
 
-func newBlackholeDrill(t *testing.T, addr, password, prefix string, script *lua.Limiter, policy httplimit.FailurePolicy, opt redis.Options) *blackholeDrill {
+func newBlackholeDrill(t *testing.T, addr, password, prefix string, script *lua.Script, policy httplimit.FailurePolicy, opt redis.Options) *blackholeDrill {
 	t.Helper()
 	opt.Addr, opt.Password, opt.DisableIdentity = addr, password, true
 	client := redis.NewClient(&opt)

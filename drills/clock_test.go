@@ -62,7 +62,7 @@ func TestFindingRealStoreClockStep(t *testing.T) {
 	}
 	l := algos.MustLimit(20, algos.Second, 20)
 	buckets := []string{algos.TokenBucket.Name, algos.LeakyBucket.Name, algos.GCRA.Name}
-	scripts := map[string]*lua.Limiter{}
+	scripts := map[string]*lua.Script{}
 	for _, name := range buckets {
 		s, err := lua.New(name)
 		if err != nil {

@@ -197,7 +197,7 @@ func TestFindingEvictionHandsOutFreshBursts(t *testing.T) {
 
 // evictionRun empties the store, sets policy, drains evictionKeys keys,
 // writes the cache if fill, and probes every key.
-func evictionRun(ctx context.Context, c *redis.Client, script *lua.Limiter, name, policy string, fill bool) (evictionPhase, error) {
+func evictionRun(ctx context.Context, c *redis.Client, script *lua.Script, name, policy string, fill bool) (evictionPhase, error) {
 	p := evictionPhase{name: name, policy: policy, fill: fill, keys: evictionKeys()}
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		return p, err

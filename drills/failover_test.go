@@ -316,7 +316,7 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 // failoverWorkers) once per failoverPace until stop closes, and returns
 // the calls. The first success of a call sent after the kill marks the
 // switch.
-func failoverDrive(ctx context.Context, c redis.Scripter, script *lua.Limiter, keys []string, w int, stop <-chan struct{}, killDone, firstSwitched *atomic.Int64) []failoverCall {
+func failoverDrive(ctx context.Context, c redis.Scripter, script *lua.Script, keys []string, w int, stop <-chan struct{}, killDone, firstSwitched *atomic.Int64) []failoverCall {
 	var out []failoverCall
 	next := time.Now().Add(time.Duration(w) * failoverPace / failoverWorkers)
 	for {

@@ -20,7 +20,7 @@ import (
 var drillsFull = flag.Bool("drills.full", false, "run the drills' longer versions (more keys, longer runs)")
 
 // drillTokenBucket is the token bucket's script, the one the drills drive.
-func drillTokenBucket(t *testing.T) *lua.Limiter {
+func drillTokenBucket(t *testing.T) *lua.Script {
 	t.Helper()
 	s, err := lua.New(algos.TokenBucket.Name)
 	if err != nil {

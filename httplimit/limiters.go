@@ -51,7 +51,7 @@ func (f LimiterFunc) Allow(ctx context.Context, key string) (algos.Decision, err
 // its connection is dropped and the next call starts again, for as long
 // as the store stays slow (package drills shows both:
 // TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget).
-func Script(c redis.Scripter, script *lua.Limiter, prefix string, l algos.Limit) (Limiter, error) {
+func Script(c redis.Scripter, script *lua.Script, prefix string, l algos.Limit) (Limiter, error) {
 	if c == nil || script == nil {
 		return nil, errors.New("httplimit: Script needs a Redis client and a script")
 	}

@@ -488,7 +488,7 @@ func Script(a algos.Algorithm) (Subject, error) {
 
 // scriptNode is one node's limiter of Script.
 type scriptNode struct {
-	script *lua.Limiter
+	script *lua.Script
 	node   Node
 }
 

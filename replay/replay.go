@@ -142,7 +142,7 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 
 // playNode sends node's requests, in plan order, each at its planned time
 // or as soon as the node's previous request has come back.
-func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Limiter, keys []string, seqKey string) error {
+func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Script, keys []string, seqKey string) error {
 	cs := rec.Case
 	nodeOffset := record.Offset(node, cs.Nodes, cs.Skew)
 	redisNow := rec.StoreTime.Now

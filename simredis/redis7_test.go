@@ -116,7 +116,7 @@ type caller struct {
 	reading func(pipe redis.Pipeliner) []redis.Cmder
 }
 
-func newCaller(l *lua.Limiter, key string, lim algos.Limit) *caller {
+func newCaller(l *lua.Script, key string, lim algos.Limit) *caller {
 	return &caller{
 		script: redis.NewScript(l.Source()),
 		key:    key,

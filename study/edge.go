@@ -58,7 +58,7 @@ const EdgeMaxLag = 40 * algos.Second / 1000
 // sent late (its worker was still waiting for the previous reply) is sent at
 // once; Lag says how late the latest was. It returns one result a script,
 // in order.
-func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan traffic.EdgePlan, workers int, key string) ([]EdgeResult, error) {
+func RunEdge(ctx context.Context, opt *redis.Options, scripts []LuaScript, plan traffic.EdgePlan, workers int, key string) ([]EdgeResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func RunEdge(ctx context.Context, opt *redis.Options, scripts []Script, plan tra
 
 // runEdgeOnce runs plan against one script, on its own workers' clients
 // (the first also sets up, before the flood).
-func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan traffic.EdgePlan, key string) (EdgeResult, error) {
+func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan traffic.EdgePlan, key string) (EdgeResult, error) {
 	a := s.Algorithm()
 	modelMost, err := EdgeModel(a, plan)
 	if err != nil {
@@ -160,4 +160,4 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s Script, plan tr
 	return r, nil
 }
 
-func edgeKey(key string, s Script) string { return key + ":" + s.Algorithm().Name }
+func edgeKey(key string, s LuaScript) string { return key + ":" + s.Algorithm().Name }

@@ -414,7 +414,7 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 		var line []string
-		var bent []Script
+		var bent []LuaScript
 		for i, r := range rs {
 			if r.Differences != 0 {
 				t.Errorf("%s: %d decisions differ from the Go twin replayed at the same Redis TIMEs: the script is not the algorithm", r.Algorithm, r.Differences)
@@ -596,9 +596,9 @@ func (l *lab) sharedSkewTrial(plan traffic.SkewPlan) ([]SkewResult, error) {
 	if mine {
 		func() {
 			defer close(r.done)
-			var buckets []Script
+			var buckets []LuaScript
 			for _, a := range SkewBuckets {
-				s, err := NewScript(a.Name)
+				s, err := NewLuaScript(a.Name)
 				if err != nil {
 					r.err = err
 					return

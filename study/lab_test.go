@@ -131,11 +131,11 @@ func mustStrategy(t *testing.T, name string) Strategy {
 }
 
 // mustScripts is the script of every one of LuaAlgorithms, in order.
-func mustScripts(t *testing.T) []Script {
+func mustScripts(t *testing.T) []LuaScript {
 	t.Helper()
-	var scripts []Script
+	var scripts []LuaScript
 	for _, name := range LuaAlgorithms {
-		s, err := NewScript(name)
+		s, err := NewLuaScript(name)
 		if err != nil {
 			t.Fatal(err)
 		}

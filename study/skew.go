@@ -70,7 +70,7 @@ func (r SkewResult) Share() float64 { return float64(r.Admitted) / float64(r.All
 // so the only difference between a bucket's two keys is the offsets, and
 // between the buckets their arithmetic. It returns, for each bucket in
 // order, the Redis-clock result and then the caller-clock one.
-func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buckets []Script, key string) ([]SkewResult, error) {
+func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buckets []LuaScript, key string) ([]SkewResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ type preparer interface {
 func Strategies() ([]Strategy, error) {
 	out := []Strategy{CheckThenAct{}, IncrThenCheck{}, Watch{Budget: 3}, Watch{Budget: 10}}
 	for _, name := range LuaAlgorithms {
-		s, err := NewScript(name)
+		s, err := NewLuaScript(name)
 		if err != nil {
 			return nil, err
 		}
@@ -246,40 +246,40 @@ func (w Watch) Allow(ctx context.Context, t Destination) (Ruling, error) {
 	return Ruling{Refusal: Exhausted, Attempts: 1 + w.Budget}, nil
 }
 
-// Script is a Lua limiter script from redis/lua (one of its six, or the
+// LuaScript is a Lua limiter script from redis/lua (one of its six, or the
 // planted bucket's twin, under its Go twin's name), deciding at Redis TIME
 // unless told a time: the read, the decision and the write are one atomic
 // step in Redis.
-type Script struct {
-	limiter *lua.Limiter
+type LuaScript struct {
+	limiter *lua.Script
 }
 
-// NewScript returns the script of the algorithm registered in algos under
+// NewLuaScript returns the script of the algorithm registered in algos under
 // name (or of a planted algorithm with a Lua twin, as lua.New finds it),
 // and fails for a name redis/lua has no script for.
-func NewScript(name string) (Script, error) {
+func NewLuaScript(name string) (LuaScript, error) {
 	l, err := lua.New(name)
 	if err != nil {
-		return Script{}, fmt.Errorf("study: %w", err)
+		return LuaScript{}, fmt.Errorf("study: %w", err)
 	}
-	return Script{limiter: l}, nil
+	return LuaScript{limiter: l}, nil
 }
 
 // Name is "lua-<algorithm>".
-func (s Script) Name() string { return "lua-" + s.limiter.Name() }
+func (s LuaScript) Name() string { return "lua-" + s.limiter.Name() }
 
 // Algorithm is the algorithm the script runs.
-func (s Script) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
+func (s LuaScript) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
 
 // Atomicity is Atomic.
-func (Script) Atomicity() Atomicity { return Atomic }
+func (LuaScript) Atomicity() Atomicity { return Atomic }
 
 // prepare loads the script into Redis.
-func (s Script) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
+func (s LuaScript) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
 
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
 // INCRs t.SeqKey in the same step when set.
-func (s Script) Allow(ctx context.Context, t Destination) (Ruling, error) {
+func (s LuaScript) Allow(ctx context.Context, t Destination) (Ruling, error) {
 	return s.AllowAt(ctx, t, -1)
 }
 
@@ -287,7 +287,7 @@ func (s Script) Allow(ctx context.Context, t Destination) (Ruling, error) {
 // of Redis TIME, the deployment in which each caller's clock decides (a
 // negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
 // same step when set.
-func (s Script) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, error) {
+func (s LuaScript) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, error) {
 	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Told: now})
 	if err != nil {
 		return Ruling{}, err

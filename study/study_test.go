@@ -121,9 +121,9 @@ func TestStudy(t *testing.T) {
 	}
 
 	fmt.Fprintf(out, "== caller clocks (live, loopback): %s, 8 workers at 1.2x the rate for 3s; clamped and unclamped token buckets at once\n\n", SkewLimit)
-	var buckets []Script
+	var buckets []LuaScript
 	for _, a := range SkewBuckets {
-		s, err := NewScript(a.Name)
+		s, err := NewLuaScript(a.Name)
 		if err != nil {
 			t.Fatal(err)
 		}

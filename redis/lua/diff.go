@@ -450,7 +450,7 @@ func (d TTLDifference) String() string {
 
 // Differential is DifferentialWith the zero DiffOptions: a key may live up
 // to DefaultMaxTTL after a call, and the store's clock is its own.
-func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64) (DiffReport, error) {
+func Differential(ctx context.Context, c redis.Cmdable, l *Script, key string, lim algos.Limit, times []int64) (DiffReport, error) {
 	return DifferentialWith(ctx, c, l, key, lim, times, DiffOptions{})
 }
 
@@ -515,9 +515,9 @@ func Differential(ctx context.Context, c redis.Cmdable, l *Limiter, key string, 
 // ctx done, the Go twin panicking, a clock that cannot be set) is an error,
 // returned with the report so far, which is then not OK; the store-clock
 // path does not run after the told path stopped, by an error or StopAfter.
-func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key string, lim algos.Limit, times []int64, opt DiffOptions) (DiffReport, error) {
+func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Script, key string, lim algos.Limit, times []int64, opt DiffOptions) (DiffReport, error) {
 	if l == nil {
-		return DiffReport{}, errors.New("lua: differential: nil Limiter")
+		return DiffReport{}, errors.New("lua: differential: nil Script")
 	}
 	if key == "" {
 		return DiffReport{}, fmt.Errorf("lua: differential of %s: empty key", l.Name())
@@ -593,7 +593,7 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Limiter, key stri
 // differ holds one path's twin and report between pipelines.
 type differ struct {
 	rep    *DiffReport
-	l      *Limiter
+	l      *Script
 	key    string
 	lim    algos.Limit
 	maxTTL time.Duration

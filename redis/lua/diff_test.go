@@ -73,14 +73,14 @@ func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 	lim := algos.MustLimit(1, algos.Second, 1)
 	for _, bad := range []struct {
 		name  string
-		l     *Limiter
+		l     *Script
 		key   string
 		lim   algos.Limit
 		times []int64
 		opt   DiffOptions
 		want  string
 	}{
-		{"nil limiter", nil, "k", lim, []int64{1}, DiffOptions{}, "nil Limiter"},
+		{"nil limiter", nil, "k", lim, []int64{1}, DiffOptions{}, "nil Script"},
 		{"empty key", l, "", lim, []int64{1}, DiffOptions{}, "empty key"},
 		{"bad limit", l, "k", algos.Limit{}, []int64{1}, DiffOptions{}, "limit"},
 		{"negative time", l, "k", lim, []int64{1, -1}, DiffOptions{}, "call 1 at -1"},
@@ -250,7 +250,7 @@ var allowAll = algos.Algorithm{
 
 // plant returns algo's embedded script with correct (which it must hold
 // once) replaced by wrong, run through FromSource with algo as its twin.
-func plant(t *testing.T, algo algos.Algorithm, correct, wrong string) *Limiter {
+func plant(t *testing.T, algo algos.Algorithm, correct, wrong string) *Script {
 	t.Helper()
 	body, err := sources.ReadFile(algo.Name + ".lua")
 	if err != nil {
@@ -281,7 +281,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	prefix := s.Prefix(t)
 	ctx := context.Background()
 	var keys atomic.Int64
-	run := func(t *testing.T, l *Limiter, lim algos.Limit, times []int64, opt DiffOptions) DiffReport {
+	run := func(t *testing.T, l *Script, lim algos.Limit, times []int64, opt DiffOptions) DiffReport {
 		t.Helper()
 		rep, err := DifferentialWith(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), keys.Add(1)), lim, times, opt)
 		if err != nil {
@@ -306,7 +306,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 			times := calls(t, lim, 1000)
 			for _, c := range []struct {
 				what   string
-				script *Limiter
+				script *Script
 				twin   algos.Algorithm
 				half   time.Duration
 			}{
@@ -369,7 +369,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		fw, tb := algos.FixedWindow, algos.TokenBucket
 		for _, lim := range []algos.Limit{perSecond(3), perSecond(100)} {
 			times := calls(t, lim, 1000)
-			for what, script := range map[string]*Limiter{
+			for what, script := range map[string]*Script{
 				"a token bucket expiring 10 s after reset, plus the margin": plant(t, tb, "store3(tokens, last, c, reset)", "store3(tokens, last, c, reset + 10000000)"),
 				"a fixed window expiring after a constant hour":             plant(t, fw, "store3(w_idx, count, c, reset)", setPX("w_idx", "count", "c", "3600000")),
 			} {
@@ -396,7 +396,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		// The previous window's share rounded to whole requests, in floats.
 		rounded := plant(t, sc, "if weighted + cur * w < rate * w then", "if math.floor(weighted / w + 0.5) + cur < rate then")
 		for _, lim := range []algos.Limit{perSecond(3), perSecond(100), perSecond(10_000)} {
-			for _, l := range []*Limiter{lessOrEqual, rounded} {
+			for _, l := range []*Script{lessOrEqual, rounded} {
 				t.Run(fmt.Sprintf("%s-%d", l.Name(), lim.Rate), func(t *testing.T) {
 					t.Parallel()
 					nearTheLimit(t, run, calls, l, lim)
@@ -449,7 +449,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 		t.Parallel() // Redis runs one pipeline while the twin checks another
 		lim := perSecond(3)
 		times := calls(t, lim, 450)
-		script := func(body string) *Limiter {
+		script := func(body string) *Script {
 			t.Helper()
 			l, err := FromSource(allowAll, body)
 			if err != nil {
@@ -499,8 +499,8 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 // nearTheLimit holds l, planted to be wrong only near the limit, to what
 // Differential must find under lim: agreement far from the limit, and the
 // first difference at it among the default calls.
-func nearTheLimit(t *testing.T, run func(*testing.T, *Limiter, algos.Limit, []int64, DiffOptions) DiffReport,
-	calls func(*testing.T, algos.Limit, int) []int64, l *Limiter, lim algos.Limit) {
+func nearTheLimit(t *testing.T, run func(*testing.T, *Script, algos.Limit, []int64, DiffOptions) DiffReport,
+	calls func(*testing.T, algos.Limit, int) []int64, l *Script, lim algos.Limit) {
 	// Calls at a fifth of the rate over three windows never come near the
 	// limit, and there the two agree with their twins.
 	gap := 5 * lim.Window / lim.Rate

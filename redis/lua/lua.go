@@ -43,8 +43,8 @@ func TTL(d algos.Decision) time.Duration {
 	return time.Duration(ms)*time.Millisecond + TTLMargin
 }
 
-// Limiter is one algorithm's script. It is safe for concurrent use.
-type Limiter struct {
+// Script is one algorithm's script. It is safe for concurrent use.
+type Script struct {
 	algo   algos.Algorithm
 	source string
 	script *redis.Script
@@ -56,7 +56,7 @@ type Limiter struct {
 // is found the same way, and so is a bug planted in a script alone
 // (planted-token-bucket-whole-seconds, see scriptPlants), for the tests
 // that show a check catches it.
-func New(name string) (*Limiter, error) {
+func New(name string) (*Script, error) {
 	a, err := algos.ByName(name)
 	if err != nil {
 		i := slices.IndexFunc(planted.All(), func(p algos.Algorithm) bool { return p.Name == name })
@@ -91,7 +91,7 @@ var scriptPlants = map[string]algos.Algorithm{
 // holds the prelude.
 const preludeEnd = "-- end of prelude"
 
-// FromSource returns a Limiter that runs body, a user's own limiter script,
+// FromSource returns a Script that runs body, a user's own limiter script,
 // after the shared prelude, and whose Go twin is algo: Differential holds
 // the two to the same call-for-call comparison as the six built-in scripts,
 // and properties.Check(t, limiter.FromAlgorithm(algo)) holds the twin to
@@ -100,7 +100,7 @@ const preludeEnd = "-- end of prelude"
 // It fails when algo has no Name or no Decide, when body is empty or blank,
 // or when body already contains the prelude. It cannot check the Lua itself:
 // a syntax error is Redis's error on the first call, and its line numbers
-// count the whole script, the prelude first (see Limiter.Source).
+// count the whole script, the prelude first (see Script.Source).
 //
 // The prelude runs first, in the same chunk, so its locals are in scope in
 // body. It gives the body:
@@ -114,7 +114,7 @@ const preludeEnd = "-- end of prelude"
 //     Differential runs the body both ways and holds each to the twin: told
 //     the time, and reading TIME, where the twin decides at redis_time.
 //   - rate, window, burst, unit, refill: the fields of the algos.Limit
-//     (ARGV[2..6]; a Limiter only sends limits that pass Limit.Validate).
+//     (ARGV[2..6]; a Script only sends limits that pass Limit.Validate).
 //     The prelude returns an error reply, before the body runs, when one is
 //     missing or below 1.
 //   - floordiv(a, b) = ⌊a/b⌋, quo(a, b) and rem(a, b) = Go's a/b and a%b
@@ -142,7 +142,7 @@ const preludeEnd = "-- end of prelude"
 // past idle, whichever is later: setting its expiry to ttl(reset) of the
 // decision on every call does it (store3 does). KEY must be absent exactly
 // when stored is empty.
-func FromSource(algo algos.Algorithm, body string) (*Limiter, error) {
+func FromSource(algo algos.Algorithm, body string) (*Script, error) {
 	switch {
 	case algo.Name == "":
 		return nil, errors.New("lua: the Go twin has no Name")
@@ -158,7 +158,7 @@ func FromSource(algo algos.Algorithm, body string) (*Limiter, error) {
 		return nil, fmt.Errorf("lua: %w", err)
 	}
 	src := string(prelude) + body
-	return &Limiter{algo: algo, source: src, script: redis.NewScript(src)}, nil
+	return &Script{algo: algo, source: src, script: redis.NewScript(src)}, nil
 }
 
 // Source is the full text Redis runs for the named algorithm: the shared
@@ -175,22 +175,22 @@ func Source(name string) (string, error) {
 	return string(prelude) + string(body), nil
 }
 
-// Source is the full text this Limiter sends to Redis, the prelude followed
+// Source is the full text this Script sends to Redis, the prelude followed
 // by the body, so that a line number in a Redis error can be looked up.
-func (l *Limiter) Source() string { return l.source }
+func (l *Script) Source() string { return l.source }
 
 // Algorithm is the Go twin this script must agree with.
-func (l *Limiter) Algorithm() algos.Algorithm { return l.algo }
+func (l *Script) Algorithm() algos.Algorithm { return l.algo }
 
 // Name is the Go twin's name: for New, the algorithm's registered name.
-func (l *Limiter) Name() string { return l.algo.Name }
+func (l *Script) Name() string { return l.algo.Name }
 
 // SHA is the script's SHA-1, the argument of EVALSHA.
-func (l *Limiter) SHA() string { return l.script.Hash() }
+func (l *Script) SHA() string { return l.script.Hash() }
 
 // Load puts the script in c's script cache (SCRIPT LOAD). Call does not
 // need it; DoAll does it itself.
-func (l *Limiter) Load(ctx context.Context, c redis.Scripter) error {
+func (l *Script) Load(ctx context.Context, c redis.Scripter) error {
 	if err := l.script.Load(ctx, c).Err(); err != nil {
 		return fmt.Errorf("lua: loading %s: %w", l.algo.Name, err)
 	}
@@ -224,12 +224,12 @@ type ScriptReply struct {
 // Call decides one request for key at now (µs; now < 0 reads Redis TIME)
 // under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
 // reply of the wrong shape is an error.
-func (l *Limiter) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
+func (l *Script) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
 	return l.Do(ctx, c, Args{Key: key, Limit: lim, Told: now})
 }
 
 // Do is Call for a Request, which may carry a SeqKey.
-func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply, error) {
+func (l *Script) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply, error) {
 	keys, args, err := l.prepare(r)
 	if err != nil {
 		return ScriptReply{}, err
@@ -244,7 +244,7 @@ func (l *Limiter) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply
 // DoAll sends the requests in one pipeline, in order, and returns a reply
 // for each. It loads the script first, since a pipeline cannot fall back
 // from EVALSHA to EVAL. It fails as a whole on the first failed request.
-func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]ScriptReply, error) {
+func (l *Script) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]ScriptReply, error) {
 	if err := l.Load(ctx, c); err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (l *Limiter) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]Scri
 	return out, nil
 }
 
-func (l *Limiter) prepare(r Args) (keys []string, args []any, err error) {
+func (l *Script) prepare(r Args) (keys []string, args []any, err error) {
 	if err := r.Limit.Validate(); err != nil {
 		// A zero limit would divide by zero in Lua, which is not an error there.
 		return nil, nil, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
@@ -300,7 +300,7 @@ func (l *Limiter) prepare(r Args) (keys []string, args []any, err error) {
 // replyHead is how many integers precede the stored values in a reply.
 const replyHead = 6
 
-func (l *Limiter) parse(key string, v any) (ScriptReply, error) {
+func (l *Script) parse(key string, v any) (ScriptReply, error) {
 	r, err := readReply(v)
 	if err != nil {
 		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, key, err)

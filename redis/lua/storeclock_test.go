@@ -22,7 +22,7 @@ import (
 // TIME on the store-clock path, and is the token bucket when told the time.
 const wholeSeconds = "planted-token-bucket-whole-seconds"
 
-func mustNew(t *testing.T, name string) *lua.Limiter {
+func mustNew(t *testing.T, name string) *lua.Script {
 	t.Helper()
 	l, err := lua.New(name)
 	if err != nil {
@@ -96,7 +96,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 	}
 	// hold holds the report of l's run to its claim (the token bucket clean
 	// on both paths, the plant caught), and counts in tl a plant caught.
-	hold := func(t *testing.T, tl *tally, l *lua.Limiter, rep lua.DiffReport) {
+	hold := func(t *testing.T, tl *tally, l *lua.Script, rep lua.DiffReport) {
 		t.Helper()
 		switch {
 		case l == good:
@@ -120,7 +120,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		var tl tally
 		for seed := uint64(1); seed <= seeds; seed++ {
 			lim, times := seedCalls(t, seed)
-			for _, l := range []*lua.Limiter{planted, good} {
+			for _, l := range []*lua.Script{planted, good} {
 				key := fmt.Sprintf("%s:%d", l.Name(), seed)
 				rep, err := lua.DifferentialWith(ctx, c, l, key, lim, times, lua.DiffOptions{Clock: s})
 				if err != nil {
@@ -148,7 +148,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 		var tl tally
 		for run := uint64(1); run <= runs; run++ {
 			lim, times := seedCalls(t, run)
-			for _, l := range []*lua.Limiter{planted, good} {
+			for _, l := range []*lua.Script{planted, good} {
 				rep, err := lua.Differential(ctx, c, l, fmt.Sprintf("%s%s:%d", prefix, l.Name(), run), lim, times)
 				if err != nil {
 					t.Fatal(err)

@@ -92,7 +92,7 @@ func (s Suite) KeyCalls(k int) ([]int64, error) {
 // each of those + StoreClockKeySuffix, which must not exist. An error is
 // Redis unreachable, a key already there or a clock that cannot be set;
 // everything a script can get wrong is in the report.
-func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Limiter, prefix string) (SuiteReport, error) {
+func (s Suite) Run(ctx context.Context, c redis.Cmdable, l *Script, prefix string) (SuiteReport, error) {
 	if s.Calls < len(SuiteKeys) {
 		return SuiteReport{}, fmt.Errorf("lua: a suite of %d calls leaves a key without any (want at least %d)", s.Calls, len(SuiteKeys))
 	}

@@ -29,7 +29,7 @@ func TestUserScriptDifferential(t *testing.T) {
 	prefix := s.Prefix(t)
 	ctx := context.Background()
 	body := userScript
-	plant := func(correct, wrong string) *lua.Limiter {
+	plant := func(correct, wrong string) *lua.Script {
 		t.Helper()
 		if n := strings.Count(body, correct); n != 1 {
 			t.Fatalf("testdata/user-fixed-window.lua holds %q %d times, want once", correct, n)
@@ -54,7 +54,7 @@ func TestUserScriptDifferential(t *testing.T) {
 		}
 		return lua.SuiteKeys[k].Limit, times
 	}
-	run := func(l *lua.Limiter, key string, lim algos.Limit, times []int64) lua.DiffReport {
+	run := func(l *lua.Script, key string, lim algos.Limit, times []int64) lua.DiffReport {
 		t.Helper()
 		rep, err := lua.Differential(ctx, c, l, prefix+key, lim, times)
 		if err != nil {
