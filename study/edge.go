@@ -138,7 +138,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 		return EdgeResult{}, fmt.Errorf("study: edge trial of %s: %w", s.Name(), err)
 	}
 
-	all, differences, err := replay(a, plan.Limit, decided)
+	all, differences, err := decideAgainInRedisOrder(a, plan.Limit, decided)
 	if err != nil {
 		return EdgeResult{}, err
 	}

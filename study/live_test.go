@@ -16,7 +16,7 @@ func TestReplayFollowsRedisOrderAndCountsDifferences(t *testing.T) {
 		{{seq: 2, at: 10, allowed: false}},
 		{{seq: 1, at: 10, allowed: true}},
 	}
-	all, differences, err := replay(algos.FixedWindow, l, perWorker)
+	all, differences, err := decideAgainInRedisOrder(algos.FixedWindow, l, perWorker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,10 +25,10 @@ func TestReplayFollowsRedisOrderAndCountsDifferences(t *testing.T) {
 	}
 	// Redis admitting both is one decision the twin does not take.
 	perWorker[0][0].allowed = true
-	if _, differences, _ := replay(algos.FixedWindow, l, perWorker); differences != 1 {
+	if _, differences, _ := decideAgainInRedisOrder(algos.FixedWindow, l, perWorker); differences != 1 {
 		t.Errorf("%d differences, want 1", differences)
 	}
-	if _, _, err := replay(algos.Algorithm{Name: "no-decide"}, l, perWorker); err == nil {
+	if _, _, err := decideAgainInRedisOrder(algos.Algorithm{Name: "no-decide"}, l, perWorker); err == nil {
 		t.Error("replay through an algorithm without Decide succeeded")
 	}
 }

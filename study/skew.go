@@ -162,7 +162,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		return nil, fmt.Errorf("study: caller-clock trial: %w", err)
 	}
 	for k := range res {
-		all, differences, err := replay(buckets[k/2].Algorithm(), plan.Limit, decided[k])
+		all, differences, err := decideAgainInRedisOrder(buckets[k/2].Algorithm(), plan.Limit, decided[k])
 		if err != nil {
 			return nil, err
 		}
