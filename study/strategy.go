@@ -251,7 +251,7 @@ func (w Watch) Allow(ctx context.Context, t Destination) (Ruling, error) {
 // unless told a time: the read, the decision and the write are one atomic
 // step in Redis.
 type LuaScript struct {
-	limiter *lua.Script
+	script *lua.Script
 }
 
 // NewLuaScript returns the script of the algorithm registered in algos under
@@ -262,20 +262,20 @@ func NewLuaScript(name string) (LuaScript, error) {
 	if err != nil {
 		return LuaScript{}, fmt.Errorf("study: %w", err)
 	}
-	return LuaScript{limiter: l}, nil
+	return LuaScript{script: l}, nil
 }
 
 // Name is "lua-<algorithm>".
-func (s LuaScript) Name() string { return "lua-" + s.limiter.Name() }
+func (s LuaScript) Name() string { return "lua-" + s.script.Name() }
 
 // Algorithm is the algorithm the script runs.
-func (s LuaScript) Algorithm() algos.Algorithm { return s.limiter.Algorithm() }
+func (s LuaScript) Algorithm() algos.Algorithm { return s.script.Algorithm() }
 
 // Atomicity is Atomic.
 func (LuaScript) Atomicity() Atomicity { return Atomic }
 
 // prepare loads the script into Redis.
-func (s LuaScript) prepare(ctx context.Context, c *redis.Client) error { return s.limiter.Load(ctx, c) }
+func (s LuaScript) prepare(ctx context.Context, c *redis.Client) error { return s.script.Load(ctx, c) }
 
 // Allow runs the script once with now < 0, so that it reads Redis TIME, and
 // INCRs t.SeqKey in the same step when set.
@@ -288,7 +288,7 @@ func (s LuaScript) Allow(ctx context.Context, t Destination) (Ruling, error) {
 // negative now reads Redis TIME, as Allow does), and INCRs t.SeqKey in the
 // same step when set.
 func (s LuaScript) AllowAt(ctx context.Context, t Destination, now int64) (Ruling, error) {
-	r, err := s.limiter.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Told: now})
+	r, err := s.script.Do(ctx, t.Client, lua.Args{Key: t.Key, SeqKey: t.SeqKey, Limit: t.Limit, Told: now})
 	if err != nil {
 		return Ruling{}, err
 	}

@@ -177,22 +177,22 @@ func Source(name string) (string, error) {
 
 // Source is the full text this Script sends to Redis, the prelude followed
 // by the body, so that a line number in a Redis error can be looked up.
-func (l *Script) Source() string { return l.source }
+func (s *Script) Source() string { return s.source }
 
 // Algorithm is the Go twin this script must agree with.
-func (l *Script) Algorithm() algos.Algorithm { return l.algo }
+func (s *Script) Algorithm() algos.Algorithm { return s.algo }
 
 // Name is the Go twin's name: for New, the algorithm's registered name.
-func (l *Script) Name() string { return l.algo.Name }
+func (s *Script) Name() string { return s.algo.Name }
 
 // SHA is the script's SHA-1, the argument of EVALSHA.
-func (l *Script) SHA() string { return l.script.Hash() }
+func (s *Script) SHA() string { return s.script.Hash() }
 
 // Load puts the script in c's script cache (SCRIPT LOAD). Call does not
 // need it; DoAll does it itself.
-func (l *Script) Load(ctx context.Context, c redis.Scripter) error {
-	if err := l.script.Load(ctx, c).Err(); err != nil {
-		return fmt.Errorf("lua: loading %s: %w", l.algo.Name, err)
+func (s *Script) Load(ctx context.Context, c redis.Scripter) error {
+	if err := s.script.Load(ctx, c).Err(); err != nil {
+		return fmt.Errorf("lua: loading %s: %w", s.algo.Name, err)
 	}
 	return nil
 }
@@ -224,51 +224,51 @@ type ScriptReply struct {
 // Call decides one request for key at now (µs; now < 0 reads Redis TIME)
 // under lim, atomically in Redis. An invalid limit, an unreachable Redis or a
 // reply of the wrong shape is an error.
-func (l *Script) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
-	return l.Do(ctx, c, Args{Key: key, Limit: lim, Told: now})
+func (s *Script) Call(ctx context.Context, c redis.Scripter, key string, lim algos.Limit, now int64) (ScriptReply, error) {
+	return s.Do(ctx, c, Args{Key: key, Limit: lim, Told: now})
 }
 
 // Do is Call for a Request, which may carry a SeqKey.
-func (l *Script) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply, error) {
-	keys, args, err := l.prepare(r)
+func (s *Script) Do(ctx context.Context, c redis.Scripter, r Args) (ScriptReply, error) {
+	keys, args, err := s.prepare(r)
 	if err != nil {
 		return ScriptReply{}, err
 	}
-	v, err := l.script.Run(ctx, c, keys, args...).Result()
+	v, err := s.script.Run(ctx, c, keys, args...).Result()
 	if err != nil {
-		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
+		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", s.algo.Name, r.Key, err)
 	}
-	return l.parse(r.Key, v)
+	return s.parse(r.Key, v)
 }
 
 // DoAll sends the requests in one pipeline, in order, and returns a reply
 // for each. It loads the script first, since a pipeline cannot fall back
 // from EVALSHA to EVAL. It fails as a whole on the first failed request.
-func (l *Script) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]ScriptReply, error) {
-	if err := l.Load(ctx, c); err != nil {
+func (s *Script) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]ScriptReply, error) {
+	if err := s.Load(ctx, c); err != nil {
 		return nil, err
 	}
 	cmds := make([]*redis.Cmd, len(rs))
 	pipe := c.Pipeline()
 	for i, r := range rs {
-		keys, args, err := l.prepare(r)
+		keys, args, err := s.prepare(r)
 		if err != nil {
 			return nil, err
 		}
-		cmds[i] = l.script.EvalSha(ctx, pipe, keys, args...)
+		cmds[i] = s.script.EvalSha(ctx, pipe, keys, args...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		// Exec reports the first failed command; find which.
 		for i, cmd := range cmds {
 			if cmd.Err() != nil {
-				return nil, fmt.Errorf("lua: %s request %d on %q: %w", l.algo.Name, i, rs[i].Key, cmd.Err())
+				return nil, fmt.Errorf("lua: %s request %d on %q: %w", s.algo.Name, i, rs[i].Key, cmd.Err())
 			}
 		}
-		return nil, fmt.Errorf("lua: %s pipeline: %w", l.algo.Name, err)
+		return nil, fmt.Errorf("lua: %s pipeline: %w", s.algo.Name, err)
 	}
 	out := make([]ScriptReply, len(rs))
 	for i, cmd := range cmds {
-		rep, err := l.parse(rs[i].Key, cmd.Val())
+		rep, err := s.parse(rs[i].Key, cmd.Val())
 		if err != nil {
 			return nil, fmt.Errorf("request %d: %w", i, err)
 		}
@@ -277,13 +277,13 @@ func (l *Script) DoAll(ctx context.Context, c redis.Cmdable, rs []Args) ([]Scrip
 	return out, nil
 }
 
-func (l *Script) prepare(r Args) (keys []string, args []any, err error) {
+func (s *Script) prepare(r Args) (keys []string, args []any, err error) {
 	if err := r.Limit.Validate(); err != nil {
 		// A zero limit would divide by zero in Lua, which is not an error there.
-		return nil, nil, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, r.Key, err)
+		return nil, nil, fmt.Errorf("lua: %s on %q: %w", s.algo.Name, r.Key, err)
 	}
 	if r.Key == "" {
-		return nil, nil, fmt.Errorf("lua: %s: empty key", l.algo.Name)
+		return nil, nil, fmt.Errorf("lua: %s: empty key", s.algo.Name)
 	}
 	keys = []string{r.Key}
 	if r.SeqKey != "" {
@@ -300,10 +300,10 @@ func (l *Script) prepare(r Args) (keys []string, args []any, err error) {
 // replyHead is how many integers precede the stored values in a reply.
 const replyHead = 6
 
-func (l *Script) parse(key string, v any) (ScriptReply, error) {
+func (s *Script) parse(key string, v any) (ScriptReply, error) {
 	r, err := readReply(v)
 	if err != nil {
-		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", l.algo.Name, key, err)
+		return ScriptReply{}, fmt.Errorf("lua: %s on %q: %w", s.algo.Name, key, err)
 	}
 	return r, nil
 }
