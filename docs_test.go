@@ -774,7 +774,7 @@ var uncheckedNumbers = []string{
 	"raced, 3 of 15 runs broke a bound; unraced, none of 40, the p99 at most 15 ms past the timeout and the store back within 73 ms",
 	"`Script` 18 to 21 of them, the first 0.61 to 0.66 s in (measured on 2026-12-03, 8 of 8 raced runs",
 	"measured: 51.9 ms", "93 to 100 of 100 keys, +950 admits", "(measured: 93 to 100 of 100)",
-	"2026-12-02, 10 of 10 runs", "(35 in that run", "GET-then-INCR 38 to 50", "(-3.8% and -4.8%)",
+	"(35 of them, measured", "GET-then-INCR 38 to 50", "(-3.8% and -4.8%)",
 	// timings
 	"about 3 s on two cores", "about 25 µs", "about 10 s", "about 12 minutes", "about 10 minutes",
 	"2026-12-02: 3 to 6 minutes", "(3 to 6 minutes, measured", "within 1 to 7 cases, where it took up to 3,432",
