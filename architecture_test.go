@@ -55,15 +55,16 @@ var allowedImports = map[string][]string{
 	"internal/adaptertest":  {"algos"}, // the adapters' tests' steps and request stream are algos' Decisions for algos' Limits
 	"cmd/badges":            {"internal/findings"},
 	"cmd/report":            {"internal/findings", "report"},
-	"cmd/judge":             {"algos", "live", "record"},
+	"cmd/judge":             {"algos", "judge", "record"},
 	"internal/findings":     {},
 	"internal/encode":       {"algos"},
 	"internal/svgchart":     {},
 	"report":                {"algos", "internal/findings", "scenarios"},
 	"httplimit":             {"algos", "redis/lua", "limiter"},
-	"httpcheck":             {"algos", "internal/encode", "live", "record"}, // live sends and parses its exchanges (one parser of the header conventions) and judges them again; algos for the Limit and promise that judge reads, never an algorithm
+	"httpcheck":             {"algos", "internal/encode", "judge", "live", "record"}, // live sends and parses its exchanges (one parser of the header conventions), judge judges them again; algos for the Limit and promise that judge reads, never an algorithm
 	"ceiling":               {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
-	"live":                  {"algos", "breach", "internal/encode", "record"},
+	"live":                  {"algos", "record"},
+	"judge":                 {"algos", "breach", "internal/encode", "record"},
 	"drift":                 {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":               {"internal/svgchart", "record"},
 	"traffic":               {"algos", "record"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm; record for the words it speaks (Request, Stream, Client, Reply) and the one ParseError of a line a reader cannot read; never the simulator it feeds
@@ -334,7 +335,7 @@ var sharedTypeNames = map[string]struct {
 }{
 	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
-	"Verdict": {[]string{"live", "scenarios"}, "a live run judged (live) and a hunt's verdict (scenarios, the other judge of issue 26)"},
+	"Verdict": {[]string{"judge", "scenarios"}, "a run's records judged (judge) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }
 
 // An exported type name is defined by one package, or its sharing is

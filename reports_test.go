@@ -14,8 +14,8 @@ import (
 	"github.com/overshoot-go/overshoot/capacity"
 	"github.com/overshoot-go/overshoot/ceiling"
 	"github.com/overshoot-go/overshoot/httpcheck"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
-	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/scenarios"
@@ -88,13 +88,13 @@ func TestReportSchemasAreDocumented(t *testing.T) {
 		scenarios.CurveSchema:  nil,
 		capacity.Schema:        nil,
 		httpcheck.Schema:       nil,
-		live.Schema:            nil,
+		judge.Schema:           nil,
 		record.Schema:          nil,
 		ceiling.ArtifactSchema: nil,
 	}
 	// The other packages' schemas, each read from the types that write it.
 	others := map[string][]string{
-		capacity.Schema: capacity.SchemaFields(), httpcheck.Schema: httpcheck.SchemaFields(), live.Schema: live.SchemaFields(),
+		capacity.Schema: capacity.SchemaFields(), httpcheck.Schema: httpcheck.SchemaFields(), judge.Schema: judge.SchemaFields(),
 		record.Schema: record.SchemaFields(), ceiling.ArtifactSchema: ceiling.SchemaFields(),
 	}
 	if len(documented) != len(reports) {

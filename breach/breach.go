@@ -9,7 +9,7 @@ type Kind uint8
 // doc); each kind means the same whichever judge names it.
 const (
 	// OverAdmission: admits of one key broke the limiter's promise. The
-	// hunt checks every admit at its decision time; the live judge only
+	// hunt checks every admit at its decision time; the judge of records only
 	// the admits certainly decided within a span the promise allows fewer
 	// in.
 	OverAdmission Kind = iota + 1

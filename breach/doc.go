@@ -7,7 +7,7 @@
 // exactly, in simulated time, and can run the limiter again: it names
 // OverAdmission, HonestTurnedAway, RetryDenied, RetryExtended,
 // OffReference, BadAnswer, RemainingTooHigh, ResetTooShort, ResetPastIdle,
-// KeysShareState and ReadsNodeClock. The live judge (package live) sees
+// KeysShareState and ReadsNodeClock. The judge of records (package judge) sees
 // only what a client saw, each decision somewhere between its request's
 // sending and its answer's arrival, and speaks only when every placement
 // of the decisions breaks the rule: it names OverAdmission, RetryDenied,
@@ -16,7 +16,7 @@
 // MalformedAnswer and ResetBeforeRetryAfter (the hunt, knowing the exact
 // waits, calls a Retry-After past the Reset a BadAnswer). Both hold a
 // Reset to the same longest idle, algos.Promise.LongestIdle. On the runs a
-// hunt judges, every kind the live judge finds in the run's records the
+// hunt judges, every kind the judge of records finds in the run's records the
 // hunt finds too, or its cause: a refusal at a Reset or after a
 // Retry-After that a client can only call ResetTooShort or RetryDenied,
 // the hunt, seeing the limiter, may name HonestTurnedAway (scenarios'

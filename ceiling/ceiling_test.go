@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/ceiling"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/live"
 )
 
@@ -191,7 +192,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 	}
 	t.Logf("measured: shared Lua within %.1f%% of the limit on %v nodes; %s", 100*worstShared, nodes, multiplied)
 	// The same runs judged from the client's side alone, by the one judge
-	// of records (live.Judge: sound however slow the answers were): the
+	// of records (judge.Records: sound however slow the answers were): the
 	// shared bucket keeps its promise on every node count, per-instance
 	// buckets are caught over-admitting. The fixed window's race is printed.
 	var judged strings.Builder
@@ -200,7 +201,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 		if r.window {
 			promise, lim = algos.AlignedWindowPromise(r.fixed), r.fixed
 		}
-		v := live.Judge(got[i].Result.Records, promise, lim)
+		v := judge.Records(got[i].Result.Records, promise, lim)
 		if i == 0 {
 			fmt.Fprintf(&judged, "%-36s %s\n", "", v.RowHeader())
 		}
@@ -224,7 +225,7 @@ func TestFindingAcceptedRateAcrossNodes(t *testing.T) {
 			t.Errorf("%s on %d nodes: the judge of records convicts the shared bucket:\n%s", deployed[i].Name, r.nodes, v)
 		}
 	}
-	t.Logf("the same runs judged from the client's records (live.Judge):\n%s", judged.String())
+	t.Logf("the same runs judged from the client's records (judge.Records):\n%s", judged.String())
 	if !*full && !t.Failed() {
 		var judged []ceiling.ArtifactRow
 		for i, r := range rows {

@@ -12,7 +12,7 @@
 // whole path (middleware, go-redis, Redis), both a live.Load of one key
 // sent to a live.HTTP target on the one live base (live.Drive: vegeta's
 // pacer, every request recorded as a record.Record, which Result keeps
-// for live.Judge); Stampede is the n concurrent requests of one instant;
+// for judge.Records); Stampede is the n concurrent requests of one instant;
 // Setup and its three constructors are the deployments the table
 // compares; WriteTable prints it.
 // Each deployment logs its decisions on the clock its limiter decided by

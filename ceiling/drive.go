@@ -30,7 +30,7 @@ type DriveTally struct {
 	FirstFailure string
 	// Records are the requests as the client saw them (live.Drive's, node i
 	// being the target's Nodes[i]), for the one judge of records,
-	// live.Judge.
+	// judge.Records.
 	Records []record.Record
 }
 

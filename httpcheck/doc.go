@@ -18,7 +18,7 @@
 // Unix seconds, Retry-After in seconds or as an HTTP-date. Each Exchange
 // carries its record.Record. Then it judges every exchange against the
 // rules below and reports each breach with the request and response that
-// showed it, and judges the same records with live.Judge (Report.Live).
+// showed it, and judges the same records with judge.Records (Report.Live).
 //
 // # The rules
 //
@@ -54,7 +54,7 @@
 // decisions however slow the network or the machine: delay only ever
 // widens an allowance.
 //
-// Waits are rounded up, and live.TrueWait says by how much: a Reset
+// Waits are rounded up, and judge.TrueWait says by how much: a Reset
 // stated as a delay of R in whole seconds (X-RateLimit-Reset, the IETF
 // reset) is idle more than R−1 s after it was decided, one in milliseconds
 // more than R−1 ms, and one stated as an instant (Unix seconds, read
@@ -91,7 +91,7 @@
 //
 // # The live judge
 //
-// Report.Live is live.Judge of the same records against Limit per Window
+// Report.Live is judge.Records of the same records against Limit per Window
 // as aligned windows, the promise the contract's own bound is (at most
 // 2·Limit within any span shorter than a Window, which a bucket of burst
 // Limit refilling Limit per Window keeps too). It adds what the contract
@@ -107,7 +107,7 @@
 // only HTTP and judges what came back over it: it imports live (the
 // driver, the parser and the judge of every live run) and record (what
 // live records of an exchange), and algos for the Limit and the promise
-// live.Judge reads, never an algorithm. It must not import httplimit, the
+// judge.Records reads, never an algorithm. It must not import httplimit, the
 // limiters or the simulator, whose limiters it would then be judging by
 // their own code; its header names are live's, tested equal to
 // httplimit's.

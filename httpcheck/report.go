@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -104,7 +104,7 @@ type Report struct {
 	Admitted, Denied int
 	// Breaches is every breach found, in rule order, then exchange order.
 	Breaches []RuleBreach
-	// Live is the same exchanges' records judged by live.Judge, the judge
+	// Live is the same exchanges' records judged by judge.Records, the judge
 	// of every live run, against Limit per Window as aligned windows: the
 	// promise the contract's own bound, Limit·(⌊span/Window⌋+2), is (at
 	// most twice Limit within any span shorter than a Window; a bucket of
@@ -112,7 +112,7 @@ type Report struct {
 	// rules the contract has no words for (Resets against the promise's
 	// idle time and the requests that follow them, a retry denied after
 	// its wait, an unreadable header), each sound as the contract's are.
-	Live live.Verdict
+	Live judge.Verdict
 }
 
 // OK reports whether the check found no breach, by the contract's rules

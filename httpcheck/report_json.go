@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/internal/encode"
-	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/judge"
 )
 
 // Schema is the schema of a check's report as JSON (Report.WriteJSON), in
@@ -42,12 +42,12 @@ type reportJSON struct {
 // were judged and clean, and each breach with its first record, in the
 // record schema's one encoding (record.Line).
 type liveJSON struct {
-	Promise  string            `json:"promise"`
-	Most     int64             `json:"most"`
-	Allowed  int64             `json:"allowed"`
-	Clean    bool              `json:"clean"`
-	Unjudged string            `json:"unjudged,omitempty"`
-	Breaches []live.BreachJSON `json:"breaches"`
+	Promise  string             `json:"promise"`
+	Most     int64              `json:"most"`
+	Allowed  int64              `json:"allowed"`
+	Clean    bool               `json:"clean"`
+	Unjudged string             `json:"unjudged,omitempty"`
+	Breaches []judge.BreachJSON `json:"breaches"`
 }
 
 // breachJSON names its exchange, and the one it was compared with (null

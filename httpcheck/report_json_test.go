@@ -13,7 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httpcheck"
-	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -167,11 +167,11 @@ func TestTheJSONCarriesTheLiveVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	promise := algos.AlignedWindowPromise(l)
-	if _, ok := live.Judge(recs, promise, l).Caught(breach.ResetPastIdle); !ok {
+	if _, ok := judge.Records(recs, promise, l).Caught(breach.ResetPastIdle); !ok {
 		t.Errorf("the first record, read from the JSON and judged alone, is not caught: %v", recs[0])
 	}
 	recs[0].Delta = 0 // as a record that does not say how its Reset was stated
-	if v := live.Judge(recs, promise, l); !v.Clean() {
+	if v := judge.Records(recs, promise, l); !v.Clean() {
 		t.Errorf("without its delay the Reset 5 s was still caught, so the test shows nothing of the delay:\n%s", v)
 	}
 	t.Logf("the live verdict in the JSON:\n%s", out.String()[strings.Index(out.String(), `"live"`):])

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -22,10 +22,10 @@ type view struct {
 	limit, remaining              int64
 	limitOK, remainingOK, resetOK bool
 	// resetLo < the time from the decision until the key is idle ≤ resetHi
-	// (live.TrueWait of the Reset).
+	// (judge.TrueWait of the Reset).
 	resetLo, resetHi time.Duration
 	retry            time.Duration // a 429's Retry-After, when retryOK
-	retryLo          time.Duration // the true wait behind it is more than this (live.TrueWait)
+	retryLo          time.Duration // the true wait behind it is more than this (judge.TrueWait)
 	retryOK          bool
 	retryWhy         string // why a 429's Retry-After is unusable
 }
@@ -36,12 +36,12 @@ func (r *Report) view(e Exchange) view {
 	v.limit, v.limitOK = a.Limit, a.Known.Has(record.FieldLimit) && a.Limit >= 0
 	v.remaining, v.remainingOK = a.Remaining, a.Known.Has(record.FieldRemaining) && a.Remaining >= 0
 	if v.resetOK = a.Known.Has(record.FieldReset) && a.Reset >= 0; v.resetOK {
-		lo, hi := live.TrueWait(e.Record, record.FieldReset)
+		lo, hi := judge.TrueWait(e.Record, record.FieldReset)
 		v.resetLo, v.resetHi = micros(lo), micros(hi)
 	}
 	if e.Status == http.StatusTooManyRequests {
 		v.retry, v.retryWhy, v.retryOK = retryOf(e)
-		lo, _ := live.TrueWait(e.Record, record.FieldRetryAfter)
+		lo, _ := judge.TrueWait(e.Record, record.FieldRetryAfter)
 		v.retryLo = micros(lo)
 	}
 	return v
@@ -185,7 +185,7 @@ func (r *Report) judge(optLimit int64, maxWait time.Duration) {
 
 type adder func(rule Rule, why string, e view, prev *view)
 
-// judgeLive judges the exchanges' records with live.Judge (Report.Live
+// judgeLive judges the exchanges' records with judge.Records (Report.Live
 // says against what). Without a limit, or with a Window finer than a µs,
 // the promise is left unjudged and the rules that need none still run.
 func (r *Report) judgeLive() {
@@ -197,7 +197,7 @@ func (r *Report) judgeLive() {
 	if err != nil {
 		l = algos.Limit{Rate: r.Limit, Window: r.Window.Microseconds(), Burst: r.Limit}
 	}
-	r.Live = live.Judge(recs, algos.AlignedWindowPromise(l), l)
+	r.Live = judge.Records(recs, algos.AlignedWindowPromise(l), l)
 }
 
 // headerProblems lists what is wrong with v's rate-limit headers: the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -48,7 +50,7 @@ func TestRetryAfterClientHoldsTheLimiterToItsWord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := live.Judge(recs, algos.BucketPromise(l), l)
+			v := judge.Records(recs, algos.BucketPromise(l), l)
 			t.Logf("%s, closed loop:\n%s", c.name, v)
 			retries := 0 // denials answered by a request sent after their wait
 			for i := 1; i < len(recs); i++ {
@@ -125,8 +127,8 @@ func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
 		kinds []breach.Kind // none: clean
 	}{
 		{algos.LeakyBucket, nil},
-		{plantedResetHalf, []breach.Kind{breach.ResetTooShort}},
-		{plantedResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
+		{planted.ResetHalf, []breach.Kind{breach.ResetTooShort}},
+		{planted.ResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
 	} {
 		t.Run(c.a.Name, func(t *testing.T) {
 			t.Parallel()
@@ -134,7 +136,7 @@ func TestAtResetClientHoldsTheLimiterToItsReset(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := live.Judge(recs, algos.BucketPromise(l), l)
+			v := judge.Records(recs, algos.BucketPromise(l), l)
 			t.Logf("%s, closed loop at its Resets:\n%s", c.a.Name, v)
 			if n := comebacks(recs); n < 2 || v.Failed > 0 {
 				t.Fatalf("%d requests after a Reset and %d failures: the client did not come back as it should", n, v.Failed)

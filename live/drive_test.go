@@ -14,6 +14,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -248,7 +249,7 @@ func TestSlowAnswersLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := live.Judge(recs, algos.BucketPromise(l), l)
+			v := judge.Records(recs, algos.BucketPromise(l), l)
 			t.Logf("\n%s", v)
 			if _, caught := v.Caught(breach.OverAdmission); v.Failed > 0 || c.clean != v.Clean() || !c.clean && !caught {
 				t.Errorf("want clean=%v", c.clean)

@@ -12,6 +12,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httplimit"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/live"
 )
@@ -39,7 +40,7 @@ func Example() {
 }
 
 // judgeService is the example's lines: the target, the load, the judge.
-func judgeService(nodes []string) live.Verdict {
+func judgeService(nodes []string) judge.Verdict {
 	target := live.HTTP{Nodes: nodes, Path: "/v1/search", KeyHeader: "X-API-Key"}
 	load := live.Load{Rate: 50, Duration: 2 * time.Second}
 	records, err := live.Drive(context.Background(), target, load)
@@ -47,7 +48,7 @@ func judgeService(nodes []string) live.Verdict {
 		log.Fatal(err)
 	}
 	limit := algos.MustLimit(10, algos.Second, 10)
-	return live.Judge(records, algos.BucketPromise(limit), limit)
+	return judge.Records(records, algos.BucketPromise(limit), limit)
 }
 
 // The example's lines catch the service it stands for (a bucket per node

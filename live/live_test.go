@@ -11,6 +11,7 @@ import (
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/httplimit"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
@@ -81,7 +82,7 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 // deployed as c, and judges the records against the token bucket of l: the
 // verdict, the admits over the ideal bucket's on the same requests, and
 // the longest any request waited for its answer.
-func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v live.Verdict, over float64, ideal int, late int64) {
+func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v judge.Verdict, over float64, ideal int, late int64) {
 	t.Helper()
 	urls := nodes(t, 3, l.Burst, c.lim)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -90,8 +91,8 @@ func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v li
 	if err != nil {
 		t.Fatal(err)
 	}
-	v = live.Judge(recs, algos.BucketPromise(l), l)
-	if over, ideal, err = live.Over(recs, algos.TokenBucket, l); err != nil {
+	v = judge.Records(recs, algos.BucketPromise(l), l)
+	if over, ideal, err = judge.Over(recs, algos.TokenBucket, l); err != nil {
 		t.Fatal(err)
 	}
 	logged := false
@@ -211,7 +212,7 @@ func TestLiveReferenceMiddlewareAtItsResets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := live.Judge(recs, algos.BucketPromise(l), l)
+	v := judge.Records(recs, algos.BucketPromise(l), l)
 	t.Logf("shared Lua bucket on 3 nodes, clients at its Resets:\n%s", v)
 	if n := comebacks(recs); n < 2 || v.Failed > 0 {
 		t.Fatalf("%d requests after a Reset and %d failures: the clients did not come back as they should", n, v.Failed)

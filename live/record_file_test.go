@@ -12,6 +12,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -86,7 +87,7 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 			}
 			recs = append(recs, record.Record{Key: "k", Sent: sent, Answered: answered, Status: status, Answer: a})
 		}
-		memory := Judge(recs, p, l)
+		memory := judge.Records(recs, p, l)
 		var jsonl, csv bytes.Buffer
 		if err := record.WriteJSONL(&jsonl, recs); err != nil {
 			t.Fatal(err)
@@ -108,11 +109,11 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, file := range map[string][]record.Record{"JSON lines": fromJSONL, "CSV": fromCSV} {
-			if v := Judge(file, p, l); !reflect.DeepEqual(v, memory) {
+			if v := judge.Records(file, p, l); !reflect.DeepEqual(v, memory) {
 				t.Fatalf("seed %d, %s: judged from its %s as\n%s\nfrom memory as\n%s", seed, p.Text, name, v, memory)
 			}
 		}
-		loose := Judge(fromOld, p, l)
+		loose := judge.Records(fromOld, p, l)
 		for _, b := range loose.Breaches {
 			if m, ok := memory.Caught(b.Kind); !ok || b.Count > m.Count {
 				t.Fatalf("seed %d, %s: the file without its delays convicts %s %d, its records %d:\n%s", seed, p.Text, b.Kind, b.Count, m.Count, loose)
@@ -139,3 +140,6 @@ func TestARecordFileIsJudgedAsTheRunItKept(t *testing.T) {
 	}
 	t.Logf("planted %d Resets a second past idle and %d Retry-Afters a second past their Reset: every one caught from memory, from JSON lines and from CSV alike, none from the file without its delays", planted[breach.ResetPastIdle], planted[breach.ResetBeforeRetryAfter])
 }
+
+// ms is a millisecond in µs.
+const ms = algos.Second / 1000

@@ -3,7 +3,7 @@
 // a deployed service (live.Drive), replay's runs against a real Redis
 // (replay.Recording.Records, LiveRecording.Records), and a file a user
 // recorded with a tool of their own (ReadJSONL, ReadCSV; cmd/judge judges
-// one). Every judge of answered requests (live.Judge) reads this record,
+// one). Every judge of answered requests (judge.Records) reads this record,
 // so a simulated run and a live one are judged by the same rules.
 //
 // A record carries the request (key, node, cost), its times in µs (sent,

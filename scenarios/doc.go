@@ -26,7 +26,7 @@
 //
 // Of overshoot's packages, scenarios imports algos, differential, limiter,
 // model and traffic only, with breach for the names of the breaches its
-// hunt reports (the live judge's), internal/encode for its JSON and CSV and
+// hunt reports (package judge's too), internal/encode for its JSON and CSV and
 // internal/svgchart for its charts: never redis/lua, study, replay,
 // properties, a Redis client or the root package. It generates no
 // request itself: every request a run sends comes from package traffic.

@@ -9,8 +9,8 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
-	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
 )
@@ -82,7 +82,7 @@ func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := live.Judge(records, s.Limiter.Promise(o.Limit), o.Limit)
+			v := judge.Records(records, s.Limiter.Promise(o.Limit), o.Limit)
 			if v.Unjudged != "" {
 				t.Fatalf("%s, seed %d: the live judge could not judge the promise: %s", hunt.Suspect, seed, v.Unjudged)
 			}

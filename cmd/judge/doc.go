@@ -1,6 +1,6 @@
 // Command judge judges a file of records (package record: the JSON lines
 // of overshoot.record/v1, or their CSV) against a limit's promise, with
-// live.Judge, the judge of every live run: a recording of your own
+// judge.Records, the judge of every run's records: a recording of your own
 // service, made by any tool that writes those columns, is judged by the
 // rules overshoot's own runs are (over-admission only when certain,
 // answers no limiter may give, Remaining, retries at their Retry-After,

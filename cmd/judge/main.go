@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/live"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -96,7 +96,7 @@ func run(args []string, in io.Reader, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("judge: %s: %w", name, err)
 	}
-	v := live.Judge(recs, makePromise(l), l)
+	v := judge.Records(recs, makePromise(l), l)
 	if *asJSON {
 		err = v.WriteJSON(w)
 	} else {

@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"cmp"
@@ -18,10 +18,10 @@ import (
 // restraint. An invalid limit is an error.
 func Over(records []record.Record, a algos.Algorithm, l algos.Limit) (pct float64, ideal int, err error) {
 	if err := l.Validate(); err != nil {
-		return 0, 0, fmt.Errorf("live: %w", err)
+		return 0, 0, fmt.Errorf("judge: %w", err)
 	}
 	if a.Decide == nil {
-		return 0, 0, fmt.Errorf("live: the reference %q has no decision", a.Name)
+		return 0, 0, fmt.Errorf("judge: the reference %q has no decision", a.Name)
 	}
 	type req struct {
 		at  int64

@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 func TestVerdictJSONIsItsRow(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	recs, _ := run(1, algos.TokenBucket, l, 3, 10*ms, 3*algos.Second, 5*ms, 5*ms)
-	v := Judge(recs, algos.BucketPromise(l), l)
+	v := Records(recs, algos.BucketPromise(l), l)
 	var b bytes.Buffer
 	if err := v.WriteJSON(&b); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"io"
@@ -7,12 +7,12 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// Schema is the schema of a live run judged, as JSON (Verdict.WriteJSON):
+// Schema is the schema of a run judged from its records, as JSON (Verdict.WriteJSON):
 // the row a table prints, each breach with its first record (a line of
 // record.Schema), in the conventions of overshoot's other reports (times
 // in integer µs, names ending in _us; a number not measured is null).
 // Within a version a field is only ever added.
-const Schema = "overshoot.live/v1"
+const Schema = "overshoot.live/v1" // named for the live runs it was first written for; a schema keeps its name
 
 type verdictJSON struct {
 	Schema   string             `json:"schema"`
@@ -30,7 +30,7 @@ type verdictJSON struct {
 	Breaches []BreachJSON       `json:"breaches"`
 }
 
-// BreachJSON is one kind of breach as the JSON reports of a live verdict
+// BreachJSON is one kind of breach as the JSON reports of a verdict
 // write it (this package's and httpcheck's): its kind, how many requests
 // showed it, why, and its first record, a line of record.Schema.
 type BreachJSON struct {

@@ -1,6 +1,7 @@
-package live
+package judge
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -47,11 +48,11 @@ func TestJudgeCannotBeFooledBySlowAnswers(t *testing.T) {
 	p := algos.BucketPromise(l)
 	for seed := range uint64(20) {
 		recs, _ := run(seed, algos.TokenBucket, l, 1, 10*ms, 3*algos.Second, 50*ms, 50*ms)
-		if v := Judge(recs, p, l); !v.Clean() {
+		if v := Records(recs, p, l); !v.Clean() {
 			t.Fatalf("seed %d: a correct bucket with slow answers was judged:\n%s", seed, v)
 		}
 		recs, _ = run(seed, algos.TokenBucket, l, 3, 10*ms, 3*algos.Second, 50*ms, 50*ms)
-		v := Judge(recs, p, l)
+		v := Records(recs, p, l)
 		b, ok := v.Caught(breach.OverAdmission)
 		if !ok || v.Most < 2*v.Allowed {
 			t.Fatalf("seed %d: three per-instance buckets not caught at 2x:\n%s", seed, v)
@@ -93,7 +94,7 @@ func TestJudgeIsSoundAgainstTheTrueTimes(t *testing.T) {
 			}
 			recs, admits := run(seed, c.algo, l, instances, 1+rng.Int64N(20*ms), 2*algos.Second, delay, delay)
 			p := c.promise(small)
-			v := Judge(recs, p, small)
+			v := Records(recs, p, small)
 			judged++
 			if v.Unjudged != "" {
 				t.Fatalf("%s: unjudged: %s", c.algo.Name, v.Unjudged)
@@ -144,7 +145,7 @@ func TestBucketJudgeAgreesWithBruteForce(t *testing.T) {
 				want = max(want, c*l.Window-l.Burst*l.Window-l.Rate*(y.Answered-x.Sent))
 			}
 		}
-		v := Judge(recs, algos.BucketPromise(l), l)
+		v := Records(recs, algos.BucketPromise(l), l)
 		if _, got := v.Caught(breach.OverAdmission); got != (want > 0) {
 			t.Fatalf("seed %d: judge caught=%v, brute force excess %d:\n%s", seed, got, want, v)
 		}
@@ -175,7 +176,7 @@ func TestBadAnswersOnStatedFieldsOnly(t *testing.T) {
 		{"an epoch read as a wait", rec(algos.Decision{Allowed: true, Reset: 1_700_000_000 * algos.Second}, record.FieldReset), "longer than any limit"},
 		{"a good denial", rec(algos.Decision{RetryAfter: algos.Second, Reset: algos.Second}, record.FieldsAll), ""},
 	} {
-		v := Judge([]record.Record{c.r}, algos.BucketPromise(l), l)
+		v := Records([]record.Record{c.r}, algos.BucketPromise(l), l)
 		b, caught := v.Caught(breach.BadAnswer)
 		switch {
 		case c.bad == "" && caught:
@@ -194,12 +195,12 @@ func TestUnjudgedPromisesAreSaid(t *testing.T) {
 	recs := []record.Record{{Key: "k", Sent: 1, Answered: 2, Answer: record.Answer{Decision: algos.Decision{Allowed: true}}}}
 	own := algos.NewPromise("mine", func([]int64) *algos.Violation { return nil })
 	for name, v := range map[string]Verdict{
-		"own promise":              Judge(recs, own, l),
-		"own, in a bucket's words": Judge(recs, algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil }), l),
-		"another limit's":          Judge(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
-		"an invalid limit":         Judge(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
-		"a zero limit":             Judge(recs, algos.AlignedWindowPromise(algos.Limit{}), algos.Limit{}),
-		"answered before sent":     Judge([]record.Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
+		"own promise":              Records(recs, own, l),
+		"own, in a bucket's words": Records(recs, algos.NewPromise(algos.BucketPromise(l).Text, func([]int64) *algos.Violation { return nil }), l),
+		"another limit's":          Records(recs, algos.BucketPromise(algos.MustLimit(5, algos.Second, 5)), l),
+		"an invalid limit":         Records(recs, algos.BucketPromise(l), algos.Limit{Rate: 1}),
+		"a zero limit":             Records(recs, algos.AlignedWindowPromise(algos.Limit{}), algos.Limit{}),
+		"answered before sent":     Records([]record.Record{{Key: "k", Sent: 5, Answered: 2, Answer: recs[0].Answer}}, algos.BucketPromise(l), l),
 	} {
 		if v.Clean() || v.Unjudged == "" || !strings.Contains(v.Row(), "unjudged: ") {
 			t.Errorf("%s: %s", name, v.Row())
@@ -213,10 +214,10 @@ func TestRowCountsEveryRecord(t *testing.T) {
 	recs := []record.Record{
 		{Key: "a", Sent: 0, Answered: 10, Answer: record.Answer{Decision: algos.Decision{Allowed: true}}},
 		{Key: "b", Sent: 1, Answered: 10, Answer: record.Answer{Decision: algos.Decision{}}},
-		{Key: "b", Sent: 2, Answered: 2, Err: ErrInFlight},
+		{Key: "b", Sent: 2, Answered: 2, Err: errNotSent},
 		{Key: "a", Sent: 3, Answered: 9, Answer: record.Answer{Decision: algos.Decision{Allowed: true}, Malformed: `X-RateLimit-Remaining: "x" is not an integer`}},
 	}
-	v := Judge(recs, algos.BucketPromise(l), l)
+	v := Records(recs, algos.BucketPromise(l), l)
 	if v.Keys != 2 || v.Offered != 4 || v.Admitted != 2 || v.Denied != 1 || v.Failed != 1 || v.Most != 2 || v.Allowed != 20 {
 		t.Errorf("%+v", v)
 	}
@@ -291,3 +292,7 @@ func TestRemainingRuleAgreesWithBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// errNotSent stands for a request its driver never sent (live's
+// errNotSent): a record with no decision.
+var errNotSent = errors.New("not sent")

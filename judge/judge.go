@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// THE JUDGE, live. A client knows of each request only that it was decided
+// THE JUDGE. A client knows of each request only that it was decided
 // somewhere in [Sent, Answered]. So a set of admits of one key that were
 // all sent at or after x and all answered by y was certainly decided
 // within [x, y], whatever the network, the scheduler or the target did in
@@ -74,7 +74,7 @@ type Breach struct {
 	Why string
 }
 
-// Verdict is a live run judged.
+// Verdict is a run judged from its records.
 type Verdict struct {
 	Promise string
 	Limit   algos.Limit
@@ -175,7 +175,7 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 	return unknownShape
 }
 
-// Judge judges records (one run, any order, any keys) against promise
+// Records judges records (one run, any order, any keys) against promise
 // under l: every key's admits against the promise (breach.OverAdmission, only
 // when certain: see the comment at the top of judge.go), every decided
 // answer against the bounds of any limiter under l (breach.BadAnswer, on the
@@ -191,7 +191,7 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 // must be one of algos' four built-in promises of l; another
 // (NewPromise's, or one of another limit) is left unjudged, and so says
 // the verdict.
-func Judge(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
+func Records(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
 	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
 	found := [breach.NumKinds]*Breach{}
 	note := func(k breach.Kind, n int64, r record.Record, why string, before bool) {

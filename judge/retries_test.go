@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"testing"
@@ -34,7 +34,7 @@ func TestRetryDeniedOnlyWhenCertain(t *testing.T) {
 		{"another request in flight over the denial", []record.Record{admitted(15, 25), denied(20, 30, 100), denied(130, 140, 100)}, 0},
 		{"another request in flight over the retry", []record.Record{denied(20, 30, 100), denied(130, 140, 100), admitted(135, 150)}, 0},
 		{"no Retry-After stated", []record.Record{{Key: "k", Sent: 20, Answered: 30, Answer: record.Answer{Known: record.FieldRemaining}}, denied(130, 140, 100)}, 0},
-		{"an error between them may have been decided", []record.Record{denied(20, 30, 100), {Key: "k", Sent: 40, Answered: 50, Err: ErrInFlight}, denied(130, 140, 100)}, 0},
+		{"an error between them may have been decided", []record.Record{denied(20, 30, 100), {Key: "k", Sent: 40, Answered: 50, Err: errNotSent}, denied(130, 140, 100)}, 0},
 		{"seen decisions: read at their instants", []record.Record{seen(denied(0, 200, 100), 10), seen(denied(105, 300, 100), 110)}, 1},
 	} {
 		if got, _ := judgeRetries(c.recs); got.count != c.want {

@@ -1,4 +1,4 @@
-package live_test
+package judge_test
 
 import (
 	"cmp"
@@ -8,8 +8,8 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
 	"github.com/overshoot-go/overshoot/internal/planted"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
-	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 )
@@ -45,7 +45,7 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 				}
 				res, recs := simulate(t, cfg)
 				runs++
-				v := live.Judge(recs, promise, l)
+				v := judge.Records(recs, promise, l)
 				if v.Unjudged != "" {
 					t.Fatalf("%s, %s: unjudged: %s", a.Name, dep, v.Unjudged)
 				}
@@ -120,12 +120,12 @@ func burstyRequests(seed uint64, keys int, span int64) []record.Request {
 // its own admits only.
 func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	judge := func(spec limiter.Spec, dep model.Deployment, seed uint64) live.Verdict {
+	judgeRun := func(spec limiter.Spec, dep model.Deployment, seed uint64) judge.Verdict {
 		t.Helper()
 		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
 			Requests: burstyRequests(seed, 3, 4*algos.Second)}
 		_, recs := simulate(t, cfg)
-		return live.Judge(recs, spec.Promise(l), l)
+		return judge.Records(recs, spec.Promise(l), l)
 	}
 	judged := 0
 	for _, a := range algos.All() {
@@ -134,11 +134,11 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 		exact := shape == algos.BucketShape || shape == algos.SlidingWindowShape
 		for seed := uint64(1); seed <= 8; seed++ {
 			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock} {
-				if b, caught := judge(spec, dep, seed).Caught(breach.RemainingTooHigh); caught {
+				if b, caught := judgeRun(spec, dep, seed).Caught(breach.RemainingTooHigh); caught {
 					t.Errorf("%s, %s, seed %d: an honest Remaining convicted: %s\n  first: %s", a.Name, dep, seed, b.Why, b.First)
 				}
 			}
-			_, caught := judge(spec, model.LocalFull, seed).Caught(breach.RemainingTooHigh)
+			_, caught := judgeRun(spec, model.LocalFull, seed).Caught(breach.RemainingTooHigh)
 			if exact && !caught && a.Name != algos.SlidingCounter.Name {
 				t.Errorf("%s, a bucket per node, seed %d: no Remaining convicted", a.Name, seed)
 			}
@@ -150,7 +150,7 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 	planted := limiter.FromAlgorithm(plantedRemainingBeforeTake)
 	caught := 0
 	for seed := uint64(1); seed <= 8; seed++ {
-		v := judge(planted, model.StoreClock, seed)
+		v := judgeRun(planted, model.StoreClock, seed)
 		if b, ok := v.Caught(breach.RemainingTooHigh); ok {
 			caught++
 			if seed == 1 {
@@ -177,7 +177,7 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 		t.Helper()
 		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 1_000, Seed: 1, Requests: burstyRequests(1, 3, 6*algos.Second)}
 		_, recs := simulate(t, cfg)
-		pct, ideal, err := live.Over(recs, algos.TokenBucket, l)
+		pct, ideal, err := judge.Over(recs, algos.TokenBucket, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestOverFromRecordsIsTheTables(t *testing.T) {
 	if shared < -2 || shared > 2 || split < 100 {
 		t.Errorf("over: shared store %+.1f%% (want within ±2%%), a bucket per node %+.1f%% (want +100%% or more)", shared, split)
 	}
-	if _, _, err := live.Over(nil, algos.TokenBucket, algos.Limit{}); err == nil {
+	if _, _, err := judge.Over(nil, algos.TokenBucket, algos.Limit{}); err == nil {
 		t.Error("an invalid limit gave no error")
 	}
 }
@@ -218,32 +218,6 @@ func idleRequests(seed uint64, keys int, span int64, l algos.Limit) []record.Req
 	return out
 }
 
-// withReset is a, named name, its Reset rewritten by reset from the
-// decision and the limit: a planted bug in the Reset alone, the admits
-// a's.
-func withReset(a algos.Algorithm, name string, reset func(d algos.Decision, l algos.Limit) int64) algos.Algorithm {
-	decide := a.Decide
-	a.Name, a.Decide = name, func(s *algos.State, now int64, l algos.Limit) algos.Decision {
-		d := decide(s, now, l)
-		d.Reset = reset(d, l)
-		return d
-	}
-	return a
-}
-
-var (
-	// plantedResetInMillis answers its Reset in milliseconds where µs are
-	// read: a thousandth of the wait, shorter than its own Retry-After, and
-	// a key asked then is not idle.
-	plantedResetInMillis = withReset(algos.TokenBucket, "planted-token-bucket-reset-in-ms", func(d algos.Decision, _ algos.Limit) int64 { return d.Reset / 1000 })
-	// plantedResetHalf names half the wait to idle: asked then, the bucket
-	// is half empty.
-	plantedResetHalf = withReset(algos.LeakyBucket, "planted-leaky-bucket-half-reset", func(d algos.Decision, _ algos.Limit) int64 { return d.Reset / 2 })
-	// plantedNextButOneEdge is the window anchored at the key's first hit
-	// naming the edge after its window's end.
-	plantedNextButOneEdge = withReset(algos.FirstHitWindow, "planted-first-hit-window-next-but-one-edge", func(d algos.Decision, l algos.Limit) int64 { return d.Reset + l.Window })
-)
-
 // The rules on stated waits on the simulator's records: the six
 // algorithms, each where its promise holds and over a sliding window of
 // nodes, on traffic that comes back to idle keys, are never convicted;
@@ -256,18 +230,18 @@ var (
 // interval by the early retries its bursts make (breach.RetryExtended).
 func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
-	judge := func(a algos.Algorithm, dep model.Deployment, seed uint64) live.Verdict {
+	judgeRun := func(a algos.Algorithm, dep model.Deployment, seed uint64) judge.Verdict {
 		t.Helper()
 		spec := limiter.FromAlgorithm(a)
 		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
 			Requests: idleRequests(seed, 3, 8*algos.Second, l)}
 		_, recs := simulate(t, cfg)
-		return live.Judge(recs, spec.Promise(l), l)
+		return judge.Records(recs, spec.Promise(l), l)
 	}
 	for _, a := range append(algos.All(), algos.FirstHitWindow) {
 		for seed := uint64(1); seed <= 8; seed++ {
 			for _, dep := range []model.Deployment{model.Ideal, model.StoreClock, model.NodeClock} {
-				v := judge(a, dep, seed)
+				v := judgeRun(a, dep, seed)
 				for _, k := range waitKinds {
 					if b, ok := v.Caught(k); ok {
 						t.Errorf("%s, %s, seed %d: an honest wait convicted: %s: %s\n  first: %s", a.Name, dep, seed, k, b.Why, b.First)
@@ -280,15 +254,15 @@ func TestWaitRulesOnSimulatedRecords(t *testing.T) {
 		a     algos.Algorithm
 		kinds []breach.Kind
 	}{
-		{plantedResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
-		{plantedResetHalf, []breach.Kind{breach.ResetTooShort}},
+		{planted.ResetInMillis, []breach.Kind{breach.ResetBeforeRetryAfter, breach.ResetTooShort}},
+		{planted.ResetHalf, []breach.Kind{breach.ResetTooShort}},
 		{planted.GCRAResetPlusTolerance, []breach.Kind{breach.ResetPastIdle}},
-		{plantedNextButOneEdge, []breach.Kind{breach.ResetPastIdle}},
+		{planted.ResetNextButOneEdge, []breach.Kind{breach.ResetPastIdle}},
 		{planted.FixedWindowResetFromStart, []breach.Kind{breach.ResetTooShort}},
 		{plantedPenalizedDenial, []breach.Kind{breach.RetryExtended}},
 	} {
 		for seed := uint64(1); seed <= 8; seed++ {
-			v := judge(c.a, model.StoreClock, seed)
+			v := judgeRun(c.a, model.StoreClock, seed)
 			for _, k := range c.kinds {
 				b, ok := v.Caught(k)
 				if !ok {

@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"cmp"
@@ -9,7 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// RETRIES, live. A denial's Retry-After is a promise to the client: wait
+// RETRIES. A denial's Retry-After is a promise to the client: wait
 // that long and the request is admitted, if nothing else is decided on the
 // key meanwhile. A client that owns its key and retries exactly then (the
 // RetryAfter client) can hold the limiter to it from its records alone:

@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"cmp"
@@ -10,7 +10,7 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// RESETS, live. An answer's Reset says when the key, left alone, is idle
+// RESETS. An answer's Reset says when the key, left alone, is idle
 // again: a whole burst is granted from then on. Three rules hold a
 // limiter to it, each sound under the client's timing uncertainty and
 // under the rounding of the header conventions.

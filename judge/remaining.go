@@ -1,4 +1,4 @@
-package live
+package judge
 
 import (
 	"cmp"
@@ -9,7 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/record"
 )
 
-// REMAINING, live. An answer's Remaining says how many more requests the
+// REMAINING. An answer's Remaining says how many more requests the
 // key would be admitted at the instant it was decided. So the admits
 // certainly decided before that instant in some span, the request itself
 // when admitted, and Remaining more at that instant must all fit the
