@@ -16,7 +16,7 @@ import (
 
 // One judge reads every producer's records, the simulator's too. The
 // simulator sees each decision, so a simulated record's span is the
-// decision itself, and the live judge, given a run's records, must convict
+// decision itself, and the judge, given a run's records, must convict
 // exactly the runs the model's own promise check convicts wherever the
 // client can judge the promise exactly (a bucket, a sliding window), and
 // never one the model clears where it cannot (the windows, whose edges a
@@ -58,9 +58,9 @@ func TestJudgeOfSimulatedRecordsAgreesWithTheModel(t *testing.T) {
 				broke := res.Violations() > 0
 				switch {
 				case caught && !broke:
-					t.Errorf("%s, %s, seed %d: the live judge convicts a run the model clears:\n%s", a.Name, dep, seed, v)
+					t.Errorf("%s, %s, seed %d: the judge convicts a run the model clears:\n%s", a.Name, dep, seed, v)
 				case exact && broke && !caught:
-					t.Errorf("%s, %s, seed %d: the model convicts (%d keys) a run the live judge clears", a.Name, dep, seed, res.Violations())
+					t.Errorf("%s, %s, seed %d: the model convicts (%d keys) a run the judge clears", a.Name, dep, seed, res.Violations())
 				}
 				if caught {
 					convicted++

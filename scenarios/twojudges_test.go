@@ -16,11 +16,11 @@ import (
 )
 
 // sharedKinds are the kinds both judges name: the hunt's judge from the
-// run itself, the live judge from the run's records alone.
+// run itself, the judge of records from the run's records alone.
 var sharedKinds = []breach.Kind{breach.OverAdmission, breach.RetryDenied, breach.RetryExtended, breach.BadAnswer,
 	breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle}
 
-// explainedBy are, per kind the live judge names, the kinds the hunt may
+// explainedBy are, per kind the judge of records names, the kinds the hunt may
 // name for the same observation. A client that is refused at a Reset, or
 // after its Retry-After, sees a Reset too short or a retry denied; the
 // hunt, which sees the limiter, may find the cause instead: a burst or a
@@ -32,19 +32,19 @@ var explainedBy = map[breach.Kind][]breach.Kind{
 
 // The two judges speak one vocabulary and agree where both can see: on
 // the very runs a hunt judges, every breach of a kind both name that the
-// live judge finds in the run's records (each decision at its instant, as
-// the simulator saw it) the hunt finds too, on the same seed, or its
-// cause (explainedBy); and the correct deployments are clean before both.
-// The live judge is the weaker (it reads the records a client could keep,
-// not the limiter), so the hunt may find more: the test counts how much of
-// it the records show. The deployments are those whose state is one per
-// key, behind a store; a local one is, to a client, one service, and to
-// the hunt a limiter per node (the local deployments' mistake shows as
-// over-admission in both).
+// judge of records (package judge) finds in the run's records (each
+// decision at its instant, as the simulator saw it) the hunt finds too,
+// on the same seed, or its cause (explainedBy); and the correct
+// deployments are clean before both. The judge of records is the weaker
+// (it reads the records a client could keep, not the limiter), so the
+// hunt may find more: the test counts how much of it the records show.
+// The deployments are those whose state is one per key, behind a store; a
+// local one is, to a client, one service, and to the hunt a limiter per
+// node (the local deployments' mistake shows as over-admission in both).
 func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
 	t.Parallel()
 	o := HuntOptions()
-	o.Seeds = o.Seeds[:1] // the live judge takes ~30 ms a run of 20,000 records
+	o.Seeds = o.Seeds[:1] // the judge of records takes ~30 ms a run of 20,000 records
 	type suspect struct {
 		Suspect
 		correct bool
@@ -84,18 +84,18 @@ func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
 			}
 			v := judge.Records(records, s.Limiter.Promise(o.Limit), o.Limit)
 			if v.Unjudged != "" {
-				t.Fatalf("%s, seed %d: the live judge could not judge the promise: %s", hunt.Suspect, seed, v.Unjudged)
+				t.Fatalf("%s, seed %d: the judge of records could not judge the promise: %s", hunt.Suspect, seed, v.Unjudged)
 			}
 			if s.correct && (hunt.Caught || !v.Clean()) {
-				t.Errorf("%s, seed %d, correct: hunt caught %v (%s), live judge:\n%s", hunt.Suspect, seed, hunt.Caught, hunt.FirstBreach, v)
+				t.Errorf("%s, seed %d, correct: hunt caught %v (%s), judge of records:\n%s", hunt.Suspect, seed, hunt.Caught, hunt.FirstBreach, v)
 				continue
 			}
 			var missed []string
 			for _, k := range sharedKinds {
-				b, live := v.Caught(k)
+				b, inRecords := v.Caught(k)
 				if hunt.SeedsBy[k] > 0 {
 					seen[k]++
-					if live {
+					if inRecords {
 						shown[k]++
 					}
 				}
@@ -103,21 +103,21 @@ func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
 				for _, cause := range explainedBy[k] {
 					explained = explained || hunt.SeedsBy[cause] > 0
 				}
-				if live && !explained {
+				if inRecords && !explained {
 					missed = append(missed, fmt.Sprintf("%s %d: %s\n    first: %s", k, b.Count, b.Why, b.First))
 				}
 			}
 			if len(missed) > 0 {
-				t.Errorf("%s, seed %d: the live judge found in the run's records what the hunt did not:\n  %s", hunt.Suspect, seed, strings.Join(missed, "\n  "))
+				t.Errorf("%s, seed %d: the judge of records found in the run's records what the hunt did not:\n  %s", hunt.Suspect, seed, strings.Join(missed, "\n  "))
 			}
 		}
 	}
 	for _, k := range sharedKinds {
-		t.Logf("%-20s the hunt found it on %2d suspect-seeds, the live judge on %2d of them", k, seen[k], shown[k])
+		t.Logf("%-20s the hunt found it on %2d suspect-seeds, the judge of records on %2d of them", k, seen[k], shown[k])
 	}
-	// Both ways tested: the live judge must have convicted something the
+	// Both ways tested: the judge of records must have convicted something the
 	// hunt also found, of more than one kind.
 	if kinds := slices.DeleteFunc(slices.Clone(sharedKinds), func(k breach.Kind) bool { return shown[k] == 0 }); len(kinds) < 3 {
-		t.Errorf("the live judge agreed with the hunt on %d kinds only (%v): the agreement was barely tested", len(kinds), kinds)
+		t.Errorf("the judge of records agreed with the hunt on %d kinds only (%v): the agreement was barely tested", len(kinds), kinds)
 	}
 }
