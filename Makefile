@@ -83,8 +83,9 @@ TestKeysTruncatedIsCaughtByTheHunt|TestKeysTruncatedBreaksKeysIsolated|$\
 TestEnvelopeAgreesWithCheck|TestCheckIsLinear|$\
 TestStoreClockIgnoresNodeClockFaults|TestRunIntoIsRun|TestCorrectDeploymentsKeepPromises|TestOneNodeWithoutLatencyIsIdeal|$\
 TestRunAgainstIsRunWithMinesRunGiven|TestLimiterAgainstItself|TestDeterministic|$\
+TestJudgeIsSoundAgainstTheTrueTimes|TestHonestRuleIsSoundAgainstTheTrueTimes|TestWaitRulesOnSimulatedRecords|$\
 TestNoAllocationPerRequest)$$
-SIMULATION_PACKAGES := ./redis/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model ./drills ./differential
+SIMULATION_PACKAGES := ./redis/lua ./adapters/xtimerate ./adapters/redisrate ./adapters/redislib ./properties ./scenarios ./simredis ./adversary ./internal/planted ./algos ./model ./drills ./differential ./judge
 
 test:
 	@.ci/redis-preflight.sh || [ "$(OVERSHOOT_REQUIRE_REDIS)" != 1 ]

@@ -335,6 +335,7 @@ var sharedTypeNames = map[string]struct {
 }{
 	"Limiter": {[]string{"fleet", "httplimit", "inflight", "limiter"}, "the limiter under test (limiter) and the packages' own limiters: a fleet and the concurrency limiter implement it, httplimit's decides a request for the middleware"},
 	"Options": {[]string{"httpcheck", "httplimit", "internal/redistest", "metrics", "scenarios"}, "each package's own settings, read where they are used"},
+	"Option":  {[]string{"judge", "properties"}, "one setting of one call, as a functional option: judge's of Records, properties' of Check"},
 	"Verdict": {[]string{"judge", "scenarios"}, "a run's records judged (judge) and a hunt's verdict (scenarios, the other judge of issue 26)"},
 }
 

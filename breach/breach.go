@@ -14,7 +14,9 @@ const (
 	// in.
 	OverAdmission Kind = iota + 1
 	// HonestTurnedAway: a request was refused where one more admit, after
-	// the instance's admits before it, would have kept the promise.
+	// the instance's admits before it, would have kept the promise (the
+	// judge of records: after every admit of the key that may have been
+	// decided before it).
 	HonestTurnedAway
 	// RetryDenied: a request sent after the wait a denial's Retry-After
 	// named, with nothing else of the key decided between them, was denied

@@ -12,7 +12,8 @@
 // sending and its answer's arrival, and speaks only when every placement
 // of the decisions breaks the rule: it names OverAdmission, RetryDenied,
 // RetryExtended, BadAnswer, RemainingTooHigh, ResetTooShort and
-// ResetPastIdle, and two kinds only answers read off the wire can show,
+// ResetPastIdle, HonestTurnedAway when asked to hold the promise as a
+// floor too (judge.Exact), and two kinds only answers read off the wire can show,
 // MalformedAnswer and ResetBeforeRetryAfter (the hunt, knowing the exact
 // waits, calls a Retry-After past the Reset a BadAnswer). Both hold a
 // Reset to the same longest idle, algos.Promise.LongestIdle. On the runs a

@@ -19,7 +19,9 @@
 //
 // The rules, each beside its arithmetic: over-admission (judge.go),
 // Remaining (remaining.go), Resets (reset.go), retries at their
-// Retry-After (retries.go), bad and unreadable answers (judge.go).
+// Retry-After (retries.go), bad and unreadable answers (judge.go), and,
+// asked for with Exact, denials the promise certainly allowed
+// (honest.go).
 //
 // # What it owns, and what it must not import
 //

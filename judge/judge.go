@@ -57,6 +57,24 @@ import (
 // TestJudgeIsSoundAgainstTheTrueTimes holds them to CheckAdmits of the
 // true times on seeded runs.
 
+// Option is a setting of one call of Records.
+type Option func(*settings)
+
+type settings struct {
+	exact bool
+}
+
+// Exact holds the limiter to its promise as a floor too: a request that
+// one more admit would not take past the promise, after the key's admits
+// before it, must be admitted (breach.HonestTurnedAway), judged as
+// soundly as the admits are (honest.go). An exact limiter owes that (the
+// six's token bucket, leaky bucket and GCRA under a bucket promise, the
+// sliding log under a sliding one), and so does a service whose promise
+// to its clients is a guarantee; a conservative limiter (the sliding
+// counter, a quota split across nodes) does not, and is not judged so
+// without it.
+func Exact() Option { return func(s *settings) { s.exact = true } }
+
 // Breach is every breach of one kind in a run.
 type Breach struct {
 	Kind breach.Kind
@@ -187,11 +205,17 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 // (breach.ResetBeforeRetryAfter) and against the longest the promise takes to
 // idle (breach.ResetPastIdle), every burst at a Reset on a key nothing else
 // touched (breach.ResetTooShort, at least its first request whatever the promise:
-// see reset.go), and every unreadable header (breach.MalformedAnswer). promise
+// see reset.go), every unreadable header (breach.MalformedAnswer), and, with
+// Exact, every denial of a request the promise certainly allowed
+// (breach.HonestTurnedAway, for a bucket or sliding promise: see honest.go). promise
 // must be one of algos' four built-in promises of l; another
 // (NewPromise's, or one of another limit) is left unjudged, and so says
 // the verdict.
-func Records(records []record.Record, promise algos.Promise, l algos.Limit) Verdict {
+func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts ...Option) Verdict {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
 	v := Verdict{Promise: promise.Text, Limit: l, Offered: len(records)}
 	found := [breach.NumKinds]*Breach{}
 	note := func(k breach.Kind, n int64, r record.Record, why string, before bool) {
@@ -303,6 +327,12 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit) Verd
 			if rv := judgeRemaining(answersOf[k], byKey[k], shape, l); rv.count > 0 {
 				b := found[breach.RemainingTooHigh]
 				note(breach.RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+			}
+			if set.exact {
+				if hv := judgeHonest(all[k], shape, l); hv.count > 0 {
+					b := found[breach.HonestTurnedAway]
+					note(breach.HonestTurnedAway, hv.count, hv.first, hv.why, b != nil && hv.first.Sent < b.First.Sent)
+				}
 			}
 		}
 	}

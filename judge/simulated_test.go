@@ -295,3 +295,54 @@ var plantedPenalizedDenial = func() algos.Algorithm {
 	}
 	return a
 }()
+
+// The honesty rule reads the simulator's records soundly: the four exact
+// algorithms (the buckets and the GCRA under a bucket promise, the
+// sliding log under a sliding one), on one node or behind one store on
+// the store's clock, never deny a request the rule convicts; a bucket one
+// short of its burst behind the store is convicted on every seed, and so
+// is the token bucket split over three nodes, each holding a third of the
+// burst, which turns away what one bucket would admit.
+func TestHonestRuleOnSimulatedRecords(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	exact := []algos.Algorithm{algos.TokenBucket, algos.LeakyBucket, algos.GCRA, algos.SlidingLog}
+	runOf := func(a algos.Algorithm, dep model.Deployment, seed uint64) judge.Verdict {
+		spec := limiter.FromAlgorithm(a)
+		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25,
+			Seed: seed, Requests: burstyRequests(seed, 3, 4*algos.Second)}
+		_, recs := simulate(t, cfg)
+		return judge.Records(recs, spec.Promise(l), l, judge.Exact())
+	}
+	denials := 0
+	for _, a := range exact {
+		for _, dep := range []model.Deployment{model.Ideal, model.StoreClock} {
+			for seed := uint64(1); seed <= 6; seed++ {
+				v := runOf(a, dep, seed)
+				denials += v.Denied
+				if b, ok := v.Caught(breach.HonestTurnedAway); ok {
+					t.Errorf("%s, %s, seed %d: an exact algorithm convicted: %s %d: %s\n  first: %s", a.Name, dep, seed, b.Kind, b.Count, b.Why, b.First)
+				}
+			}
+		}
+	}
+	if denials < 1000 {
+		t.Errorf("the exact algorithms denied %d requests in all: the rule was barely tested", denials)
+	}
+	for _, c := range []struct {
+		a   algos.Algorithm
+		dep model.Deployment
+	}{
+		{planted.TokenBucketBurstOneShort, model.StoreClock},
+		{algos.TokenBucket, model.LocalSplit},
+	} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			v := runOf(c.a, c.dep, seed)
+			b, ok := v.Caught(breach.HonestTurnedAway)
+			if !ok {
+				t.Errorf("%s, %s, seed %d: not caught turning honest requests away:\n%s", c.a.Name, c.dep, seed, v)
+			} else if seed == 1 {
+				t.Logf("%s, %s: %s %d: %s\n  first: %s", c.a.Name, c.dep, b.Kind, b.Count, b.Why, b.First)
+			}
+		}
+	}
+}

@@ -17,8 +17,8 @@ import (
 
 // sharedKinds are the kinds both judges name: the hunt's judge from the
 // run itself, the judge of records from the run's records alone.
-var sharedKinds = []breach.Kind{breach.OverAdmission, breach.RetryDenied, breach.RetryExtended, breach.BadAnswer,
-	breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle}
+var sharedKinds = []breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
+	breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle}
 
 // explainedBy are, per kind the judge of records names, the kinds the hunt may
 // name for the same observation. A client that is refused at a Reset, or
@@ -82,7 +82,11 @@ func TestTheTwoJudgesAgreeOnTheHuntsRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := judge.Records(records, s.Limiter.Promise(o.Limit), o.Limit)
+			var opts []judge.Option
+			if !s.Limiter.Conservative { // held to its promise as a floor too, as the hunt holds it
+				opts = append(opts, judge.Exact())
+			}
+			v := judge.Records(records, s.Limiter.Promise(o.Limit), o.Limit, opts...)
 			if v.Unjudged != "" {
 				t.Fatalf("%s, seed %d: the judge of records could not judge the promise: %s", hunt.Suspect, seed, v.Unjudged)
 			}

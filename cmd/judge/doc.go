@@ -6,7 +6,9 @@
 // answers no limiter may give, Remaining, retries at their Retry-After,
 // Resets). A wait the file marks as stated as a delay (reset_is_delay,
 // retry_after_is_delay) is judged as tightly as the live run judged it;
-// one not marked, as possibly an instant, more loosely.
+// one not marked, as possibly an instant, more loosely. With -exact the
+// promise is a floor too (judge.Exact): a request it certainly allowed
+// must have been admitted.
 //
 //	go run ./cmd/judge -rate 10 -window 1s -burst 10 -promise bucket records.jsonl
 //
@@ -16,5 +18,5 @@
 //
 // # What it owns, and what it must not import
 //
-// The command line only. It imports algos, live and record of this module.
+// The command line only. It imports algos, judge and record of this module.
 package main

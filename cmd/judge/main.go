@@ -48,6 +48,7 @@ func run(args []string, in io.Reader, w io.Writer) error {
 	promise := fs.String("promise", "bucket", "the promise to judge: bucket, sliding, aligned or anchored")
 	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for -)")
 	asJSON := fs.Bool("json", false, "write the verdict as JSON (overshoot.live/v1)")
+	exact := fs.Bool("exact", false, "hold the service to its promise as a floor too: a request the promise certainly allowed must be admitted (honest turned away)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("judge: %w", err)
 	}
@@ -96,7 +97,11 @@ func run(args []string, in io.Reader, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("judge: %s: %w", name, err)
 	}
-	v := judge.Records(recs, makePromise(l), l)
+	var opts []judge.Option
+	if *exact {
+		opts = append(opts, judge.Exact())
+	}
+	v := judge.Records(recs, makePromise(l), l, opts...)
 	if *asJSON {
 		err = v.WriteJSON(w)
 	} else {

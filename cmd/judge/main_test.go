@@ -81,6 +81,28 @@ func TestJudgeAFileOfRecords(t *testing.T) {
 	}
 }
 
+// With -exact the service is held to its promise as a floor too: the
+// token bucket behind one store admits all the promise allows and stays
+// clean, and the same bucket split over three nodes, each with a third of
+// the limit, turns away what the promise allows, which only -exact judges.
+func TestJudgeExactHoldsThePromiseAsAFloor(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-rate", "10", "-exact", records(t, model.StoreClock, "jsonl")}, nil, &out); err != nil || !strings.Contains(out.String(), "clean") {
+		t.Errorf("a shared store, -exact: %v\n%s", err, out.String())
+	}
+	split := records(t, model.LocalSplit, "jsonl")
+	out.Reset()
+	if err := run([]string{"-rate", "10", split}, nil, &out); strings.Contains(out.String(), "honest turned away") {
+		t.Errorf("a split bucket judged for honesty without -exact: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	err := run([]string{"-rate", "10", "-exact", split}, nil, &out)
+	if !errors.Is(err, errNotClean) || !strings.Contains(out.String(), "honest turned away") {
+		t.Errorf("a split bucket, -exact: %v\n%s", err, out.String())
+	}
+	t.Logf("a bucket split over three nodes, -exact:\n%s", out.String())
+}
+
 // Bad input is a clear error, never a verdict.
 func TestJudgeRefusesBadInput(t *testing.T) {
 	good := records(t, model.StoreClock, "jsonl")
