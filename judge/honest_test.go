@@ -83,6 +83,7 @@ func TestHonestRuleAgreesWithBruteForce(t *testing.T) {
 			cleared++
 		}
 	}
+	t.Logf("%d runs with a denial the promise allowed, each agreed on; %d without", convicted, cleared)
 	if convicted < 50 || cleared < 50 {
 		t.Errorf("%d runs convicted, %d cleared: the agreement was not tested both ways", convicted, cleared)
 	}
@@ -144,6 +145,7 @@ func TestHonestRuleIsSoundAgainstTheTrueTimes(t *testing.T) {
 				t.Fatalf("%s, seed %d: judged for honesty without Exact", c.name, seed)
 			}
 		}
+		t.Logf("%s: convicted on %d of %d runs", c.name, caught, runs)
 		if 100*caught < 90*runs {
 			t.Errorf("%s: convicted on %d of %d runs; want at least 90%%", c.name, caught, runs)
 		}
