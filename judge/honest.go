@@ -3,6 +3,8 @@ package judge
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -47,11 +49,12 @@ type honestVerdict struct {
 
 // judgeHonest judges the denials of one key (recs: all its records, any
 // order) against its admits, under a bucket or sliding promise; other
-// shapes say nothing.
-func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honestVerdict {
+// shapes say nothing. A key whose run is too long, or whose admits are too
+// many, to count exactly in 63 bits is an error, never a guess.
+func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (honestVerdict, error) {
 	var hv honestVerdict
 	if shape != bucketShape && shape != slidingShape {
-		return hv
+		return hv, nil
 	}
 	type span struct {
 		from, to int64
@@ -60,7 +63,7 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honest
 	var admits, denials []span
 	for _, r := range recs {
 		if r.Cost > 1 {
-			return honestVerdict{}
+			return honestVerdict{}, nil
 		}
 		if r.Err != nil {
 			continue
@@ -73,7 +76,27 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honest
 		}
 	}
 	if len(denials) == 0 {
-		return hv
+		return hv, nil
+	}
+	// Times from the key's earliest, and the counts scaled by W/g (g =
+	// gcd(L, W)), as judgeKey counts them.
+	origin, end := denials[0].from, denials[0].to
+	for _, x := range append(admits, denials...) {
+		origin, end = min(origin, x.from), max(end, x.to)
+	}
+	g := gcdOf(l.Rate, l.Window)
+	W, L, B := l.Window/g, l.Rate/g, l.Burst
+	if hi, lo := bits.Mul64(uint64(len(admits)+2+int(B)), uint64(W)); hi != 0 || lo > math.MaxInt64/8 {
+		return hv, fmt.Errorf("%d admits of one key under %v are too many to count exactly", len(admits), l)
+	}
+	if hi, lo := bits.Mul64(uint64(end-origin+1), uint64(L)); hi != 0 || lo > math.MaxInt64/8 {
+		return hv, fmt.Errorf("a run of %s under %v is too long to count exactly", algos.FormatMicros(end-origin), l)
+	}
+	for _, set := range [][]span{admits, denials} {
+		for i := range set {
+			set[i].from -= origin
+			set[i].to -= origin
+		}
 	}
 	byEnd := slices.Clone(admits)
 	slices.SortFunc(byEnd, func(a, b span) int { return cmp.Compare(a.to, b.to) })
@@ -95,7 +118,6 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honest
 		return i
 	}
 	slices.SortStableFunc(denials, func(a, b span) int { return cmp.Compare(a.from, b.from) })
-	W, L, B := l.Window, l.Rate, l.Burst
 	k := 0 // admits ended before the denial's s, ranked by end
 	// best is the largest L·a_j − j·W over j ≤ k (1-based), at bestJ.
 	best, bestJ := int64(0), 0
@@ -123,11 +145,11 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honest
 			}
 			certain = worst <= (B-1)*W
 			words = fmt.Sprintf("at most %d admits may have been decided in the %s before it (%d of them at the same time as it, as far as the records tell), and %d + %d·%s/%s are promised there",
-				n, algos.FormatMicros(s-x), a, B, L, algos.FormatMicros(s-x), algos.FormatMicros(W))
+				n, record.FormatDuration(s-x), a, B, l.Rate, record.FormatDuration(s-x), record.FormatDuration(l.Window))
 		case slidingShape:
-			c := begunBy(e) - endedBefore(s-W+1) // begun by e, ended after s − W
-			certain = int64(c)+1 <= L
-			words = fmt.Sprintf("at most %d admits may have been decided in the %s before it, and %d are promised there", c, algos.FormatMicros(W), L)
+			c := begunBy(e) - endedBefore(s-l.Window+1) // begun by e, ended after s − W
+			certain = int64(c)+1 <= l.Rate
+			words = fmt.Sprintf("at most %d admits may have been decided in the %s before it, and %d are promised there", c, record.FormatDuration(l.Window), l.Rate)
 		}
 		if !certain {
 			continue
@@ -139,5 +161,5 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) honest
 				d.r.Key, algos.FormatTime(d.r.Sent), algos.FormatTime(d.r.Answered), words)
 		}
 	}
-	return hv
+	return hv, nil
 }

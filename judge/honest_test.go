@@ -73,7 +73,10 @@ func TestHonestRuleAgreesWithBruteForce(t *testing.T) {
 				want++
 			}
 		}
-		hv := judgeHonest(recs, shape, l)
+		hv, err := judgeHonest(recs, shape, l)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if hv.count != int64(want) {
 			t.Fatalf("seed %d, %v: the rule convicts %d denials, the brute force %d\n%v", seed, shape, hv.count, want, recs)
 		}
@@ -152,20 +155,44 @@ func TestHonestRuleIsSoundAgainstTheTrueTimes(t *testing.T) {
 	}
 }
 
-// A key with a request of cost above 1 is not judged for honesty, and
-// neither is a promise whose windows the client cannot see.
+// A key with a request of cost above 1 is not judged for honesty, nor a
+// promise whose windows the client cannot see; a run too long to count
+// exactly is an error, and Records says it is unjudged.
 func TestHonestRuleJudgesOnlyWhatItCanCount(t *testing.T) {
 	l := algos.MustLimit(5, 200*ms, 5)
 	denied := record.Record{Key: "k", Sent: 10, Decided: 10, Answered: 10, Seen: record.SeenDecided}
-	if hv := judgeHonest([]record.Record{denied}, bucketShape, l); hv.count != 1 || !strings.Contains(hv.why, "key k was denied") {
+	judged := func(recs []record.Record, shape promiseShape, l algos.Limit) honestVerdict {
+		t.Helper()
+		hv, err := judgeHonest(recs, shape, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hv
+	}
+	if hv := judged([]record.Record{denied}, bucketShape, l); hv.count != 1 || !strings.Contains(hv.why, "key k was denied") {
 		t.Fatalf("a lone denial under a bucket promise: %+v", hv)
 	}
 	costly := denied
 	costly.Cost = 2
-	if hv := judgeHonest([]record.Record{denied, costly}, bucketShape, l); hv.count != 0 {
+	if hv := judged([]record.Record{denied, costly}, bucketShape, l); hv.count != 0 {
 		t.Errorf("a key with a request of cost 2 was judged: %+v", hv)
 	}
-	if hv := judgeHonest([]record.Record{denied}, windowsShape, l); hv.count != 0 {
+	if hv := judged([]record.Record{denied}, windowsShape, l); hv.count != 0 {
 		t.Errorf("windows the client cannot see were judged: %+v", hv)
+	}
+	// Epoch times judge as times from the run's start do.
+	late := denied
+	late.Sent, late.Decided, late.Answered = 1_700_000_000_000_010, 1_700_000_000_000_010, 1_700_000_000_000_010
+	if hv := judged([]record.Record{late}, bucketShape, l); hv.count != 1 {
+		t.Errorf("a lone denial at an epoch time: %+v", hv)
+	}
+	fast := algos.MustLimit(1_000_000, 1, 1)
+	far := late
+	far.Sent, far.Decided, far.Answered = 1, 1, 1
+	if _, err := judgeHonest([]record.Record{far, late}, bucketShape, fast); err == nil {
+		t.Errorf("%v over 54 years was counted", fast)
+	}
+	if v := Records([]record.Record{far, late}, algos.BucketPromise(fast), fast, Exact()); v.Unjudged == "" {
+		t.Errorf("Records judged what it cannot count: %s", v.Row())
 	}
 }

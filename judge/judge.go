@@ -329,7 +329,12 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 				note(breach.RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
 			}
 			if set.exact {
-				if hv := judgeHonest(all[k], shape, l); hv.count > 0 {
+				hv, err := judgeHonest(all[k], shape, l)
+				if err != nil {
+					v.Unjudged = err.Error()
+					break
+				}
+				if hv.count > 0 {
 					b := found[breach.HonestTurnedAway]
 					note(breach.HonestTurnedAway, hv.count, hv.first, hv.why, b != nil && hv.first.Sent < b.First.Sent)
 				}
