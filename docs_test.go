@@ -713,6 +713,7 @@ var heldNumbers = map[string][]string{
 	"TestFindingFirstHitWindowDoublesAtItsOwnEdge":                    {"edge: 199 admits", "gets 199 admits", "198 to 199 behind", "198 on"},
 	"TestFindingGetSetOverAdmits":                                     {"lets 51.5 to 53.7% more"},
 	"TestFindingLocalFullMultipliesByNodes":                           {"by 3.88 to"},
+	"TestPerNodeTellsTheDeploymentFromItsLimiter":                     {"on 6 simulated seeds"},
 	"TestFindingStoreClockRestoresOneNodePeaks":                       {"is 3 requests"},
 	"TestFindingRedisRateMatchesGCRAWhereItApplies":                   {"167 admits", "15.699999 s where", "166 are"},
 	"TestFindingGetSetOverAdmitsInProportionToTheRoundTrip":           {"+50% at", "+100% at", "about 50% per"},

@@ -61,7 +61,7 @@ import (
 type Option func(*settings)
 
 type settings struct {
-	exact bool
+	exact, perNode bool
 }
 
 // Exact holds the limiter to its promise as a floor too: a request that
@@ -74,6 +74,18 @@ type settings struct {
 // counter, a quota split across nodes) does not, and is not judged so
 // without it.
 func Exact() Option { return func(s *settings) { s.exact = true } }
+
+// PerNode judges each node's answers as a limiter of their own: a key on
+// each node (record.Record.Node) is held to the whole promise apart from
+// the same key on the others, as a deployment whose nodes each keep their
+// own state must have each of them do. A deployment can then be told
+// apart from its limiter: a bucket per node over-admits the key (Records
+// without PerNode convicts the deployment) while every node's bucket keeps
+// the promise (Records with PerNode clears the limiter). Nodes that share
+// a key's state must not be judged so: each node's view leaves out what
+// the others took, and its waits look broken. Verdict.Keys then counts a
+// key once on each node it was sent to.
+func PerNode() Option { return func(s *settings) { s.perNode = true } }
 
 // Breach is every breach of one kind in a run.
 type Breach struct {
@@ -96,8 +108,9 @@ type Breach struct {
 type Verdict struct {
 	Promise string
 	Limit   algos.Limit
-	// Keys is the keys driven; Offered the records, Admitted and Denied
-	// the decided ones, Failed the rest (errors, timeouts, not sent).
+	// Keys is the keys driven (with PerNode, each key once on each node);
+	// Offered the records, Admitted and Denied the decided ones, Failed
+	// the rest (errors, timeouts, not sent).
 	Keys                              int
 	Offered, Admitted, Denied, Failed int
 	// Most is the most admits of one key certainly decided within one
@@ -245,26 +258,36 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 			burst = l.Rate
 		}
 	}
-	byKey := map[string][]record.Record{}     // the admits
-	answersOf := map[string][]record.Record{} // the decisions that state Remaining
-	all := map[string][]record.Record{}       // every record, for the retries
-	var keys []string
+	// A limiter is a key's state: one per key, or, with PerNode, one per
+	// key on each node.
+	type limiterOf struct {
+		key  string
+		node int
+	}
+	byKey := map[limiterOf][]record.Record{}     // the admits
+	answersOf := map[limiterOf][]record.Record{} // the decisions that state Remaining
+	all := map[limiterOf][]record.Record{}       // every record, for the retries
+	var keys []limiterOf
 	for _, r := range records {
-		if _, ok := byKey[r.Key]; !ok {
-			keys = append(keys, r.Key)
-			byKey[r.Key] = nil
+		k := limiterOf{key: r.Key, node: -1}
+		if set.perNode {
+			k.node = r.Node
 		}
-		all[r.Key] = append(all[r.Key], r)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+			byKey[k] = nil
+		}
+		all[k] = append(all[k], r)
 		if r.Err != nil {
 			v.Failed++
 			continue
 		}
 		if r.Known.Has(record.FieldRemaining) {
-			answersOf[r.Key] = append(answersOf[r.Key], r)
+			answersOf[k] = append(answersOf[k], r)
 		}
 		if r.Allowed {
 			v.Admitted++
-			byKey[r.Key] = append(byKey[r.Key], r)
+			byKey[k] = append(byKey[k], r)
 		} else {
 			v.Denied++
 		}
@@ -284,7 +307,8 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 		}
 	}
 	v.Keys = len(keys)
-	for _, k := range slices.Sorted(slices.Values(keys)) {
+	slices.SortFunc(keys, func(a, b limiterOf) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.node, b.node)) })
+	for _, k := range keys {
 		rv, ext := judgeRetries(all[k])
 		if rv.count > 0 {
 			b := found[breach.RetryDenied]
@@ -312,7 +336,6 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 	case shape == unknownShape:
 		v.Unjudged = fmt.Sprintf("the promise %q is not one of algos' four built-in promises of %v", promise.Text, l)
 	default:
-		slices.Sort(keys)
 		for _, k := range keys {
 			c, err := judgeKey(byKey[k], shape, l)
 			if err != nil {

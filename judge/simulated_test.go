@@ -346,3 +346,47 @@ func TestHonestRuleOnSimulatedRecords(t *testing.T) {
 		}
 	}
 }
+
+// PerNode tells a deployment from its limiter: the token bucket given the
+// whole limit on each of three nodes over-admits every key, and every
+// node's bucket keeps the promise, on every seed; a GCRA whose burst is
+// one too big is caught on its node. It is for nodes that keep their own
+// state: the bucket behind one store, clean as the deployment it is,
+// judged per node is refused after waits its answers named, since the
+// other nodes took the room.
+func TestPerNodeTellsTheDeploymentFromItsLimiter(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	verdicts := func(a algos.Algorithm, dep model.Deployment, seed uint64) (whole, perNode judge.Verdict) {
+		spec := limiter.FromAlgorithm(a)
+		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25,
+			Seed: seed, Requests: burstyRequests(seed, 3, 4*algos.Second)}
+		_, recs := simulate(t, cfg)
+		p := algos.BucketPromise(l)
+		return judge.Records(recs, p, l), judge.Records(recs, p, l, judge.PerNode())
+	}
+	for seed := uint64(1); seed <= 6; seed++ {
+		whole, perNode := verdicts(algos.TokenBucket, model.LocalFull, seed)
+		if _, ok := whole.Caught(breach.OverAdmission); !ok {
+			t.Errorf("seed %d: a bucket with the whole limit on each of 3 nodes was not caught over-admitting:\n%s", seed, whole)
+		}
+		if !perNode.Clean() || perNode.Keys <= whole.Keys {
+			t.Errorf("seed %d: each node's own bucket, judged per node, was not clean (%d keys on their nodes, %d keys):\n%s", seed, perNode.Keys, whole.Keys, perNode)
+		}
+		if seed == 1 {
+			t.Logf("a bucket per node, the deployment:\n%s\neach node's bucket:\n%s", whole, perNode)
+		}
+		whole, perNode = verdicts(algos.TokenBucket, model.StoreClock, seed)
+		if !whole.Clean() {
+			t.Errorf("seed %d: one store's bucket:\n%s", seed, whole)
+		}
+		_, retry := perNode.Caught(breach.RetryDenied)
+		_, reset := perNode.Caught(breach.ResetTooShort)
+		if !retry && !reset {
+			t.Errorf("seed %d: one store's bucket judged per node, as if each node kept its own, showed no wait the other nodes took:\n%s", seed, perNode)
+		}
+		wide := planted.GCRAWideTolerance // a burst one too big
+		if _, perNode := verdicts(wide, model.LocalFull, seed); perNode.Clean() {
+			t.Errorf("seed %d: %s on each node was not caught per node:\n%s", seed, wide.Name, perNode)
+		}
+	}
+}

@@ -8,7 +8,9 @@
 // retry_after_is_delay) is judged as tightly as the live run judged it;
 // one not marked, as possibly an instant, more loosely. With -exact the
 // promise is a floor too (judge.Exact): a request it certainly allowed
-// must have been admitted.
+// must have been admitted. With -per-node each node's answers are judged
+// as a limiter of their own (judge.PerNode), for nodes that each keep
+// their own state.
 //
 //	go run ./cmd/judge -rate 10 -window 1s -burst 10 -promise bucket records.jsonl
 //

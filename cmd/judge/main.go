@@ -49,6 +49,7 @@ func run(args []string, in io.Reader, w io.Writer) error {
 	format := fs.String("format", "", "jsonl or csv (default: by the file's extension; jsonl for -)")
 	asJSON := fs.Bool("json", false, "write the verdict as JSON (overshoot.live/v1)")
 	exact := fs.Bool("exact", false, "hold the service to its promise as a floor too: a request the promise certainly allowed must be admitted (honest turned away)")
+	perNode := fs.Bool("per-node", false, "judge each node's answers as a limiter of their own (for nodes that each keep their own state)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("judge: %w", err)
 	}
@@ -100,6 +101,9 @@ func run(args []string, in io.Reader, w io.Writer) error {
 	var opts []judge.Option
 	if *exact {
 		opts = append(opts, judge.Exact())
+	}
+	if *perNode {
+		opts = append(opts, judge.PerNode())
 	}
 	v := judge.Records(recs, makePromise(l), l, opts...)
 	if *asJSON {

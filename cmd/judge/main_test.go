@@ -51,7 +51,8 @@ func records(t *testing.T, dep model.Deployment, format string) string {
 
 // A file of records is judged as a live run is: the shared store's run is
 // clean, a bucket on each of three nodes is caught over-admitting, from
-// JSON lines and from CSV alike, and the exit status says which.
+// JSON lines and from CSV alike, and the exit status says which; judged
+// per node, each node's bucket is clean.
 func TestJudgeAFileOfRecords(t *testing.T) {
 	for _, format := range []string{"jsonl", "csv"} {
 		var out bytes.Buffer
@@ -69,6 +70,12 @@ func TestJudgeAFileOfRecords(t *testing.T) {
 		if format == "jsonl" {
 			t.Logf("a bucket per node, judged from its file:\n%s", out.String())
 		}
+	}
+	// Each node's bucket, judged on its own, keeps the promise: the
+	// deployment broke it.
+	var perNode bytes.Buffer
+	if err := run([]string{"-rate", "10", "-per-node", records(t, model.LocalFull, "jsonl")}, nil, &perNode); err != nil || !strings.Contains(perNode.String(), "clean") {
+		t.Errorf("a bucket per node, -per-node: %v\n%s", err, perNode.String())
 	}
 	var out bytes.Buffer
 	f, err := os.Open(records(t, model.LocalFull, "jsonl"))
