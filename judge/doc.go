@@ -21,12 +21,13 @@
 // Remaining (remaining.go), Resets (reset.go), retries at their
 // Retry-After (retries.go), bad and unreadable answers (judge.go), and,
 // asked for with Exact, denials the promise certainly allowed
-// (honest.go).
+// (honest.go). With PerNode each node's answers are judged as a limiter
+// of their own, which tells a deployment from its limiter.
 //
 // # What it owns, and what it must not import
 //
-// The rules over records, the Verdict with its row and JSON (Schema), and
-// Over. The record is package record's, the kinds of breach package
+// The rules over records and their options (Exact, PerNode), the Verdict
+// with its row and JSON (Schema), and Over. The record is package record's, the kinds of breach package
 // breach's (the hunt's judge, in scenarios, names its breaches in them
 // too). It imports algos, breach, internal/encode and record, nothing
 // else of this module: it neither drives nor parses (package live does),
