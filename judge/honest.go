@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -40,19 +39,12 @@ import (
 // A key with a request of Cost above 1 is not judged: the count above
 // takes every admit as one.
 
-// honestVerdict is one key's denials judged.
-type honestVerdict struct {
-	count int64         // denials the promise certainly allowed
-	first record.Record // the earliest sent of them
-	why   string
-}
-
 // judgeHonest judges the denials of one key (recs: all its records, any
 // order) against its admits, under a bucket or sliding promise; other
 // shapes say nothing. A key whose run is too long, or whose admits are too
 // many, to count exactly in 63 bits is an error, never a guess.
-func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (honestVerdict, error) {
-	var hv honestVerdict
+func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (ruleVerdict, error) {
+	var hv ruleVerdict
 	if shape != bucketShape && shape != slidingShape {
 		return hv, nil
 	}
@@ -61,14 +53,16 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (hones
 		r        record.Record
 	}
 	var admits, denials []span
+	origin, end := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, r := range recs {
 		if r.Cost > 1 {
-			return honestVerdict{}, nil
+			return ruleVerdict{}, nil
 		}
 		if r.Err != nil {
 			continue
 		}
 		f, t := r.Span()
+		origin, end = min(origin, f), max(end, t)
 		if r.Allowed {
 			admits = append(admits, span{f, t, r})
 		} else {
@@ -78,39 +72,29 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (hones
 	if len(denials) == 0 {
 		return hv, nil
 	}
-	// Times from the key's earliest, and the counts scaled by W/g (g =
-	// gcd(L, W)), as judgeKey counts them.
-	origin, end := denials[0].from, denials[0].to
-	for _, x := range append(admits, denials...) {
-		origin, end = min(origin, x.from), max(end, x.to)
+	// Times from the key's earliest, in judgeKey's units.
+	W, L, err := countScale(len(admits), end-origin, l)
+	if err != nil {
+		return hv, err
 	}
-	g := gcdOf(l.Rate, l.Window)
-	W, L, B := l.Window/g, l.Rate/g, l.Burst
-	if hi, lo := bits.Mul64(uint64(len(admits)+2+int(B)), uint64(W)); hi != 0 || lo > math.MaxInt64/8 {
-		return hv, fmt.Errorf("%d admits of one key under %v are too many to count exactly", len(admits), l)
-	}
-	if hi, lo := bits.Mul64(uint64(end-origin+1), uint64(L)); hi != 0 || lo > math.MaxInt64/8 {
-		return hv, fmt.Errorf("a run of %s under %v is too long to count exactly", algos.FormatMicros(end-origin), l)
-	}
+	B := l.Burst
 	for _, set := range [][]span{admits, denials} {
 		for i := range set {
 			set[i].from -= origin
 			set[i].to -= origin
 		}
 	}
-	byEnd := slices.Clone(admits)
+	byEnd := admits
 	slices.SortFunc(byEnd, func(a, b span) int { return cmp.Compare(a.to, b.to) })
 	begins := make([]int64, len(admits))
 	for i, a := range admits {
 		begins[i] = a.from
 	}
 	slices.Sort(begins)
-	// begunBy is how many admits' spans begin by t.
+	// begunBy is how many admits' spans begin by t; endedBefore, how many
+	// end before t.
 	begunBy := func(t int64) int {
-		i, found := slices.BinarySearch(begins, t)
-		for found && i < len(begins) && begins[i] == t {
-			i++
-		}
+		i, _ := slices.BinarySearch(begins, t+1)
 		return i
 	}
 	endedBefore := func(t int64) int {
@@ -124,7 +108,7 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (hones
 	for _, d := range denials {
 		s, e := d.from, d.to
 		var certain bool
-		var words string
+		var words func() string // what made it certain, asked of the earliest only
 		switch shape {
 		case bucketShape:
 			for k < len(byEnd) && byEnd[k].to < s {
@@ -144,22 +128,24 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (hones
 				}
 			}
 			certain = worst <= (B-1)*W
-			words = fmt.Sprintf("at most %d admits may have been decided in the %s before it (%d of them at the same time as it, as far as the records tell), and %d + %d·%s/%s are promised there",
-				n, record.FormatDuration(s-x), a, B, l.Rate, record.FormatDuration(s-x), record.FormatDuration(l.Window))
+			words = func() string {
+				return fmt.Sprintf("at most %d admits may have been decided in the %s before it (%d of them at the same time as it, as far as the records tell), and %d + %d·%s/%s are promised there",
+					n, record.FormatDuration(s-x), a, B, l.Rate, record.FormatDuration(s-x), record.FormatDuration(l.Window))
+			}
 		case slidingShape:
 			c := begunBy(e) - endedBefore(s-l.Window+1) // begun by e, ended after s − W
 			certain = int64(c)+1 <= l.Rate
-			words = fmt.Sprintf("at most %d admits may have been decided in the %s before it, and %d are promised there", c, record.FormatDuration(l.Window), l.Rate)
+			words = func() string {
+				return fmt.Sprintf("at most %d admits may have been decided in the %s before it, and %d are promised there", c, record.FormatDuration(l.Window), l.Rate)
+			}
 		}
 		if !certain {
 			continue
 		}
-		hv.count++
-		if hv.count == 1 || d.r.Sent < hv.first.Sent {
-			hv.first = d.r
-			hv.why = fmt.Sprintf("key %s was denied, sent +%s and answered +%s, though one more admit then kept the promise however its requests were decided: %s",
-				d.r.Key, algos.FormatTime(d.r.Sent), algos.FormatTime(d.r.Answered), words)
-		}
+		hv.note(d.r, func() string {
+			return fmt.Sprintf("key %s was denied, sent +%s and answered +%s, though one more admit then kept the promise however its requests were decided: %s",
+				d.r.Key, algos.FormatTime(d.r.Sent), algos.FormatTime(d.r.Answered), words())
+		})
 	}
 	return hv, nil
 }

@@ -161,7 +161,7 @@ func TestHonestRuleIsSoundAgainstTheTrueTimes(t *testing.T) {
 func TestHonestRuleJudgesOnlyWhatItCanCount(t *testing.T) {
 	l := algos.MustLimit(5, 200*ms, 5)
 	denied := record.Record{Key: "k", Sent: 10, Decided: 10, Answered: 10, Seen: record.SeenDecided}
-	judged := func(recs []record.Record, shape promiseShape, l algos.Limit) honestVerdict {
+	judged := func(recs []record.Record, shape promiseShape, l algos.Limit) ruleVerdict {
 		t.Helper()
 		hv, err := judgeHonest(recs, shape, l)
 		if err != nil {

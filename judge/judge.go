@@ -241,6 +241,20 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 			}
 		}
 	}
+	// noteEarliest notes a rule's breaches (none when rv has none), its
+	// first the earliest sent across keys.
+	noteEarliest := func(k breach.Kind, rv ruleVerdict) {
+		if rv.count > 0 {
+			b := found[k]
+			note(k, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
+		}
+	}
+	// noteOne notes r as a breach of k when why says one.
+	noteOne := func(k breach.Kind, r record.Record, why string) {
+		if why != "" {
+			noteEarliest(k, ruleVerdict{count: 1, first: r, why: why})
+		}
+	}
 	limitErr := l.Validate()
 	var bounds algos.AnswerBounds
 	if limitErr == nil {
@@ -291,44 +305,23 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 		} else {
 			v.Denied++
 		}
-		if r.Malformed != "" {
-			b := found[breach.MalformedAnswer]
-			note(breach.MalformedAnswer, 1, r, r.Malformed, b != nil && r.Sent < b.First.Sent)
-		}
+		noteOne(breach.MalformedAnswer, r, r.Malformed)
 		if limitErr == nil {
-			if why := badAnswer(r, &bounds); why != "" {
-				b := found[breach.BadAnswer]
-				note(breach.BadAnswer, 1, r, why, b != nil && r.Sent < b.First.Sent)
-			}
+			noteOne(breach.BadAnswer, r, badAnswer(r, &bounds))
 		}
-		if why := resetBeforeRetryAfter(r); why != "" {
-			b := found[breach.ResetBeforeRetryAfter]
-			note(breach.ResetBeforeRetryAfter, 1, r, why, b != nil && r.Sent < b.First.Sent)
-		}
+		noteOne(breach.ResetBeforeRetryAfter, r, resetBeforeRetryAfter(r))
 	}
 	v.Keys = len(keys)
 	slices.SortFunc(keys, func(a, b limiterOf) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.node, b.node)) })
 	for _, k := range keys {
-		rv, ext := judgeRetries(all[k])
-		if rv.count > 0 {
-			b := found[breach.RetryDenied]
-			note(breach.RetryDenied, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
-		}
-		if ext.count > 0 {
-			b := found[breach.RetryExtended]
-			note(breach.RetryExtended, ext.count, ext.first, ext.why, b != nil && ext.first.Sent < b.First.Sent)
-		}
+		denied, extended := judgeRetries(all[k])
+		noteEarliest(breach.RetryDenied, denied)
+		noteEarliest(breach.RetryExtended, extended)
 		spread := clockSpread(all[k])
 		for _, r := range all[k] {
-			if why := resetPastIdle(r, idle, idleWords, spread); why != "" {
-				b := found[breach.ResetPastIdle]
-				note(breach.ResetPastIdle, 1, r, why, b != nil && r.Sent < b.First.Sent)
-			}
+			noteOne(breach.ResetPastIdle, r, resetPastIdle(r, idle, idleWords, spread))
 		}
-		if rv := judgeResetDenied(all[k], burst, spread); rv.count > 0 {
-			b := found[breach.ResetTooShort]
-			note(breach.ResetTooShort, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
-		}
+		noteEarliest(breach.ResetTooShort, judgeResetDenied(all[k], burst, spread))
 	}
 	switch {
 	case limitErr != nil:
@@ -347,20 +340,14 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 				b := found[breach.OverAdmission]
 				note(breach.OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
 			}
-			if rv := judgeRemaining(answersOf[k], byKey[k], shape, l); rv.count > 0 {
-				b := found[breach.RemainingTooHigh]
-				note(breach.RemainingTooHigh, rv.count, rv.first, rv.why, b != nil && rv.first.Sent < b.First.Sent)
-			}
+			noteEarliest(breach.RemainingTooHigh, judgeRemaining(answersOf[k], byKey[k], shape, l))
 			if set.exact {
 				hv, err := judgeHonest(all[k], shape, l)
 				if err != nil {
 					v.Unjudged = err.Error()
 					break
 				}
-				if hv.count > 0 {
-					b := found[breach.HonestTurnedAway]
-					note(breach.HonestTurnedAway, hv.count, hv.first, hv.why, b != nil && hv.first.Sent < b.First.Sent)
-				}
+				noteEarliest(breach.HonestTurnedAway, hv)
 			}
 		}
 	}
@@ -370,6 +357,23 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 		}
 	}
 	return v
+}
+
+// ruleVerdict is one rule judged on one key's records: how many records
+// broke it, the earliest sent of them, and why.
+type ruleVerdict struct {
+	count int64
+	first record.Record
+	why   string
+}
+
+// note counts r as a breach, keeping the earliest sent and its why (asked
+// only when r is that one).
+func (rv *ruleVerdict) note(r record.Record, why func() string) {
+	rv.count++
+	if rv.count == 1 || r.Sent < rv.first.Sent {
+		rv.first, rv.why = r, why()
+	}
 }
 
 // badAnswer says which rule of b the fields r stated break, or "". A
@@ -460,17 +464,9 @@ func judgeKey(admits []record.Record, shape promiseShape, l algos.Limit) (keyVer
 	for r, i := range order {
 		rank[i], answered[r] = r, bySent[i].Answered
 	}
-	// The bucket's counts are scaled by W/g (g = gcd(L, W)): C·w − r·y,
-	// against B·w − r·x. Too large a run or window to count exactly in 63
-	// bits is not judged rather than judged wrong.
-	g := gcdOf(l.Rate, l.Window)
-	w, rt := l.Window/g, l.Rate/g
-	last := answered[n-1]
-	if hi, lo := bits.Mul64(uint64(n+1+int(l.Burst)), uint64(w)); hi != 0 || lo > math.MaxInt64/8 {
-		return kv, fmt.Errorf("%d admits of one key under %v are too many to count exactly", n, l)
-	}
-	if hi, lo := bits.Mul64(uint64(last+1), uint64(rt)); hi != 0 || lo > math.MaxInt64/8 {
-		return kv, fmt.Errorf("a run of %s under %v is too long to count exactly", algos.FormatMicros(last), l)
+	w, rt, err := countScale(n, answered[n-1], l)
+	if err != nil {
+		return kv, err
 	}
 	counts, inserted := newFenwick(n), make([]bool, n)
 	tree := newMaxTree(n)
@@ -532,6 +528,23 @@ func judgeKey(admits []record.Record, shape promiseShape, l algos.Limit) (keyVer
 		kv.excess, kv.last, kv.why = 0, record.Record{}, ""
 	}
 	return kv, nil
+}
+
+// countScale is l's window and rate divided by their gcd g, the units in
+// which a bucket's counts are compared (C·w − r·y against B·w − r·x), or
+// an error when n admits of one key over times up to last cannot be
+// counted exactly in 63 bits: such a run is not judged rather than judged
+// wrong.
+func countScale(n int, last int64, l algos.Limit) (w, rt int64, err error) {
+	g := gcdOf(l.Rate, l.Window)
+	w, rt = l.Window/g, l.Rate/g
+	if hi, lo := bits.Mul64(uint64(n+1+int(l.Burst)), uint64(w)); hi != 0 || lo > math.MaxInt64/8 {
+		return 0, 0, fmt.Errorf("%d admits of one key under %v are too many to count exactly", n, l)
+	}
+	if hi, lo := bits.Mul64(uint64(last+1), uint64(rt)); hi != 0 || lo > math.MaxInt64/8 {
+		return 0, 0, fmt.Errorf("a run of %s under %v is too long to count exactly", algos.FormatMicros(last), l)
+	}
+	return w, rt, nil
 }
 
 func gcdOf(a, b int64) int64 {

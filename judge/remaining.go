@@ -39,18 +39,11 @@ import (
 // is the scenarios judge's breach.RemainingTooHigh rule without its same-instant
 // case: two decisions at one µs are never certainly ordered here.
 
-// remainingVerdict is one key's answers' Remaining judged.
-type remainingVerdict struct {
-	count int64         // answers that overstate it
-	first record.Record // the earliest sent of them
-	why   string
-}
-
 // judgeRemaining judges the Remaining of every decided answer of one key
 // that states it (answers) against its admits (admits, each Answered ≥
 // Sent), under a bucket or sliding promise; other shapes say nothing.
-func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos.Limit) remainingVerdict {
-	var rv remainingVerdict
+func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos.Limit) ruleVerdict {
+	var rv ruleVerdict
 	if shape != bucketShape && shape != slidingShape || len(answers) == 0 {
 		return rv
 	}
@@ -144,10 +137,7 @@ func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos
 			}
 		}
 		if why != "" {
-			rv.count++
-			if rv.count == 1 || r.Sent < rv.first.Sent {
-				rv.first, rv.why = r, why
-			}
+			rv.note(r, func() string { return why })
 		}
 	}
 	return rv

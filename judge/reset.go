@@ -203,18 +203,11 @@ func resetPastIdle(r record.Record, bound int64, words string, spread int64) str
 		r.Key, record.FormatDuration(r.Reset), record.FormatDuration(after), record.FormatDuration(bound), words, clocks)
 }
 
-// resetVerdict is one key's Resets held to what follows them.
-type resetVerdict struct {
-	count int64         // the Resets disproved
-	first record.Record // the earliest sent denial that disproves one
-	why   string
-}
-
 // judgeResetDenied judges one key's records (errors included) by the
 // breach.ResetTooShort rule, an idle key granting n, the clocks the limiter read
 // spread apart by spread.
-func judgeResetDenied(recs []record.Record, n, spread int64) resetVerdict {
-	var rv resetVerdict
+func judgeResetDenied(recs []record.Record, n, spread int64) ruleVerdict {
+	var rv ruleVerdict
 	if spread > 0 {
 		n = 1
 	}
@@ -274,13 +267,11 @@ func judgeResetDenied(recs []record.Record, n, spread int64) resetVerdict {
 				break
 			}
 			if d > max(0, k-n) {
-				rv.count++
-				if rv.count == 1 || denial.Sent < rv.first.Sent {
-					rv.first = denial
-					rv.why = fmt.Sprintf("key %s was answered by +%s with Reset %s, so idle again by +%s; its next %d requests, nothing else of the key between, came from +%s to +%s, and an idle key grants the first %d decided, but %d %s denied",
+				rv.note(denial, func() string {
+					return fmt.Sprintf("key %s was answered by +%s with Reset %s, so idle again by +%s; its next %d requests, nothing else of the key between, came from +%s to +%s, and an idle key grants the first %d decided, but %d %s denied",
 						by.Key, algos.FormatTime(ends[c]), record.FormatDuration(by.Reset), algos.FormatTime(idle), k,
 						algos.FormatTime(s[hi].from), algos.FormatTime(ends[next]), min(k, n), d, map[bool]string{true: "was", false: "were"}[d == 1])
-				}
+				})
 				break
 			}
 			if k >= n {

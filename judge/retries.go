@@ -31,26 +31,11 @@ import (
 // it was told is later than the latest the first can be. Both must reach
 // one node: a deployment may keep a key's state on each node.
 
-// retryVerdict is one key's retries of one kind judged.
-type retryVerdict struct {
-	count int64
-	first record.Record // the earliest sent breaching retry
-	why   string
-}
-
-// note counts r as a breach, keeping the earliest sent and its why.
-func (rv *retryVerdict) note(r record.Record, why func() string) {
-	rv.count++
-	if rv.count == 1 || r.Sent < rv.first.Sent {
-		rv.first, rv.why = r, why()
-	}
-}
-
 // judgeRetries judges one key's decided records (errors included: an error
 // may still have been decided, so it keeps the key from being owned): the
 // retries after the wait that were denied (denied), and the early retries
 // told a later deadline (extended).
-func judgeRetries(recs []record.Record) (denied, extended retryVerdict) {
+func judgeRetries(recs []record.Record) (denied, extended ruleVerdict) {
 	if len(recs) < 2 {
 		return denied, extended
 	}
