@@ -95,6 +95,16 @@ func simulate(t *testing.T, cfg model.Config) (model.Result, []record.Record) {
 	return res, recs
 }
 
+// burstyRecords is the records of spec under l deployed dep on 3 nodes, a
+// 2 ms round trip apart from the store, offered burstyRequests on 3 keys
+// for 4 s.
+func burstyRecords(t *testing.T, spec limiter.Spec, dep model.Deployment, seed uint64, l algos.Limit) []record.Record {
+	t.Helper()
+	_, recs := simulate(t, model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25,
+		Seed: seed, Requests: burstyRequests(seed, 3, 4*algos.Second)})
+	return recs
+}
+
 // burstyRequests is keys keys' requests over span: bursts of 2 to 30 at
 // one instant, some on every node at once, with quiet gaps between, so
 // that a limiter split over nodes, racing, or wiped shows it.
@@ -122,10 +132,7 @@ func TestRemainingRuleOnSimulatedRecords(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	judgeRun := func(spec limiter.Spec, dep model.Deployment, seed uint64) judge.Verdict {
 		t.Helper()
-		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25, Seed: seed,
-			Requests: burstyRequests(seed, 3, 4*algos.Second)}
-		_, recs := simulate(t, cfg)
-		return judge.Records(recs, spec.Promise(l), l)
+		return judge.Records(burstyRecords(t, spec, dep, seed, l), spec.Promise(l), l)
 	}
 	judged := 0
 	for _, a := range algos.All() {
@@ -308,10 +315,7 @@ func TestHonestRuleOnSimulatedRecords(t *testing.T) {
 	exact := []algos.Algorithm{algos.TokenBucket, algos.LeakyBucket, algos.GCRA, algos.SlidingLog}
 	runOf := func(a algos.Algorithm, dep model.Deployment, seed uint64) judge.Verdict {
 		spec := limiter.FromAlgorithm(a)
-		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25,
-			Seed: seed, Requests: burstyRequests(seed, 3, 4*algos.Second)}
-		_, recs := simulate(t, cfg)
-		return judge.Records(recs, spec.Promise(l), l, judge.Exact())
+		return judge.Records(burstyRecords(t, spec, dep, seed, l), spec.Promise(l), l, judge.Exact())
 	}
 	denials := 0
 	for _, a := range exact {
@@ -357,10 +361,7 @@ func TestHonestRuleOnSimulatedRecords(t *testing.T) {
 func TestPerNodeTellsTheDeploymentFromItsLimiter(t *testing.T) {
 	l := algos.MustLimit(10, algos.Second, 10)
 	verdicts := func(a algos.Algorithm, dep model.Deployment, seed uint64) (whole, perNode judge.Verdict) {
-		spec := limiter.FromAlgorithm(a)
-		cfg := model.Config{Limiter: spec, Limit: l, Deployment: dep, Nodes: 3, RTT: 2_000, Jitter: 25,
-			Seed: seed, Requests: burstyRequests(seed, 3, 4*algos.Second)}
-		_, recs := simulate(t, cfg)
+		recs := burstyRecords(t, limiter.FromAlgorithm(a), dep, seed, l)
 		p := algos.BucketPromise(l)
 		return judge.Records(recs, p, l), judge.Records(recs, p, l, judge.PerNode())
 	}
