@@ -82,7 +82,10 @@ func bucketShapes(t *testing.T, l algos.Limit) []bucketShape {
 // deployed as c, and judges the records against the token bucket of l: the
 // verdict, the admits over the ideal bucket's on the same requests, and
 // the longest any request waited for its answer; and the records, for a
-// caller to judge again.
+// caller to judge again. The promise is held as a floor too (judge.Exact):
+// a token bucket owes every request the promise allows, and the rule only
+// convicts a denial that one more admit fits however late the decisions lay
+// within their spans, so a slow machine can hide a breach, never invent one.
 func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v judge.Verdict, over float64, ideal int, late int64, recs []record.Record) {
 	t.Helper()
 	urls := nodes(t, 3, l.Burst, c.lim)
@@ -92,7 +95,7 @@ func driveBucket(t *testing.T, c bucketShape, l algos.Limit, ld live.Load) (v ju
 	if err != nil {
 		t.Fatal(err)
 	}
-	v = judge.Records(recs, algos.BucketPromise(l), l)
+	v = judge.Records(recs, algos.BucketPromise(l), l, judge.Exact())
 	if over, ideal, err = judge.Over(recs, algos.TokenBucket, l); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +151,7 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 			}
 			if !c.clean {
 				// The deployment is wrong, and each node's bucket right.
-				perNode := judge.Records(recs, algos.BucketPromise(l), l, judge.PerNode())
+				perNode := judge.Records(recs, algos.BucketPromise(l), l, judge.PerNode(), judge.Exact())
 				t.Logf("each node's bucket, judged per node:\n%s", perNode)
 				if !perNode.Clean() {
 					t.Errorf("a node's own token bucket, judged on its own, was caught: %v", perNode)
