@@ -36,8 +36,8 @@ var allowedImports = map[string][]string{
 	"model":                 {"algos", "limiter", "record"},
 	"record":                {"algos", "internal/encode"},
 	"properties":            {"algos", "differential", "limiter", "model", "record"},
-	"adversary":             {"algos", "model", "record", "traffic"},                                                                              // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
-	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "limiter", "model", "record", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
+	"adversary":             {"algos", "model", "record", "traffic"},                                                                                       // traffic places the search's drawn waits and edits into requests within the bounds (traffic.AttackBounds); the rapid draws stay in adversary
+	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "judge", "limiter", "model", "record", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model", "record"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
 	"study":                 {"algos", "redis/conn", "redis/lua", "internal/planted", "limiter", "model", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them and sends them
@@ -64,7 +64,7 @@ var allowedImports = map[string][]string{
 	"httpcheck":             {"algos", "internal/encode", "judge", "live", "record"}, // live sends and parses its exchanges (one parser of the header conventions), judge judges them again; algos for the Limit and promise that judge reads, never an algorithm
 	"ceiling":               {"algos", "httplimit", "internal/atomicfile", "internal/encode", "limiter", "live", "record", "redis/lua"},
 	"live":                  {"algos", "record"},
-	"judge":                 {"algos", "breach", "internal/encode", "record"},
+	"judge":                 {"algos", "breach", "internal/encode", "limiter", "model", "record", "traffic"}, // the simulator's runs (model.Result) are judged exactly, per instance, on the clients' keys (traffic.NumClients) against the Spec's promise (limiter); records from every producer, within their spans
 	"drift":                 {"algos", "httplimit", "limiter", "live", "record"},
 	"metrics":               {"internal/svgchart", "record"},
 	"traffic":               {"algos", "record"}, // algos for the Limit the simulator's clients are shaped by (and its µs units), never an algorithm; record for the words it speaks (Request, Stream, Client, Reply) and the one ParseError of a line a reader cannot read; never the simulator it feeds

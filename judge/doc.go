@@ -1,8 +1,11 @@
-// Package judge is the judge of records: it holds what clients saw of a
-// run (record.Record, from any producer: live's driver, the simulator,
-// replay, a file of yours read by cmd/judge) to a limit's promise and to
-// what every answer says (Records, Verdict), and gives the table's "over"
-// from records against a reference algorithm (Over).
+// Package judge is the one judge of overshoot: every rule a limiter's
+// answers are held to lives here, in package breach's kinds. It judges
+// what clients saw of a run (record.Record, from any producer: live's
+// driver, the simulator, replay, a file of yours read by cmd/judge)
+// against a limit's promise and what every answer says (Records, Verdict),
+// gives the table's "over" from records against a reference algorithm
+// (Over), and judges the simulator's own runs exactly (Simulation, which
+// the hunt runs on every seed).
 //
 // Its promise is soundness under the client's timing uncertainty. A client
 // does not see when a request was decided, only that it was decided
@@ -24,12 +27,26 @@
 // (honest.go). With PerNode each node's answers are judged as a limiter
 // of their own, which tells a deployment from its limiter.
 //
+// A simulated run needs no such allowance: the simulator saw which
+// instance decided each request (the store, or a node of a local
+// deployment) and the time that instance was told. Simulation holds it to
+// the same contract exactly, per instance and in told time
+// (simulation.go): over-admission with the admits that opened and closed
+// the window, honest requests turned away, Remaining and Reset against the
+// promise, Resets past idle, bad answers and panics, retries at their
+// Retry-After, each client's first breach of each kind with the requests
+// that show it (Evidence). TestTheTwoJudgesAgreeOnTheHuntsRuns, in
+// scenarios, holds the two ways to agree where both judge.
+//
 // # What it owns, and what it must not import
 //
 // The rules over records and their options (Exact, PerNode), the Verdict
-// with its row and JSON (Schema), and Over. The record is package record's, the kinds of breach package
-// breach's (the hunt's judge, in scenarios, names its breaches in them
-// too). It imports algos, breach, internal/encode and record, nothing
-// else of this module: it neither drives nor parses (package live does),
-// so that a recording made anywhere is judged by the same rules.
+// with its row and JSON (Schema), Over, and the judge of simulated runs
+// (Simulation, Evidence, Kinds). The record is package record's, the kinds
+// of breach package breach's. It imports algos, breach, internal/encode and
+// record, and, for the simulator's runs, model (the run), limiter (the
+// Spec's promise) and traffic (which keys are the clients'): it neither
+// drives nor parses (package live does; the hunt plays the runs and the
+// runs played again), so that a recording made anywhere is judged by the
+// same rules.
 package judge

@@ -7,6 +7,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -38,7 +39,7 @@ type playedAgain struct {
 // answeredAlike plays again (plain, res being its run, with one thing
 // changed) and gives each client whose answers differ a finding of
 // p.kind at its first difference, with both runs' answers to it.
-func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[traffic.NumClients]kinds) error {
+func (sc *runScratch) answeredAlike(plain model.Config, res *model.Result, again model.Config, p playedAgain, out *[traffic.NumClients]judge.Kinds) error {
 	first, second := &sc.answers[0], &sc.answers[1]
 	// Only the closed-loop clients' answers are listed: another client
 	// sends the fixed requests alone, the same in both runs at the same
@@ -94,20 +95,20 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 			a = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &res.Outcomes[d.index]))
 			b = append(make([]answer, n, n+1), answerOf(plain.Requests[d.index].Sent, &sc.againRes.Outcomes[d.index]))
 		}
-		f := &finding{kind: p.kind, v: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
+		f := &judge.Evidence{Kind: p.kind, Violation: &algos.Violation{Reason: fmt.Sprintf("its request %d was answered otherwise %s", n+1, p.why)}}
 		for _, side := range []struct {
 			name string
 			list []answer
 		}{{p.first, a}, {p.second, b}} {
 			if n < len(side.list) {
 				x := side.list[n]
-				f.v.From, f.v.To = x.send, x.send
-				f.trace = append(f.trace, fmt.Sprintf("%-*s  sent %s  %s", width, side.name, algos.FormatTime(x.send), x.text()))
+				f.Violation.From, f.Violation.To = x.send, x.send
+				f.Trace = append(f.Trace, fmt.Sprintf("%-*s  sent %s  %s", width, side.name, algos.FormatTime(x.send), x.text()))
 			} else {
-				f.trace = append(f.trace, fmt.Sprintf("%-*s  no such request", width, side.name))
+				f.Trace = append(f.Trace, fmt.Sprintf("%-*s  no such request", width, side.name))
 			}
 		}
-		out[c].keep(f)
+		out[c].Keep(f)
 	}
 	return nil
 }
@@ -115,7 +116,7 @@ func (sc *judgeScratch) answeredAlike(plain model.Config, res *model.Result, aga
 // answersOf lists, per client marked in listed, the client's requests in
 // request order (the fixed ones, then the closed-loop ones as sent) with
 // their answers, in lists of sc's memory (sc.answers).
-func (sc *judgeScratch) answersOf(cfg *model.Config, res *model.Result, lists *[traffic.NumClients][]answer, listed *[traffic.NumClients]bool) {
+func (sc *runScratch) answersOf(cfg *model.Config, res *model.Result, lists *[traffic.NumClients][]answer, listed *[traffic.NumClients]bool) {
 	for c := range lists {
 		lists[c] = lists[c][:0]
 	}
@@ -186,7 +187,7 @@ func (a answer) text() string {
 	if a.failed {
 		return "error"
 	}
-	return answerText(a.d)
+	return judge.AnswerText(a.d)
 }
 
 // untilDifferent is a closed-loop client that sends as the one it wraps

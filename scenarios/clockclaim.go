@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -34,7 +35,7 @@ func claimsStoreClock(cfg model.Config) bool {
 // recorders; res is its run) again with the nodes' clocks clockClaimSkew
 // either side of true time (one node: ahead by it), and gives each client
 // answered otherwise a breach.ReadsNodeClock finding at its first difference.
-func (sc *judgeScratch) clockClaim(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
+func (sc *runScratch) clockClaim(plain model.Config, res *model.Result, out *[traffic.NumClients]judge.Kinds) error {
 	skewed := plain
 	if plain.Nodes > 1 {
 		skewed.Skew = 2 * clockClaimSkew

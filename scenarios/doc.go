@@ -9,12 +9,14 @@
 // each rendered as a text table and an SVG chart, with the models that
 // explain them), the simulated clock faults (RunClockFaults: node clocks
 // that drift and step), and the hunt (Hunt,
-// WriteVerdicts, WriteBreaches, WriteTraces), which judges a deployed
-// limiter's whole contract (judge.go): its promise, honest requests turned
-// away, retries at their Retry-After, answers no limiter may give,
-// Remaining and Reset against the promise, keys that share state
-// (isolation.go), a store-clock claim that node clocks move
-// (clockclaim.go), and agreement with a named reference.
+// WriteVerdicts, WriteBreaches, WriteTraces), which holds a deployed
+// limiter to its whole contract: every run judged by package judge
+// (judge.Simulation: its promise, honest requests turned away, retries at
+// their Retry-After, answers no limiter may give, Remaining and Reset
+// against the promise), and the rules that play a run again here: keys
+// that share state (isolation.go), a store-clock claim that node clocks
+// move (clockclaim.go), and agreement with a named reference
+// (offReference).
 //
 // The traffic depends on the seed, the limit and the duration alone, so
 // every algorithm and every deployment sees exactly the same requests, and a
@@ -24,9 +26,9 @@
 // What they return, and the bytes it renders, depend on their arguments
 // alone, not on the number of workers.
 //
-// Of overshoot's packages, scenarios imports algos, differential, limiter,
-// model and traffic only, with breach for the names of the breaches its
-// hunt reports (package judge's too), internal/encode for its JSON and CSV and
+// Of overshoot's packages, scenarios imports algos, differential, judge,
+// limiter, model and traffic only, with breach for the names of the
+// breaches its hunt reports, internal/encode for its JSON and CSV and
 // internal/svgchart for its charts: never redis/lua, study, replay,
 // properties, a Redis client or the root package. It generates no
 // request itself: every request a run sends comes from package traffic.

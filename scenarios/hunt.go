@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
@@ -44,6 +45,43 @@ func (s Suspect) label() string {
 	}
 	return s.Limiter.Name + ", " + s.Deployment.String()
 }
+
+// Breaches lists every kind of breach a hunt judges, in the order its
+// reports print them (see package breach): OverAdmission,
+// HonestTurnedAway, RetryDenied, RetryExtended, OffReference, BadAnswer,
+// RemainingTooHigh, ResetTooShort, ResetPastIdle, KeysShareState and
+// ReadsNodeClock. The rules a run's records show are judge.Simulation's
+// (see Judge); the others play the run again. Here:
+//
+//   - HonestTurnedAway is not judged for a Conservative limiter or a
+//     promise with no envelope; RemainingTooHigh and ResetTooShort are
+//     judged wherever honesty is, Conservative limiters included
+//     (refusing more than the promise asks is a design, promising more
+//     than it allows is not), and an admit at the very instant of an
+//     answer of Remaining 0 is RemainingTooHigh too (nothing can have
+//     refilled it);
+//   - RetryDenied and RetryExtended are judged on a closed-loop client's
+//     next request after a denial, on the same instance;
+//   - OffReference compares with Suspect.Reference, past the suspect's
+//     tolerance;
+//   - BadAnswer is judged in every deployment (an answer's sense does not
+//     depend on where the state lives), a Retry-After past the Reset
+//     included; a limiter's panic (limiter.Panic) is one, an error it
+//     returns is counted in Verdict.Errors instead;
+//   - ResetPastIdle is judged in every deployment too, against the
+//     instance's promise's longest idle plus how far the instance had
+//     been told ahead of the caller, for a limiter that is not
+//     Conservative and whose promise is built in;
+//   - KeysShareState (isolation) and ReadsNodeClock (clockClaim: node
+//     clocks ±60 s apart, in the deployments with nodes) are judged for a
+//     limiter that is not a pure algorithm.
+func Breaches() []breach.Kind {
+	return slices.Clone(huntedKinds[:])
+}
+
+var huntedKinds = [...]breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
+	breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle,
+	breach.KeysShareState, breach.ReadsNodeClock}
 
 // HuntOptions are the mutants' conditions: 4 nodes, a 1 ms round trip
 // (±25% a leg), clocks in agreement, nothing restarting, every client (the
@@ -187,13 +225,13 @@ func seedVerdict(suspect string, seed uint64, run jobRun, clients []traffic.Clie
 			if f == nil {
 				continue
 			}
-			if v.FirstBy[f.kind] == nil {
-				v.SeedsBy[f.kind] = 1
-				v.FirstBy[f.kind] = &Example{Seed: seed, Client: c, Violation: f.v, Trace: f.trace}
+			if v.FirstBy[f.Kind] == nil {
+				v.SeedsBy[f.Kind] = 1
+				v.FirstBy[f.Kind] = &Example{Seed: seed, Client: c, Violation: f.Violation, Trace: f.Trace}
 			}
 			if !v.Caught {
 				v.Caught, v.SeedsCaught = true, 1
-				v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = seed, c, f.kind, f.v, f.trace
+				v.FirstSeed, v.FirstClient, v.FirstBreach, v.First, v.Trace = seed, c, f.Kind, f.Violation, f.Trace
 			}
 		}
 	}

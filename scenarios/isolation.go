@@ -7,6 +7,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -49,7 +50,7 @@ func collidingKey(k int) int {
 // each client whose answers changed a breach.KeysShareState finding at its first
 // difference. The model's keys stay the clients' own, so the second run
 // costs what the first did.
-func (sc *judgeScratch) isolation(plain model.Config, res *model.Result, out *[traffic.NumClients]kinds) error {
+func (sc *runScratch) isolation(plain model.Config, res *model.Result, out *[traffic.NumClients]judge.Kinds) error {
 	moved := plain
 	inner := plain.Limiter
 	moved.Limiter.New = func(l algos.Limit) (limiter.Limiter, error) {

@@ -3,11 +3,14 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
+	"github.com/overshoot-go/overshoot/differential"
+	"github.com/overshoot-go/overshoot/judge"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
@@ -33,48 +36,30 @@ type ClientRun struct {
 }
 
 // measure plays one configuration and summarizes it per client, with the
-// run's first limiter error. With judge, it also holds the run to the rest
-// of the contract (judge.go) and keeps each client's first breach of each kind, and
+// run's first limiter error. With hunt, it also holds the run to the rest
+// of the contract (judge.Simulation, isolation, clockClaim) and keeps each client's first breach of each kind, and
 // leaves each client's Peak and AfterWipe zero (a hunt reads neither).
 //
 // With a reference (ref, not nil), it also runs ref on the same requests
 // and compares the two runs (offReference).
-func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tolerance int64) (jobRun, error) {
+func measure(cfg model.Config, wipeAt int64, hunt bool, ref *limiter.Spec, tolerance int64) (jobRun, error) {
 	var out [traffic.NumClients]ClientRun
-	sc := judgeScratchPool.Get().(*judgeScratch)
+	sc := runScratchPool.Get().(*runScratch)
 	defer sc.giveBack()
 	plain := cfg
-	if judge {
-		cfg.Loop = sc.record(cfg.Loop)
+	if hunt {
+		cfg.Loop = sc.sim.Watch(cfg.Loop)
 	}
 	res := &sc.res
 	if err := model.RunInto(cfg, res); err != nil {
 		return jobRun{}, err
 	}
-	var found [traffic.NumClients]kinds
-	if judge {
-		v := newRunView(&cfg, res)
-		// Each kind of breach is kept apart (kinds): answers no limiter
-		// may give, admits past the promise with the window that shows
-		// them, the rest of the contract, keys that share state, and a
-		// store-clock claim that node clocks can move.
-		for c := range min(traffic.NumClients, len(res.Keys)) {
-			if viol := res.Keys[c].Violation; viol != nil {
-				found[c][breach.OverAdmission] = sc.overAdmission(&v, c, viol)
-			}
-		}
-		// The bad answers are counted on honesty's pass where there is
-		// one (each kind is kept apart, so the order they are found in
-		// does not matter).
-		var bad badTally
-		bad.reset(&v, &sc.latest)
-		if judgeable(cfg) {
-			sc.judgeContract(&cfg, &v, &found, &bad)
-		}
-		if !bad.done {
-			bad.countAll(&v)
-		}
-		bad.findings(&v, &found)
+	var found [traffic.NumClients]judge.Kinds
+	if hunt {
+		// Each kind of breach is kept apart (judge.Kinds): the rules a
+		// run's records show, then keys that share state and a store-clock
+		// claim that node clocks can move, each played again.
+		sc.sim.Judge(&cfg, res, &found)
 		if _, pure := plain.Limiter.Algorithm(); !pure {
 			if err := sc.isolation(plain, res, &found); err != nil {
 				return jobRun{}, err
@@ -94,7 +79,7 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 			Errors:    res.Keys[c].Errors,
 			Violation: res.Keys[c].Violation,
 		}
-		if !judge { // a hunt's verdicts read no peak (Hunt)
+		if !hunt { // a hunt's verdicts read no peak (Hunt)
 			times := res.AdmitTimes(c)
 			out[c].Peak = algos.MostInAnyWindow(times, w)
 			out[c].AfterWipe = countIn(times, wipeAt, wipeAt+w)
@@ -111,86 +96,29 @@ func measure(cfg model.Config, wipeAt int64, judge bool, ref *limiter.Spec, tole
 	return run, nil
 }
 
-// judgeContract holds a judgeable run (v, of cfg) to honesty, its
-// Remainings and Resets, and its Retry-Afters, keeping each client's first
-// breach of each kind in found, and counts its bad answers into bad on
-// the same pass when it can (bad.done).
-func (sc *judgeScratch) judgeContract(cfg *model.Config, v *runView, found *[traffic.NumClients]kinds, bad *badTally) {
-	if !sc.honestyAndBad(cfg.Limiter, *cfg, v, found, bad) {
-		all := sc.requestsOf(*cfg, v.res)
-		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
-	}
-	if !sc.retriesInOrder(v, found) {
-		mine := sc.sentBy(v)
-		for _, lc := range cfg.Loop {
-			if lc.Key >= 0 && lc.Key < traffic.NumClients {
-				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], found)
-			}
-		}
-	}
+// runScratch is the memory one run works in and drops when it ends: the
+// model's Result (model.RunInto), and for a hunted run the judge's memory
+// and the runs played again. A hunt plays thousands of runs of some 20,000
+// requests each; taking this from a pool instead of allocating it anew for
+// every run is most of what keeps the garbage collector out of a hunt's
+// time. Nothing in it outlives the run: a ClientRun keeps only numbers and
+// the Violation the model allocated, and findings format their own
+// strings.
+type runScratch struct {
+	res      model.Result
+	refRes   model.Result                    // the reference's run (offReference)
+	sim      judge.Simulation                // the judge of the run, and its memory
+	againRes model.Result                    // the run played again (answeredAlike)
+	answers  [2][traffic.NumClients][]answer // each client's answers in the two runs (answeredAlike)
 }
 
-// judgeScratch is the memory one run works in and drops when it ends: the
-// model's Result (model.RunInto), and for a judged run the Retry-After of
-// every answer each closed-loop client was handed, the requests as the
-// judge sees them, and their grouping. A hunt plays thousands of runs of
-// some 20,000 requests each; taking this from a pool instead of allocating
-// it anew for every run is most of what keeps the garbage collector out of
-// a hunt's time. Nothing in it outlives the run: a ClientRun keeps only
-// numbers and the Violation the model allocated, and findings format their
-// own strings.
-type judgeScratch struct {
-	res        model.Result
-	refRes     model.Result                // the reference's run (offReference)
-	retryAfter [traffic.NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent
-	all        []judged
-	keys       []int64   // sort keys (byInstance)
-	order      []int32   // request indices grouped by instance (byInstance)
-	groups     [][]int32 // each instance's part of order
-	starts     []int32
-	states     []instanceState                 // honestyInOrder
-	mine       [traffic.NumClients][]judged    // each closed-loop client's requests, in the order sent (sentBy)
-	againRes   model.Result                    // the run played again (answeredAlike)
-	answers    [2][traffic.NumClients][]answer // each client's answers in the two runs (answeredAlike)
-	over       []judged                        // an over-admitting client's admits in the window (overAdmission)
-	latest     []int64                         // each instance's latest told time (badTally)
-}
+var runScratchPool = sync.Pool{New: func() any { return new(runScratch) }}
 
-var judgeScratchPool = sync.Pool{New: func() any { return new(judgeScratch) }}
-
-func (sc *judgeScratch) giveBack() {
-	for k := range sc.retryAfter {
-		sc.retryAfter[k] = sc.retryAfter[k][:0]
-	}
-	judgeScratchPool.Put(sc)
-}
+func (sc *runScratch) giveBack() { runScratchPool.Put(sc) }
 
 // scratchPool is the memory a worker makes a seed's requests in, then the
 // next seed's (traffic.Scratch).
 var scratchPool = sync.Pool{New: func() any { return new(traffic.Scratch) }}
-
-// record is loop with each client wrapped to keep, in sc.retryAfter[its
-// key], the Retry-After of every answer it is handed (all the judge reads
-// of an answer: retries).
-func (sc *judgeScratch) record(loop []record.LoopClient) []record.LoopClient {
-	out := slices.Clone(loop)
-	for i, lc := range out {
-		if lc.Key < 0 || lc.Key >= traffic.NumClients {
-			continue
-		}
-		inner, dst := lc.New, &sc.retryAfter[lc.Key]
-		*dst = (*dst)[:0]
-		out[i].New = func() record.Client {
-			c := inner()
-			if own, ok := c.(traffic.RetryAfterKeeper); ok {
-				own.KeepRetryAfters(dst) // one of package traffic's clients: it keeps them itself
-				return c
-			}
-			return &recorder{Client: c, retryAfter: dst}
-		}
-	}
-	return out
-}
 
 // countIn counts the sorted times in [from, to).
 func countIn(sorted []int64, from, to int64) int {
@@ -221,7 +149,7 @@ type jobRun struct {
 	clients       [traffic.NumClients]ClientRun
 	firstError    error
 	notApplicable string
-	found         [traffic.NumClients]kinds // judged runs: each client's first breach of each kind
+	found         [traffic.NumClients]judge.Kinds // hunted runs: each client's first breach of each kind
 }
 
 // runJobs is the pipeline RunMatrix, RunCurve and Hunt share: the traffic
@@ -299,4 +227,27 @@ func (o Options) runJobs(jobs []job) ([]jobRun, error) {
 		return nil, err
 	}
 	return runs, nil
+}
+
+// offReference compares mine, the run of cfg, with ref's on the same
+// requests (made here, in sc) and, when some key's aligned window is more
+// than tolerance apart (either way), records a breach.OffReference finding for
+// the client of the worst such window, unless that client already has a
+// breach of its own. What differential.Run would report, without running
+// mine again.
+func (sc *runScratch) offReference(cfg model.Config, mine *model.Result, ref limiter.Spec, tolerance int64, run *jobRun) error {
+	rep, err := differential.RunAgainst(cfg.Limiter, ref, cfg, mine, &sc.refRes)
+	if err != nil {
+		return err
+	}
+	// Limiter errors are counted by the hunt already; here only admits count.
+	var past *differential.BoundError
+	if !errors.As(rep.Check(differential.Bound{Over: tolerance, Under: tolerance, Errors: math.MaxInt64}), &past) {
+		return nil
+	}
+	row := past.Window
+	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][breach.OffReference] == nil {
+		run.found[row.Key][breach.OffReference] = &judge.Evidence{Kind: breach.OffReference, Violation: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
+	}
+	return nil
 }

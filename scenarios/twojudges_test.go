@@ -15,8 +15,9 @@ import (
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// sharedKinds are the kinds both judges name: the hunt's judge from the
-// run itself, the judge of records from the run's records alone.
+// sharedKinds are the kinds both of package judge's ways name: the hunt's
+// (judge.Simulation) from the run itself, the judge of records
+// (judge.Records) from the run's records alone.
 var sharedKinds = []breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
 	breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle}
 
@@ -30,9 +31,9 @@ var explainedBy = map[breach.Kind][]breach.Kind{
 	breach.RetryDenied:   {breach.RetryDenied, breach.HonestTurnedAway},
 }
 
-// The two judges speak one vocabulary and agree where both can see: on
-// the very runs a hunt judges, every breach of a kind both name that the
-// judge of records (package judge) finds in the run's records (each
+// The judge's two ways, of a simulated run and of records, speak one
+// vocabulary and agree where both can see: on the very runs a hunt judges,
+// every breach of a kind both name that the judge of records finds in the run's records (each
 // decision at its instant, as the simulator saw it) the hunt finds too,
 // on the same seed, or its cause (explainedBy); and the correct
 // deployments are clean before both. The judge of records is the weaker

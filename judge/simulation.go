@@ -1,80 +1,170 @@
-package scenarios
+package judge
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/breach"
-	"github.com/overshoot-go/overshoot/differential"
 	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// A hunt judges the whole contract, not only the promise. Every check is
-// made per limiter instance (the store, for every node of a shared
-// deployment; each node, for a local one), in the time that instance was
-// told, so that a fleet is held to exactly what one limiter owes its
-// callers, and a clock error or a node that never saw the earlier request
-// is not mistaken for a bug.
+// THE JUDGE OF A SIMULATED RUN. The simulator sees every decision: the
+// instance that made it (the store, for every node of a shared
+// deployment; each node, for a local one), the time that instance was told
+// and the true time it decided. So a simulated run is judged exactly, not
+// within spans as records are: every check is made per instance, in the
+// time the instance was told, so that a fleet is held to exactly what one
+// limiter owes its callers, and a clock error or a node that never saw the
+// earlier request is not mistaken for a bug. Only the clients' keys
+// (below traffic.NumClients) are judged; the other keys are background.
 
-// Breaches lists every kind of breach a hunt judges, in the order its
-// reports print them (see package breach): OverAdmission,
-// HonestTurnedAway, RetryDenied, RetryExtended, OffReference, BadAnswer,
-// RemainingTooHigh, ResetTooShort, ResetPastIdle, KeysShareState and
-// ReadsNodeClock. Here:
-//
-//   - HonestTurnedAway is not judged for a Conservative limiter or a
-//     promise with no envelope; RemainingTooHigh and ResetTooShort are
-//     judged wherever honesty is, Conservative limiters included
-//     (refusing more than the promise asks is a design, promising more
-//     than it allows is not), and an admit at the very instant of an
-//     answer of Remaining 0 is RemainingTooHigh too (nothing can have
-//     refilled it);
-//   - RetryDenied and RetryExtended are judged on a closed-loop client's
-//     next request after a denial, on the same instance;
-//   - OffReference compares with Suspect.Reference, past the suspect's
-//     tolerance;
-//   - BadAnswer is judged in every deployment (an answer's sense does not
-//     depend on where the state lives), a Retry-After past the Reset
-//     included; a limiter's panic (limiter.Panic) is one, an error it
-//     returns is counted in Verdict.Errors instead;
-//   - ResetPastIdle is judged in every deployment too, against the
-//     instance's promise's longest idle plus how far the instance had
-//     been told ahead of the caller, for a limiter that is not
-//     Conservative and whose promise is built in;
-//   - KeysShareState (isolation) and ReadsNodeClock (clockClaim: node
-//     clocks ±60 s apart, in the deployments with nodes) are judged for a
-//     limiter that is not a pure algorithm.
-func Breaches() []breach.Kind {
-	return slices.Clone(huntedKinds[:])
+// Evidence is one client's first breach of one kind in a simulated run
+// (the judge of records states its breaches as Breach, from records):
+// its Kind, where it lies and why (Violation: From and To on the
+// instance's clock, Reason in words), and the requests that show it, one a
+// line (Trace), when the judge has them.
+type Evidence struct {
+	Kind      breach.Kind
+	Violation *algos.Violation
+	Trace     []string
 }
 
-var huntedKinds = [...]breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, breach.RetryDenied, breach.RetryExtended,
-	breach.OffReference, breach.BadAnswer, breach.RemainingTooHigh, breach.ResetTooShort, breach.ResetPastIdle,
-	breach.KeysShareState, breach.ReadsNodeClock}
-
-// finding is a client's first breach of one kind in a run: where (From and
-// To, on the instance's clock) and why, in words.
-type finding struct {
-	kind  breach.Kind
-	v     *algos.Violation
-	trace []string // the requests that show it, one a line, when the judge has them
-}
-
-// kinds is one client's first finding of each kind of breach in a run
+// Kinds is one client's first Evidence of each kind of breach in a run
 // (nil where it showed none), indexed by breach.Kind.
-type kinds [breach.NumKinds]*finding
+type Kinds [breach.NumKinds]*Evidence
 
-// keep sets f as its kind's finding unless the client has one already.
-func (k *kinds) keep(f *finding) {
-	if k[f.kind] == nil {
-		k[f.kind] = f
+// Keep sets f as its kind's finding unless the client has one already.
+func (k *Kinds) Keep(f *Evidence) {
+	if k[f.Kind] == nil {
+		k[f.Kind] = f
+	}
+}
+
+// Simulation judges simulated runs, one at a time, against the whole
+// contract (see Judge), in memory it keeps from run to run: a hunt judges
+// thousands of runs of some 20,000 requests each, and allocating this anew
+// for each would bring the garbage collector into most of its time. Its
+// zero value is ready to use; one Simulation serves one goroutine.
+type Simulation struct {
+	retryAfter [traffic.NumClients][]int64 // per closed-loop key, each answer's Retry-After, in the order sent (Watch)
+	all        []judged
+	keys       []int64   // sort keys (byInstance)
+	order      []int32   // request indices grouped by instance (byInstance)
+	groups     [][]int32 // each instance's part of order
+	starts     []int32
+	states     []instanceState              // honestyInOrder
+	mine       [traffic.NumClients][]judged // each closed-loop client's requests, in the order sent (sentBy)
+	over       []judged                     // an over-admitting client's admits in the window (overAdmission)
+	latest     []int64                      // each instance's latest told time (badTally)
+}
+
+// Watch is loop with each client wrapped to keep, for the next Judge, the
+// Retry-After of every answer it is handed: all a Judge reads of the
+// closed-loop clients' answers besides the run's outcomes (retries). A run
+// to be judged is played with the clients Watch returns.
+func (sc *Simulation) Watch(loop []record.LoopClient) []record.LoopClient {
+	out := slices.Clone(loop)
+	for i, lc := range out {
+		if lc.Key < 0 || lc.Key >= traffic.NumClients {
+			continue
+		}
+		inner, dst := lc.New, &sc.retryAfter[lc.Key]
+		*dst = (*dst)[:0]
+		out[i].New = func() record.Client {
+			c := inner()
+			if own, ok := c.(traffic.RetryAfterKeeper); ok {
+				own.KeepRetryAfters(dst) // one of package traffic's clients: it keeps them itself
+				return c
+			}
+			return &recorder{Client: c, retryAfter: dst}
+		}
+	}
+	return out
+}
+
+// recorder keeps the Retry-After of every answer one closed-loop client
+// was given, in order.
+type recorder struct {
+	record.Client
+	retryAfter *[]int64
+}
+
+func (r *recorder) Next(last *record.Record) (int64, bool) {
+	if last != nil {
+		*r.retryAfter = append(*r.retryAfter, last.Decision.RetryAfter)
+	}
+	return r.Client.Next(last)
+}
+
+// Judge holds res, the run of cfg (its closed-loop clients Watch's), to
+// the rules a run's records show, and keeps in found each client's first
+// breach of each kind it finds and had none of:
+//
+//   - OverAdmission, at each client's first break of its promise
+//     (model.KeyResult.Violation), with the admits that opened the window
+//     and those that closed it;
+//   - BadAnswer (an answer no limiter may give, algos.AnswerBounds, or a
+//     panic; an error the limiter returns is no breach) and ResetPastIdle
+//     (a Reset past the instance's promise's longest idle, plus how far the
+//     instance had been told ahead of the caller, for a limiter that is
+//     not Conservative and whose promise is built in), in every deployment;
+//   - HonestTurnedAway (not for a Conservative limiter or a promise with
+//     no envelope), RemainingTooHigh and ResetTooShort (Conservative
+//     limiters included: refusing more than the promise asks is a design,
+//     promising more than it allows is not; an admit at the very instant of
+//     an answer of Remaining 0 is RemainingTooHigh too), and RetryDenied
+//     and RetryExtended (a closed-loop client's next request after a
+//     denial, on the same instance), where every instance keeps its state
+//     for the whole run and decides at a time it was told: no wipe, no
+//     restart, not the GET/SET race.
+//
+// An instance told a time earlier than one it was told before (clocks
+// that disagree) is judged for honesty only up to there: past that, the
+// promise says nothing of what it owes. The rules that play a run again
+// (other keys, node clocks, a reference) are the caller's.
+func (sc *Simulation) Judge(cfg *model.Config, res *model.Result, found *[traffic.NumClients]Kinds) {
+	v := newRunView(cfg, res)
+	for c := range min(traffic.NumClients, len(res.Keys)) {
+		if viol := res.Keys[c].Violation; viol != nil {
+			found[c].Keep(sc.overAdmission(&v, c, viol))
+		}
+	}
+	// The bad answers are counted on honesty's pass where there is one
+	// (each kind is kept apart, so the order they are found in does not
+	// matter).
+	var bad badTally
+	bad.reset(&v, &sc.latest)
+	if judgeable(*cfg) {
+		sc.judgeContract(cfg, &v, found, &bad)
+	}
+	if !bad.done {
+		bad.countAll(&v)
+	}
+	bad.findings(&v, found)
+}
+
+// judgeContract holds a judgeable run (v, of cfg) to honesty, its
+// Remainings and Resets, and its Retry-Afters, keeping each client's first
+// breach of each kind in found, and counts its bad answers into bad on
+// the same pass when it can (bad.done).
+func (sc *Simulation) judgeContract(cfg *model.Config, v *runView, found *[traffic.NumClients]Kinds, bad *badTally) {
+	if !sc.honestyAndBad(cfg.Limiter, *cfg, v, found, bad) {
+		all := sc.requestsOf(*cfg, v.res)
+		honesty(cfg.Limiter, *cfg, all, sc.byInstance(all), found)
+	}
+	if !sc.retriesInOrder(v, found) {
+		mine := sc.sentBy(v)
+		for _, lc := range cfg.Loop {
+			if lc.Key >= 0 && lc.Key < traffic.NumClients {
+				retries(mine[lc.Key], lc.Key, sc.retryAfter[lc.Key], found)
+			}
+		}
 	}
 }
 
@@ -121,7 +211,7 @@ func judgeable(cfg model.Config) bool {
 // closed-loop ones in the order sent) with the instance that decided it and
 // the time that instance was told, as the run carried it (model.Outcome.Told).
 // The slice is sc's, valid until sc is given back.
-func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged {
+func (sc *Simulation) requestsOf(cfg model.Config, res *model.Result) []judged {
 	all := slices.Grow(sc.all[:0], len(res.Outcomes))[:len(res.Outcomes)]
 	sc.all = all
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
@@ -140,7 +230,7 @@ func (sc *judgeScratch) requestsOf(cfg model.Config, res *model.Result) []judged
 // byInstance groups the requests' indices by instance, each group in the
 // order the instance decided them (by decision time, then request order).
 // The groups are sc's, valid until sc is given back.
-func (sc *judgeScratch) byInstance(all []judged) [][]int32 {
+func (sc *Simulation) byInstance(all []judged) [][]int32 {
 	n := int32(0)
 	for _, r := range all {
 		n = max(n, r.instance+1)
@@ -177,7 +267,7 @@ func (sc *judgeScratch) byInstance(all []judged) [][]int32 {
 // client's requests in the order it sent them (request order), in one pass
 // over the closed-loop requests. The lists are sc's, valid until the next
 // call.
-func (sc *judgeScratch) sentBy(v *runView) *[traffic.NumClients][]judged {
+func (sc *Simulation) sentBy(v *runView) *[traffic.NumClients][]judged {
 	for k := range sc.mine {
 		sc.mine[k] = sc.mine[k][:0]
 	}
@@ -218,7 +308,7 @@ func (sc *judgeScratch) sentBy(v *runView) *[traffic.NumClients][]judged {
 // keeps the judge a small part of a hunt's time. Most groups come already
 // in that order or nearly (the store decides in the order requests arrive,
 // a node in the order they are sent), which a check sees in one pass.
-func (sc *judgeScratch) sortByDecision(all []judged, g []int32) {
+func (sc *Simulation) sortByDecision(all []judged, g []int32) {
 	const idxBits = 24
 	if slices.IsSortedFunc(g, func(a, b int32) int { return cmp.Compare(all[a].decided, all[b].decided) }) {
 		return // and ties are in request order already: g is
@@ -361,7 +451,7 @@ func (s *answerState) checkAnswer(env *algos.Envelope, told, remaining, reset in
 // remainingFinding is the breach.RemainingTooHigh finding of c, for r, its
 // answer, with before, the requests its instance decided just before it
 // (latest first).
-func (c *claim) remainingFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
+func (c *claim) remainingFinding(r judged, before []judged, where string, promise algos.Promise) *Evidence {
 	reason := fmt.Sprintf("%s answered Remaining %d at %s, after %d admits, where the promise allows %d more (%s)",
 		where, r.remaining, algos.FormatTime(r.told), c.admits, c.bound, promise.Text)
 	if c.bound < 0 {
@@ -372,7 +462,7 @@ func (c *claim) remainingFinding(r judged, before []judged, where string, promis
 }
 
 // resetFinding is the breach.ResetTooShort finding of c, as remainingFinding.
-func (c *claim) resetFinding(r judged, before []judged, where string, promise algos.Promise) *finding {
+func (c *claim) resetFinding(r judged, before []judged, where string, promise algos.Promise) *Evidence {
 	reason := fmt.Sprintf("%s answered Reset %s at %s (idle at %s), after %d admits, where the promise gives a whole burst only from %s (%s)",
 		where, algos.FormatMicros(r.reset), algos.FormatTime(r.told), algos.FormatTime(r.told+r.reset), c.admits,
 		algos.FormatTime(c.bound), promise.Text)
@@ -381,12 +471,12 @@ func (c *claim) resetFinding(r judged, before []judged, where string, promise al
 
 // claimFinding is a finding of kind at r, its trace the requests before
 // it (latest first) and r, each as text says.
-func claimFinding(kind breach.Kind, reason string, r judged, before []judged, text func(judged) string) *finding {
-	f := &finding{kind: kind, v: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
+func claimFinding(kind breach.Kind, reason string, r judged, before []judged, text func(judged) string) *Evidence {
+	f := &Evidence{Kind: kind, Violation: &algos.Violation{From: r.told, To: r.told, Reason: reason}}
 	for k := len(before) - 1; k >= 0; k-- {
-		f.trace = append(f.trace, traceLine(before[k], text(before[k])))
+		f.Trace = append(f.Trace, traceLine(before[k], text(before[k])))
 	}
-	f.trace = append(f.trace, traceLine(r, text(r)))
+	f.Trace = append(f.Trace, traceLine(r, text(r)))
 	return f
 }
 
@@ -415,14 +505,14 @@ func remainingText(r judged) string {
 // The finding kept for a client is the one honesty keeps: its instances'
 // first, taken in instance order, honest requests turned away before
 // Remainings too high.
-func (sc *judgeScratch) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]kinds) bool {
+func (sc *Simulation) honestyInOrder(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]Kinds) bool {
 	return sc.honestyAndBad(spec, cfg, v, out, nil)
 }
 
 // honestyAndBad is honestyInOrder, counting bad answers into bad (when not
 // nil) on the same pass, which it marks done when it read every request:
 // the judge of a hunt then reads each request once.
-func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]kinds, bad *badTally) bool {
+func (sc *Simulation) honestyAndBad(spec limiter.Spec, cfg model.Config, v *runView, out *[traffic.NumClients]Kinds, bad *badTally) bool {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	if probe := (algos.Envelope{}); !probe.Reset(promise) {
@@ -525,14 +615,14 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 		if out[r.key][breach.HonestTurnedAway] != nil {
 			continue
 		}
-		f := &finding{kind: breach.HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		f := &Evidence{Kind: breach.HonestTurnedAway, Violation: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 			where(r, v.local), algos.FormatTime(r.told), st.candidateAdmits, promise.Text)}}
 		// The refusal and the requests its instance decided just before.
 		for _, p := range sc.before(v, st.candidate, r.instance) {
-			f.trace = append([]string{traceLine(p, outcome(p))}, f.trace...)
+			f.Trace = append([]string{traceLine(p, outcome(p))}, f.Trace...)
 		}
-		f.trace = append(f.trace, traceLine(r, outcome(r)))
+		f.Trace = append(f.Trace, traceLine(r, outcome(r)))
 		out[r.key][breach.HonestTurnedAway] = f
 	}
 	for inst := range states {
@@ -544,9 +634,9 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 			r := v.at(c.index)
 			before := sc.before(v, c.pos, r.instance)
 			if c == &as.remaining {
-				out[r.key].keep(c.remainingFinding(r, before, where(r, v.local), promise))
+				out[r.key].Keep(c.remainingFinding(r, before, where(r, v.local), promise))
 			} else {
-				out[r.key].keep(c.resetFinding(r, before, where(r, v.local), promise))
+				out[r.key].Keep(c.resetFinding(r, before, where(r, v.local), promise))
 			}
 		}
 	}
@@ -555,7 +645,7 @@ func (sc *judgeScratch) honestyAndBad(spec limiter.Spec, cfg model.Config, v *ru
 
 // before is the requests instance decided just before position pos of
 // the run's Order, latest first, at most traceLength-1 of them.
-func (sc *judgeScratch) before(v *runView, pos int, instance int32) []judged {
+func (sc *Simulation) before(v *runView, pos int, instance int32) []judged {
 	var out []judged
 	for p := pos - 1; p >= 0 && len(out) < traceLength-1; p-- {
 		if r := v.at(v.res.Order[p]); r.instance == instance {
@@ -734,7 +824,7 @@ func (t *badTally) countAll(v *runView) {
 
 // findings gives each client with a bad answer its breach.BadAnswer
 // finding, and each with a Reset past idle its breach.ResetPastIdle one.
-func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
+func (t *badTally) findings(v *runView, out *[traffic.NumClients]Kinds) {
 	such := func(n int) string { return map[bool]string{true: "answer", false: "answers"}[n == 1] }
 	for c, n := range t.count {
 		if n == 0 || out[c][breach.BadAnswer] != nil {
@@ -744,11 +834,11 @@ func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 		o := &v.res.Outcomes[t.first[c]]
 		why, text := "the limiter panicked (a panic is never an answer)", "panicked"
 		if !o.Failed {
-			why, text = t.bounds.Why(o.Decision()), answerText(o.Decision())
+			why, text = t.bounds.Why(o.Decision()), AnswerText(o.Decision())
 		}
-		out[c][breach.BadAnswer] = &finding{kind: breach.BadAnswer, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		out[c][breach.BadAnswer] = &Evidence{Kind: breach.BadAnswer, Violation: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, %s; %d such %s in the run", algos.FormatTime(r.told), why, n, such(n))},
-			trace: []string{traceLine(r, text)}}
+			Trace: []string{traceLine(r, text)}}
 	}
 	for c, n := range t.past {
 		if n == 0 || out[c][breach.ResetPastIdle] != nil {
@@ -760,10 +850,10 @@ func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 		if t.ahead[c] > 0 {
 			ahead = fmt.Sprintf(", plus the %s its %s had been told ahead of it", algos.FormatMicros(t.ahead[c]), where(r, v.local))
 		}
-		out[c][breach.ResetPastIdle] = &finding{kind: breach.ResetPastIdle, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+		out[c][breach.ResetPastIdle] = &Evidence{Kind: breach.ResetPastIdle, Violation: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 			"told %s, answered Reset %s, past the longest any key of its promise needs to become idle, left alone, %s (%s)%s; %d such %s in the run",
 			algos.FormatTime(r.told), algos.FormatMicros(d.Reset), algos.FormatMicros(t.idle), t.idleWhy, ahead, n, such(n))},
-			trace: []string{traceLine(r, answerText(d))}}
+			Trace: []string{traceLine(r, AnswerText(d))}}
 	}
 }
 
@@ -771,7 +861,7 @@ func (t *badTally) findings(v *runView, out *[traffic.NumClients]kinds) {
 // admits broke the promise as viol says: its trace is the admits that
 // opened the window and those that closed it, each on the limiter that
 // decided it.
-func (sc *judgeScratch) overAdmission(v *runView, key int, viol *algos.Violation) *finding {
+func (sc *Simulation) overAdmission(v *runView, key int, viol *algos.Violation) *Evidence {
 	in := sc.over[:0]
 	defer func() { sc.over = in[:0] }()
 	order, outcomes := v.res.Order, v.res.Outcomes
@@ -795,21 +885,21 @@ func (sc *judgeScratch) overAdmission(v *runView, key int, viol *algos.Violation
 	if viol.Admits > 0 && int64(len(in)) > viol.Admits {
 		in = in[:viol.Admits] // an aligned window's admits past the one that broke it
 	}
-	f := &finding{kind: breach.OverAdmission, v: viol}
+	f := &Evidence{Kind: breach.OverAdmission, Violation: viol}
 	const ends = 3 // admits shown at each end of the window
 	for j, r := range in {
 		switch {
 		case j < ends || j >= len(in)-ends:
-			f.trace = append(f.trace, traceLine(r, fmt.Sprintf("admitted, %d of %d", j+1, len(in))))
+			f.Trace = append(f.Trace, traceLine(r, fmt.Sprintf("admitted, %d of %d", j+1, len(in))))
 		case j == ends:
-			f.trace = append(f.trace, fmt.Sprintf("... %d more admitted", len(in)-2*ends))
+			f.Trace = append(f.Trace, fmt.Sprintf("... %d more admitted", len(in)-2*ends))
 		}
 	}
 	return f
 }
 
-// answerText is a whole answer, as a trace line shows it.
-func answerText(d algos.Decision) string {
+// AnswerText is a whole answer, as a trace line of an Evidence shows it.
+func AnswerText(d algos.Decision) string {
 	verdict := "refused"
 	if d.Allowed {
 		verdict = "admitted"
@@ -839,13 +929,13 @@ const traceLength = 6
 // An instance told a time earlier than one before it (clocks that disagree)
 // is judged only up to there: past that, the promise says nothing of what
 // it owes.
-func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[traffic.NumClients]kinds) {
+func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[traffic.NumClients]Kinds) {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
 	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
 	type keyed struct {
 		key int32
-		f   *finding
+		f   *Evidence
 	}
 	var high []keyed // each instance's Remaining too high and Reset too short, kept after the refusals
 	for _, g := range groups {
@@ -868,11 +958,11 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 				env.Admit(r.told)
 				admits++
 			case !spec.Conservative && r.key < traffic.NumClients && out[r.key][breach.HonestTurnedAway] == nil && env.Allows(r.told):
-				f := &finding{kind: breach.HonestTurnedAway, v: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
+				f := &Evidence{Kind: breach.HonestTurnedAway, Violation: &algos.Violation{From: r.told, To: r.told, Reason: fmt.Sprintf(
 					"%s refused a request at %s, after %d admits, where one more keeps the promise (%s)",
 					where(r, local), algos.FormatTime(r.told), admits, promise.Text)}}
 				for _, k := range g[max(0, j-traceLength+1) : j+1] {
-					f.trace = append(f.trace, traceLine(all[k], outcome(all[k])))
+					f.Trace = append(f.Trace, traceLine(all[k], outcome(all[k])))
 				}
 				out[r.key][breach.HonestTurnedAway] = f
 			}
@@ -889,7 +979,7 @@ func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32
 		}
 	}
 	for _, h := range high {
-		out[h.key].keep(h.f)
+		out[h.key].Keep(h.f)
 	}
 }
 
@@ -912,7 +1002,7 @@ func prior(all []judged, g []int32, j int) []judged {
 // requests, in the order it sent them; retryAfter are the Retry-Afters of
 // the answers it was handed, in the same order (the last request may have
 // none).
-func retries(mine []judged, key int, retryAfter []int64, out *[traffic.NumClients]kinds) {
+func retries(mine []judged, key int, retryAfter []int64, out *[traffic.NumClients]Kinds) {
 	if key >= traffic.NumClients {
 		return
 	}
@@ -925,7 +1015,7 @@ func retries(mine []judged, key int, retryAfter []int64, out *[traffic.NumClient
 }
 
 // retriesDone is true once a client has both kinds of retry breach.
-func retriesDone(k *kinds) bool {
+func retriesDone(k *Kinds) bool {
 	return k[breach.RetryDenied] != nil && k[breach.RetryExtended] != nil
 }
 
@@ -957,19 +1047,19 @@ func retryBreachTold(dTold, rTold, dRetry, rRetry int64) breach.Kind {
 }
 
 // retryFinding is the finding of breach b (retryBreach's) by r after d.
-func retryFinding(b breach.Kind, d, r judged, dRetry, rRetry int64) *finding {
+func retryFinding(b breach.Kind, d, r judged, dRetry, rRetry int64) *Evidence {
 	deadline := d.told + dRetry
 	trace := []string{
 		traceLine(d, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(dRetry))),
 		traceLine(r, fmt.Sprintf("refused, Retry-After %s", algos.FormatMicros(rRetry))),
 	}
 	if b == breach.RetryDenied {
-		return &finding{breach.RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+		return &Evidence{breach.RetryDenied, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 			"denied at %s with Retry-After %s, retried at %s (%s later), denied again with Retry-After %s",
 			algos.FormatTime(d.told), algos.FormatMicros(dRetry), algos.FormatTime(r.told),
 			algos.FormatMicros(r.told-d.told), algos.FormatMicros(rRetry))}, trace}
 	}
-	return &finding{breach.RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
+	return &Evidence{breach.RetryExtended, &algos.Violation{From: d.told, To: r.told, Reason: fmt.Sprintf(
 		"denied at %s until %s, retried early at %s and told to wait until %s",
 		algos.FormatTime(d.told), algos.FormatTime(deadline), algos.FormatTime(r.told), algos.FormatTime(r.told+rRetry))}, trace}
 }
@@ -981,7 +1071,7 @@ func retryFinding(b breach.Kind, d, r judged, dRetry, rRetry int64) *finding {
 // when some closed-loop client's key also has fixed requests (they come
 // first in its order; a hunt's traffic has none): the caller then lists
 // them (sentBy) and calls retries.
-func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kinds) bool {
+func (sc *Simulation) retriesInOrder(v *runView, out *[traffic.NumClients]Kinds) bool {
 	type follow struct {
 		n      int   // the client's requests so far
 		prev   int32 // its last one's index
@@ -995,7 +1085,7 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kind
 		}
 	}
 	var loops [traffic.NumClients]int
-	var found [traffic.NumClients]kinds
+	var found [traffic.NumClients]Kinds
 	for k := range found {
 		found[k][breach.RetryDenied], found[k][breach.RetryExtended] = out[k][breach.RetryDenied], out[k][breach.RetryExtended]
 	}
@@ -1040,41 +1130,4 @@ func (sc *judgeScratch) retriesInOrder(v *runView, out *[traffic.NumClients]kind
 		out[k][breach.RetryDenied], out[k][breach.RetryExtended] = found[k][breach.RetryDenied], found[k][breach.RetryExtended]
 	}
 	return true
-}
-
-// recorder keeps the Retry-After of every answer one closed-loop client
-// was given, in order.
-type recorder struct {
-	record.Client
-	retryAfter *[]int64
-}
-
-func (r *recorder) Next(last *record.Record) (int64, bool) {
-	if last != nil {
-		*r.retryAfter = append(*r.retryAfter, last.Decision.RetryAfter)
-	}
-	return r.Client.Next(last)
-}
-
-// offReference compares mine, the run of cfg, with ref's on the same
-// requests (made here, in sc) and, when some key's aligned window is more
-// than tolerance apart (either way), records a breach.OffReference finding for
-// the client of the worst such window, unless that client already has a
-// breach of its own. What differential.Run would report, without running
-// mine again.
-func (sc *judgeScratch) offReference(cfg model.Config, mine *model.Result, ref limiter.Spec, tolerance int64, run *jobRun) error {
-	rep, err := differential.RunAgainst(cfg.Limiter, ref, cfg, mine, &sc.refRes)
-	if err != nil {
-		return err
-	}
-	// Limiter errors are counted by the hunt already; here only admits count.
-	var past *differential.BoundError
-	if !errors.As(rep.Check(differential.Bound{Over: tolerance, Under: tolerance, Errors: math.MaxInt64}), &past) {
-		return nil
-	}
-	row := past.Window
-	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][breach.OffReference] == nil {
-		run.found[row.Key][breach.OffReference] = &finding{kind: breach.OffReference, v: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package scenarios
+package judge
 
 import (
 	"fmt"
@@ -48,11 +48,11 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 		{"early, denied, the same deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(60)}, 0},
 		{"early, denied, a later deadline", []int64{0, 40}, []bool{false, false}, []int64{deny(100), deny(61)}, breach.RetryExtended},
 	} {
-		var found [traffic.NumClients]kinds
+		var found [traffic.NumClients]Kinds
 		retries(judgedRun(tc.told, tc.admitted), int(traffic.RetryAfter), tc.replies, &found)
 		got := breach.Kind(0)
 		if f := found[traffic.RetryAfter].first(); f != nil {
-			got = f.kind
+			got = f.Kind
 		}
 		if got != tc.want {
 			t.Errorf("%s: breach %v, want %v", tc.name, got, tc.want)
@@ -62,9 +62,9 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 	// never denied it anything.
 	all := judgedRun([]int64{0, 100}, []bool{false, false})
 	all[1].instance++
-	var found [traffic.NumClients]kinds
+	var found [traffic.NumClients]Kinds
 	if retries(all, int(traffic.RetryAfter), []int64{deny(100), deny(5)}, &found); found[traffic.RetryAfter].first() != nil {
-		t.Errorf("a retry on another instance was judged: %v", found[traffic.RetryAfter].first().v.Reason)
+		t.Errorf("a retry on another instance was judged: %v", found[traffic.RetryAfter].first().Violation.Reason)
 	}
 }
 
@@ -76,7 +76,7 @@ func TestRetriesHoldTheClientToItsAnswers(t *testing.T) {
 func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 	spec := limiter.FromAlgorithm(algos.TokenBucket)
 	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
-	run := func(spec limiter.Spec, told []int64, admitted []bool) *finding {
+	run := func(spec limiter.Spec, told []int64, admitted []bool) *Evidence {
 		all := judgedRun(told, admitted)
 		for i := range all { // each answer's Remaining: the admits still to come (all at one instant here)
 			for _, a := range admitted[i+1:] {
@@ -85,24 +85,24 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 				}
 			}
 		}
-		var found [traffic.NumClients]kinds
-		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
+		var found [traffic.NumClients]Kinds
+		honesty(spec, cfg, all, new(Simulation).byInstance(all), &found)
 		return found[traffic.RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0}, []bool{true, true, false}); f != nil {
-		t.Errorf("the third of a burst of 2 refused: judged %q", f.v.Reason)
+		t.Errorf("the third of a burst of 2 refused: judged %q", f.Violation.Reason)
 	}
 	f := run(spec, []int64{0, 0, 0}, []bool{true, false, false})
-	if f == nil || f.kind != breach.HonestTurnedAway || f.v.From != 0 || !strings.Contains(f.v.Reason, "after 1 admits") {
+	if f == nil || f.Kind != breach.HonestTurnedAway || f.Violation.From != 0 || !strings.Contains(f.Violation.Reason, "after 1 admits") {
 		t.Errorf("the second of a burst of 2 refused: %+v, want an honest request turned away at 0 after 1 admit", f)
 	}
 	conservative := spec
 	conservative.Conservative = true
 	if f := run(conservative, []int64{0, 0}, []bool{true, false}); f != nil {
-		t.Errorf("a conservative limiter's refusal was judged: %q", f.v.Reason)
+		t.Errorf("a conservative limiter's refusal was judged: %q", f.Violation.Reason)
 	}
 	if f := run(spec, []int64{10, 5}, []bool{true, false}); f != nil {
-		t.Errorf("a refusal told a time before the last was judged: %q", f.v.Reason)
+		t.Errorf("a refusal told a time before the last was judged: %q", f.Violation.Reason)
 	}
 }
 
@@ -113,38 +113,38 @@ func TestHonestyJudgesRefusalsByThePromise(t *testing.T) {
 func TestRemainingAndResetAreHeldToThePromise(t *testing.T) {
 	spec := limiter.FromAlgorithm(algos.TokenBucket)
 	cfg := model.Config{Limiter: spec, Limit: algos.MustLimit(2, algos.Second, 2), Deployment: model.StoreClock}
-	run := func(spec limiter.Spec, told []int64, admitted []bool, remaining []int64) *finding {
+	run := func(spec limiter.Spec, told []int64, admitted []bool, remaining []int64) *Evidence {
 		all := judgedRun(told, admitted)
 		for i := range all {
 			all[i].remaining = remaining[i]
 		}
-		var found [traffic.NumClients]kinds
-		honesty(spec, cfg, all, new(judgeScratch).byInstance(all), &found)
+		var found [traffic.NumClients]Kinds
+		honesty(spec, cfg, all, new(Simulation).byInstance(all), &found)
 		return found[traffic.RetryAfter].first()
 	}
 	if f := run(spec, []int64{0, 0, 0, 600_000}, []bool{true, true, false, true}, []int64{1, 0, 0, 0}); f != nil {
-		t.Errorf("honest Remainings judged: %q", f.v.Reason)
+		t.Errorf("honest Remainings judged: %q", f.Violation.Reason)
 	}
 	conservative := spec
 	conservative.Conservative = true
 	for _, s := range []limiter.Spec{spec, conservative} {
 		f := run(s, []int64{0, 0}, []bool{true, true}, []int64{2, 0})
-		if f == nil || f.kind != breach.RemainingTooHigh || !strings.Contains(f.v.Reason, "answered Remaining 2 at 0.000000s, after 1 admits, where the promise allows 1 more") {
+		if f == nil || f.Kind != breach.RemainingTooHigh || !strings.Contains(f.Violation.Reason, "answered Remaining 2 at 0.000000s, after 1 admits, where the promise allows 1 more") {
 			t.Errorf("conservative %v: Remaining 2 after one admit of a burst of 2: %+v", s.Conservative, f)
 		}
 		f = run(s, []int64{0, 5, 5}, []bool{true, true, true}, []int64{1, 0, 0})
-		if f == nil || f.kind != breach.RemainingTooHigh || !strings.Contains(f.v.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.trace) != 3 {
+		if f == nil || f.Kind != breach.RemainingTooHigh || !strings.Contains(f.Violation.Reason, "admitted a request at 0.000005s, the instant it had answered Remaining 0") || len(f.Trace) != 3 {
 			t.Errorf("conservative %v: an admit at the instant of a Remaining 0: %+v", s.Conservative, f)
 		}
 		for _, reset := range []int64{500_000, 499_999} {
 			all := judgedRun([]int64{0}, []bool{true})
 			all[0].remaining, all[0].reset = 1, reset
-			var found [traffic.NumClients]kinds
-			honesty(s, cfg, all, new(judgeScratch).byInstance(all), &found)
+			var found [traffic.NumClients]Kinds
+			honesty(s, cfg, all, new(Simulation).byInstance(all), &found)
 			switch f := found[traffic.RetryAfter].first(); {
 			case reset == 500_000 && f != nil:
-				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.v.Reason)
-			case reset < 500_000 && (f == nil || f.kind != breach.ResetTooShort || !strings.Contains(f.v.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
+				t.Errorf("conservative %v: the exact Reset judged: %q", s.Conservative, f.Violation.Reason)
+			case reset < 500_000 && (f == nil || f.Kind != breach.ResetTooShort || !strings.Contains(f.Violation.Reason, "answered Reset 499999µs at 0.000000s (idle at 0.499999s), after 1 admits, where the promise gives a whole burst only from 0.500000s")):
 				t.Errorf("conservative %v: a Reset 1 µs short: %+v", s.Conservative, f)
 			}
 		}
@@ -167,9 +167,9 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := new(judgeScratch)
+		sc := new(Simulation)
 		v := newRunView(&cfg, &res)
-		var got, want [traffic.NumClients]kinds
+		var got, want [traffic.NumClients]Kinds
 		if !sc.honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 			t.Fatalf("%s: the model's order was refused", run)
 		}
@@ -185,39 +185,48 @@ func TestHonestyInOrderIsHonesty(t *testing.T) {
 		Deployment: model.StoreClock, Nodes: 1, Requests: []record.Request{{Key: 0, Sent: 0}, {Key: 0, Sent: 5}}}
 	res := model.Result{Outcomes: []model.Outcome{{Decided: 10, Admitted: true}, {Decided: 5}}, Order: []int32{0, 1}, Keys: make([]model.KeyResult, 1)}
 	v := newRunView(&cfg, &res)
-	var got [traffic.NumClients]kinds
-	if new(judgeScratch).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
+	var got [traffic.NumClients]Kinds
+	if new(Simulation).honestyInOrder(cfg.Limiter, cfg, &v, &got) {
 		t.Error("decisions out of order were judged in that order")
 	}
 }
 
-// onHuntRuns calls check with the hunt's config of each algorithm of algs
-// on each deployment of ds and each of seeds 1, 2 and 3 (the column skewed
-// 20 ms more each seed), named for a failure; it returns the options the
-// configs are of.
-func onHuntRuns(t *testing.T, algs []algos.Algorithm, ds []model.Deployment, check func(run string, cfg model.Config)) Options {
+// onHuntRuns calls check with a hunt's config (scenarios.HuntOptions: 4
+// nodes, a 1 ms round trip, 100 a second with bursts of 100, 12 s of the
+// nine clients) of each algorithm of algs on each deployment of ds and
+// each of seeds 1, 2 and 3 (the column skewed 20 ms more each seed), named
+// for a failure.
+func onHuntRuns(t *testing.T, algs []algos.Algorithm, ds []model.Deployment, check func(run string, cfg model.Config)) {
 	t.Helper()
-	o := HuntOptions()
-	o.Seeds = []uint64{1, 2, 3}
-	requests, err := o.requests()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range algs {
-		for _, d := range ds {
-			for s, seed := range o.Seeds {
-				cfg := o.config(limiter.FromAlgorithm(a), Column{Deployment: d, Skew: 20_000 * int64(s)}, seed, requests[s])
+	for s, seed := range []uint64{1, 2, 3} {
+		requests, err := new(traffic.Scratch).Make(seed, huntLimit, huntDuration, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range algs {
+			for _, d := range ds {
+				cfg := huntConfig(limiter.FromAlgorithm(a), d, seed, requests)
+				cfg.Skew = 20_000 * int64(s)
 				check(fmt.Sprintf("%s %s seed %d", a.Name, d, seed), cfg)
 			}
 		}
 	}
-	return o
+}
+
+// huntLimit and huntDuration are a hunt's (scenarios.HuntOptions).
+var huntLimit, huntDuration = algos.MustLimit(100, algos.Second, 100), 12 * algos.Second
+
+// huntConfig is a hunt's run of s deployed as d on seed's requests, with
+// its closed-loop clients.
+func huntConfig(s limiter.Spec, d model.Deployment, seed uint64, requests []record.Request) model.Config {
+	return model.Config{Limiter: s, Limit: huntLimit, Deployment: d, Nodes: 4, RTT: 1000, Jitter: model.DefaultJitter,
+		Seed: seed, Requests: requests, Loop: traffic.LoopClients(int(traffic.RetryAfter), huntLimit, huntDuration)}
 }
 
 // sameFindings reports on t every client and kind whose finding got (by
 // the way named gotBy) and want (by wantBy) describe differently, and
 // returns how many findings got has.
-func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[traffic.NumClients]kinds) int {
+func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[traffic.NumClients]Kinds) int {
 	t.Helper()
 	found := 0
 	for c := range got {
@@ -234,7 +243,7 @@ func sameFindings(t *testing.T, run, gotBy, wantBy string, got, want *[traffic.N
 }
 
 // first is the client's finding of the first kind it has, or nil.
-func (k *kinds) first() *finding {
+func (k *Kinds) first() *Evidence {
 	for _, f := range k {
 		if f != nil {
 			return f
@@ -244,11 +253,11 @@ func (k *kinds) first() *finding {
 }
 
 // describe is everything a finding says.
-func describe(f *finding) string {
+func describe(f *Evidence) string {
 	if f == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("%v %+v\n%s", f.kind, *f.v, strings.Join(f.trace, "\n"))
+	return fmt.Sprintf("%v %+v\n%s", f.Kind, *f.Violation, strings.Join(f.Trace, "\n"))
 }
 
 // The judge follows the closed-loop clients in one pass over their
@@ -261,14 +270,15 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	found := 0
 	algs := []algos.Algorithm{planted.GCRARetryAfterFloored, planted.TokenBucketBurstOneShort, algos.TokenBucket, algos.FixedWindow, algos.SlidingCounter}
 	ds := []model.Deployment{model.StoreClock, model.LocalSplit, model.NodeClock, model.Ideal}
-	o := onHuntRuns(t, algs, ds, func(run string, cfg model.Config) {
-		sc := new(judgeScratch)
-		cfg.Loop = sc.record(cfg.Loop)
-		if err := model.RunInto(cfg, &sc.res); err != nil {
+	onHuntRuns(t, algs, ds, func(run string, cfg model.Config) {
+		sc := new(Simulation)
+		cfg.Loop = sc.Watch(cfg.Loop)
+		res, err := model.Run(cfg)
+		if err != nil {
 			t.Fatal(err)
 		}
-		v := newRunView(&cfg, &sc.res)
-		var got, want [traffic.NumClients]kinds
+		v := newRunView(&cfg, &res)
+		var got, want [traffic.NumClients]Kinds
 		if !sc.retriesInOrder(&v, &got) {
 			t.Fatalf("%s: the one pass was refused", run)
 		}
@@ -283,15 +293,16 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 	}
 	// A fixed request on a closed-loop client's key comes first in its
 	// order: the one pass leaves that run to the lists.
-	sc := new(judgeScratch)
-	cfg := o.config(limiter.FromAlgorithm(algos.TokenBucket), Column{Deployment: model.StoreClock}, 1,
+	sc := new(Simulation)
+	cfg := huntConfig(limiter.FromAlgorithm(algos.TokenBucket), model.StoreClock, 1,
 		[]record.Request{{Key: int(traffic.RetryAfter), Sent: 0}, {Key: int(traffic.Flood), Sent: 10}})
-	cfg.Loop = sc.record(cfg.Loop)
-	if err := model.RunInto(cfg, &sc.res); err != nil {
+	cfg.Loop = sc.Watch(cfg.Loop)
+	res, err := model.Run(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	v := newRunView(&cfg, &sc.res)
-	var got [traffic.NumClients]kinds
+	v := newRunView(&cfg, &res)
+	var got [traffic.NumClients]Kinds
 	if sc.retriesInOrder(&v, &got) {
 		t.Error("a closed-loop key with a fixed request was judged in one pass")
 	}
