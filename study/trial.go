@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
@@ -79,6 +81,12 @@ type TrialResult struct {
 	// many some worker's read already saw a write of the same round, so the
 	// round did not run in lockstep (every read before every write).
 	Rounds, RoundsOutOfStep int
+	// Records is every request as its worker saw it (record.Record): the
+	// key, the worker as its node, when it was sent and answered, in µs
+	// since the release, and whether it was admitted; a strategy states no
+	// counts, so Known is empty. In the order sent. judge.Records holds
+	// them to a promise as it holds any service's.
+	Records []record.Record
 	// WindowBefore and WindowAfter are the aligned window index floor(t/W)
 	// of Redis TIME just before the release and after the last decision
 	// (Run reruns a trial whose two differ).
@@ -138,12 +146,14 @@ func (f *Conns) Run(ctx context.Context, t Trial, key string) (TrialResult, erro
 		maxTrialReruns+1, t.Strategy.Name(), algos.FormatMicros(t.Limit.Window))
 }
 
-// record is one request of a trial: its ruling, its time from send to
-// decision, and when it was decided.
-type record struct {
-	ruling  Ruling
-	latency time.Duration
-	done    time.Duration // since the release
+// decided is one request of a trial: its ruling, its time from send to
+// decision, when it was decided, and when it was sent and answered, in µs
+// since the release (the record's).
+type decided struct {
+	ruling         Ruling
+	latency        time.Duration
+	done           time.Duration // since the release
+	sent, answered int64
 }
 
 // runOnce runs t once against key, without checking for a window edge.
@@ -177,14 +187,14 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		return TrialResult{}, err
 	}
 
-	recs := make([][]record, t.Workers)
+	recs := make([][]decided, t.Workers)
 	errs := make([]error, t.Workers)
 	start := make(chan struct{})
 	rounds := newRoundBarrier(t.Workers, t.Release == Rounds)
 	var wg sync.WaitGroup
 	var release time.Time
 	for w := range t.Workers {
-		recs[w] = make([]record, 0, t.PerWorker)
+		recs[w] = make([]decided, 0, t.PerWorker)
 		wg.Go(func() {
 			dest := Destination{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
 			<-start
@@ -204,7 +214,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 					errs[w] = err
 					return
 				}
-				recs[w] = append(recs[w], record{ruling: ruling, latency: now.Sub(t0), done: now.Sub(release)})
+				recs[w] = append(recs[w], decided{ruling: ruling, latency: now.Sub(t0), done: now.Sub(release), sent: t0.Sub(release).Microseconds(), answered: now.Sub(release).Microseconds()})
 			}
 		})
 	}
@@ -225,6 +235,13 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		WindowBefore: algos.FloorDiv(before, t.Limit.Window),
 		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
+	for w, rs := range recs {
+		for _, rec := range rs {
+			r.Records = append(r.Records, record.Record{Key: key, Node: w, Sent: rec.sent, Answered: rec.answered,
+				Answer: record.Answer{Decision: algos.Decision{Allowed: rec.ruling.Allowed}}})
+		}
+	}
+	slices.SortStableFunc(r.Records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
 	for _, rec := range all {
 		r.Attempts += rec.ruling.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
@@ -248,7 +265,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 // roundsOutOfStep counts the rounds of a Rounds trial of a racy strategy,
 // and those in which some read did not see exactly the admits of the rounds
 // before it: a write of its own round had reached Redis first.
-func roundsOutOfStep(recs [][]record) (rounds, outOfStep int) {
+func roundsOutOfStep(recs [][]decided) (rounds, outOfStep int) {
 	var admitted int64 // by the rounds before this one
 	for k := 0; ; k++ {
 		var thisRound int64
@@ -370,7 +387,7 @@ func RefusedWithinLimit(rulings []Ruling, limit int64) int {
 }
 
 // rulingsOf is the ruling of every record, in order.
-func rulingsOf(recs []record) []Ruling {
+func rulingsOf(recs []decided) []Ruling {
 	out := make([]Ruling, len(recs))
 	for i, r := range recs {
 		out[i] = r.ruling
