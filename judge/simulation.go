@@ -62,6 +62,7 @@ type Simulation struct {
 	mine       [traffic.NumClients][]judged // each closed-loop client's requests, in the order sent (sentBy)
 	over       []judged                     // an over-admitting client's admits in the window (overAdmission)
 	latest     []int64                      // each instance's latest told time (badTally)
+	watched    bool                         // Watch was called for the run Judge judges next
 }
 
 // Watch is loop with each client wrapped to keep, for the next Judge, the
@@ -69,6 +70,7 @@ type Simulation struct {
 // closed-loop clients' answers besides the run's outcomes (retries). A run
 // to be judged is played with the clients Watch returns.
 func (sc *Simulation) Watch(loop []record.LoopClient) []record.LoopClient {
+	sc.watched = true
 	out := slices.Clone(loop)
 	for i, lc := range out {
 		if lc.Key < 0 || lc.Key >= traffic.NumClients {
@@ -126,9 +128,17 @@ func (r *recorder) Next(last *record.Record) (int64, bool) {
 //
 // An instance told a time earlier than one it was told before (clocks
 // that disagree) is judged for honesty only up to there: past that, the
-// promise says nothing of what it owes. The rules that play a run again
-// (other keys, node clocks, a reference) are the caller's.
+// promise says nothing of what it owes. A run played without Watch's
+// clients is not judged on its retries (their Retry-Afters were not
+// kept). The rules that play a run again (other keys, node clocks, a
+// reference) are the caller's.
 func (sc *Simulation) Judge(cfg *model.Config, res *model.Result, found *[traffic.NumClients]Kinds) {
+	if !sc.watched {
+		for k := range sc.retryAfter {
+			sc.retryAfter[k] = sc.retryAfter[k][:0] // no answer kept: no retry judged
+		}
+	}
+	sc.watched = false
 	v := newRunView(cfg, res)
 	for c := range min(traffic.NumClients, len(res.Keys)) {
 		if viol := res.Keys[c].Violation; viol != nil {

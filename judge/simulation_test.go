@@ -307,3 +307,40 @@ func TestRetriesInOrderIsRetries(t *testing.T) {
 		t.Error("a closed-loop key with a fixed request was judged in one pass")
 	}
 }
+
+// A run is judged on its retries only when it was played with Watch's
+// clients, which keep the Retry-Afters the clients were handed: a planted
+// GCRA that floors its Retry-After is caught denying a retry when watched,
+// and a run played without Watch, after a watched one, is not judged on
+// the Retry-Afters that run kept.
+func TestRetriesAreJudgedOnlyOnWatchedRuns(t *testing.T) {
+	requests, err := new(traffic.Scratch).Make(1, huntLimit, huntDuration, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := huntConfig(limiter.FromAlgorithm(planted.GCRARetryAfterFloored), model.StoreClock, 1, requests)
+	sc := new(Simulation)
+	judged := func(watch bool) *Evidence {
+		t.Helper()
+		c := cfg
+		if watch {
+			c.Loop = sc.Watch(c.Loop)
+		}
+		res, err := model.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found [traffic.NumClients]Kinds
+		sc.Judge(&c, &res, &found)
+		return found[traffic.RetryAfter][breach.RetryDenied]
+	}
+	if judged(true) == nil {
+		t.Fatal("the watched run of the floored Retry-After was not caught denying a retry")
+	}
+	if f := judged(false); f != nil {
+		t.Errorf("a run played without Watch was judged on its retries: %s", f.Violation.Reason)
+	}
+	if judged(true) == nil {
+		t.Error("watched again, the floored Retry-After was not caught")
+	}
+}
