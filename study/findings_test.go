@@ -521,10 +521,18 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysExact(t *testing.T) {
 	t.Parallel()
 	l := newLab(t, 2*time.Minute)
-	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), algos.TokenBucket)
+	plan := SkewPlanFor(2 * algos.Second)
+	redisClock, callerClock := l.skewTrial(plan, algos.TokenBucket)
 	if callerClock.Share() < 1.10 {
 		t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want at least 110%%", callerClock.Admitted, pct(callerClock.Share()), callerClock.Allowed)
 	}
+	// Its records alone convict it, as a deployed service's would: more
+	// admitted than any placement of the decisions keeps to the promise.
+	v := judge.Records(callerClock.Records, algos.BucketPromise(plan.Limit), plan.Limit)
+	if _, caught := v.Caught(breach.OverAdmission); !caught {
+		t.Errorf("caller clocks: its records were not caught over-admitting:\n%v", v)
+	}
+	t.Logf("caller clocks, judged from the records alone (judge.Records):\n%v", v)
 	t.Logf("measured: %s of the rate on callers' clocks spread over ±1s, %s on Redis's", pct(callerClock.Share()), pct(redisClock.Share()))
 }
 
@@ -545,10 +553,18 @@ func TestFindingCallerClockBucketOverAdmitsAtTwoSecondSkewWhileRedisClockStaysEx
 func TestFindingCallerClockWithoutClampStarvesAtTwoSecondSkew(t *testing.T) {
 	t.Parallel()
 	l := newLab(t, 2*time.Minute)
-	redisClock, callerClock := l.skewTrial(SkewPlanFor(2*algos.Second), planted.TokenBucketNegativeRefill)
+	plan := SkewPlanFor(2 * algos.Second)
+	redisClock, callerClock := l.skewTrial(plan, planted.TokenBucketNegativeRefill)
 	if callerClock.Share() >= 0.5 {
 		t.Errorf("caller clocks: admitted %d (%s of the %d allowed), want under 50%%", callerClock.Admitted, pct(callerClock.Share()), callerClock.Allowed)
 	}
+	// Its records alone convict it, as a deployed service's would: it
+	// turned away requests that one more admit certainly fitted.
+	v := judge.Records(callerClock.Records, algos.BucketPromise(plan.Limit), plan.Limit, judge.Exact())
+	if _, caught := v.Caught(breach.HonestTurnedAway); !caught {
+		t.Errorf("caller clocks: its records were not caught turning honest requests away:\n%v", v)
+	}
+	t.Logf("caller clocks, judged from the records alone (judge.Records, Exact):\n%v", v)
 	t.Logf("measured: %s of the rate on callers' clocks spread over ±1s, %s on Redis's", pct(callerClock.Share()), pct(redisClock.Share()))
 }
 
@@ -593,6 +609,13 @@ func (l *lab) skewTrial(plan traffic.SkewPlan, a algos.Algorithm) (redisClock, c
 	if promised := redisClock.Promised(plan.Limit); int64(redisClock.Admitted) > promised {
 		t.Errorf("%s, Redis clock: admitted %d, want at most the %d its promise allows over the trial's %s",
 			a.Name, redisClock.Admitted, promised, algos.FormatMicros(redisClock.Span))
+	}
+	// Judged from its records alone, as a deployed service is, the bucket
+	// on Redis's clock keeps its promise both ways: no more admitted than
+	// any placement of the decisions allows, and no request turned away
+	// that one more admit certainly fitted (judge.Exact).
+	if v := judge.Records(redisClock.Records, algos.BucketPromise(plan.Limit), plan.Limit, judge.Exact()); !v.Clean() || v.Offered != redisClock.Sent {
+		t.Errorf("%s, Redis clock: %d records of %d requests, judged from its records:\n%v", a.Name, v.Offered, redisClock.Sent, v)
 	}
 	// The floor needs the requests on time: near empty at 1.2x its rate, the
 	// bucket loses refill only when it sits full, which a hold-up longer

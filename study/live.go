@@ -45,6 +45,9 @@ func closeWorkers(clients [][]*redis.Client) {
 type liveDecision struct {
 	planned, at, seq int64
 	allowed, twin    bool
+	// sent and answered are when the request left and its answer came
+	// back, on the store's clock as the trial follows it (conn.Sync).
+	sent, answered int64
 }
 
 // decideAgainInRedisOrder puts every worker's decisions in Redis's order

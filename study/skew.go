@@ -1,13 +1,16 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
@@ -43,6 +46,15 @@ type SkewResult struct {
 	// in the clock that decided (Redis TIME, or the caller's clock, whose
 	// plan is shifted by its offset): how far a busy machine bent the plan.
 	Lag int64
+	// Records is every request as its worker saw it (record.Record): the
+	// key, the worker as its node, when it was sent and answered on the
+	// store's clock as the trial follows it (one Redis TIME at the start
+	// plus this machine's monotonic time since), and whether it was
+	// admitted. The time the script was told is not claimed: a caller's
+	// clock is the trial's to choose, not a client's to see. In the order
+	// sent. judge.Records holds them to the bucket promise as it holds any
+	// service's.
+	Records []record.Record
 }
 
 // Promised is the most the bucket promise allows over the trial's actual
@@ -140,6 +152,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 					var ruling Ruling
 					var err error
 					at := int64(-1)
+					sent := sync0.Now()
 					if callerClock {
 						at = sync0.Now() + plan.Offset(w)
 						planned += plan.Offset(w) // in the clock at is read on
@@ -152,7 +165,8 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 						errs[k*plan.Workers+w] = err
 						return
 					}
-					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ruling.Seq, allowed: ruling.Allowed})
+					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ruling.Seq, allowed: ruling.Allowed,
+						sent: sent, answered: sync0.Now()})
 				}
 			})
 		}
@@ -182,6 +196,13 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 			}
 		}
 		res[k].Span = last - first
+		for w, ds := range decided[k] {
+			for _, d := range ds {
+				res[k].Records = append(res[k].Records, record.Record{Key: keys[k], Node: w, Sent: d.sent, Answered: d.answered,
+					Answer: record.Answer{Decision: algos.Decision{Allowed: d.allowed}}})
+			}
+		}
+		slices.SortStableFunc(res[k].Records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
 	}
 	return res, nil
 }
