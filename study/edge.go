@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
@@ -34,6 +35,10 @@ type EdgeResult struct {
 	// (Redis TIME minus the plan), µs: how far a busy machine bent the plan.
 	// Model describes the trial only while Lag is small (see EdgeMaxLag).
 	Lag int64
+	// Records is every request as its worker saw it (record.Record, as
+	// SkewResult.Records): sent and answered on the store's clock as the
+	// trial follows it, and whether it was admitted, in the order sent.
+	Records []record.Record
 }
 
 // OnPlan reports whether every request was decided within EdgeMaxLag of
@@ -124,12 +129,14 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 					errs[wi] = err
 					return
 				}
+				sent := sync0.Now()
 				ruling, err := s.Allow(ctx, dest)
 				if err != nil {
 					errs[wi] = err
 					return
 				}
-				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ruling.RedisTime, seq: ruling.Seq, allowed: ruling.Allowed})
+				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ruling.RedisTime, seq: ruling.Seq, allowed: ruling.Allowed,
+					sent: sent, answered: sync0.Now()})
 			}
 		})
 	}
@@ -142,7 +149,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 	if err != nil {
 		return EdgeResult{}, err
 	}
-	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences}
+	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences, Records: recordsOf(key, decided)}
 	var live, twin []int64
 	for _, d := range all {
 		r.Lag = max(r.Lag, d.at-d.planned)

@@ -496,6 +496,24 @@ func TestFindingOnlyTheSlidingLogHoldsTheLimitAcrossAWindowEdge(t *testing.T) {
 		if !want[r.Algorithm](r.Most) {
 			t.Errorf("%s: %d admits in one window of %s (model on the plan %d), want %s", r.Algorithm, r.Most, algos.FormatMicros(EdgeLimit.Window), r.Model, says[r.Algorithm])
 		}
+		// From its records alone, as a deployed service is judged, against
+		// "at most L in any window": the sliding log is clean, and the
+		// fixed window and the token bucket, 2L and 2L − 1 within a
+		// window's length, are caught. (The sliding counter's excess may
+		// be within what a round trip leaves uncertain: logged only.)
+		v := judge.Records(r.Records, algos.SlidingWindowPromise(EdgeLimit), EdgeLimit)
+		_, caught := v.Caught(breach.OverAdmission)
+		switch r.Algorithm {
+		case algos.SlidingLog.Name:
+			if !v.Clean() {
+				t.Errorf("%s: its records were caught against at most L in any window:\n%v", r.Algorithm, v)
+			}
+		case algos.FixedWindow.Name, algos.TokenBucket.Name:
+			if !caught {
+				t.Errorf("%s: its records were not caught over-admitting against at most L in any window:\n%v", r.Algorithm, v)
+			}
+		}
+		t.Logf("%s, judged from its records against at most L in any window (judge.Records):\n%s\n%s", r.Algorithm, v.RowHeader(), v.Row())
 	}
 	if len(unjudged) > 0 {
 		t.Skipf("the machine was too busy to keep the plan within %s in %d trials, so these counts were not judged: %s",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/model"
+	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/redis/go-redis/v9"
 )
@@ -73,4 +74,18 @@ func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, perWorker [][]liv
 		}
 	}
 	return all, differences, nil
+}
+
+// recordsOf is what each worker of a trial on key saw of its requests, as
+// records (the worker as node), in the order sent.
+func recordsOf(key string, perWorker [][]liveDecision) []record.Record {
+	var out []record.Record
+	for w, ds := range perWorker {
+		for _, d := range ds {
+			out = append(out, record.Record{Key: key, Node: w, Sent: d.sent, Answered: d.answered,
+				Answer: record.Answer{Decision: algos.Decision{Allowed: d.allowed}}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+	return out
 }

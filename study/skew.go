@@ -1,11 +1,9 @@
 package study
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -196,13 +194,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 			}
 		}
 		res[k].Span = last - first
-		for w, ds := range decided[k] {
-			for _, d := range ds {
-				res[k].Records = append(res[k].Records, record.Record{Key: keys[k], Node: w, Sent: d.sent, Answered: d.answered,
-					Answer: record.Answer{Decision: algos.Decision{Allowed: d.allowed}}})
-			}
-		}
-		slices.SortStableFunc(res[k].Records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+		res[k].Records = recordsOf(keys[k], decided[k])
 	}
 	return res, nil
 }
