@@ -38,10 +38,41 @@ const (
 	failoverSwitchWithin = 20 * time.Second
 	// failoverDownAfter is the Sentinel's down-after-milliseconds.
 	failoverDownAfter = 500
+	// failoverPhaseWithin bounds each phase of the drive, which ends on
+	// counts (failoverProgress), however slowly a busy machine calls.
+	failoverPhaseWithin = 30 * time.Second
 )
 
-// failoverRun is the drill's size: keys, and how long it drives before the
-// kill and after the switch.
+// failoverProgress counts, per key, the calls that succeeded, and of them
+// those sent after the switch: the phases before the kill and after the
+// switch end when every key has had its share of calls (what the pace
+// gives in the phase's duration on an idle machine), not when the time is
+// up. A machine too busy to keep the pace would otherwise end them early,
+// leave the buckets undrained before the kill and barely called after the
+// switch, and take from the drill its power to tell a reset from a loss
+// (with both cores busy under -race: 29 beyond the promise for a reset,
+// where an idle run gives 340 to 365).
+type failoverProgress struct {
+	ok, okAfterSwitch []atomic.Int64
+}
+
+// least is the fewest successful calls of any key (sent after the switch,
+// with afterSwitch).
+func (p *failoverProgress) least(afterSwitch bool) int64 {
+	counts := p.ok
+	if afterSwitch {
+		counts = p.okAfterSwitch
+	}
+	n := counts[0].Load()
+	for k := range counts {
+		n = min(n, counts[k].Load())
+	}
+	return n
+}
+
+// failoverRun is the drill's size: keys, and how long it drives at least
+// before the kill and after the switch (each phase also lasts until every
+// key has had the calls the pace gives in that time).
 func failoverRun() (keys int, before, after time.Duration) {
 	if *drillsFull {
 		return 200, 5 * time.Second, 5 * time.Second
@@ -62,9 +93,11 @@ type failoverCall struct {
 // down-after-milliseconds 500), on loopback; 50 token-bucket keys (10 per
 // 10 s, burst 10) driven by the script on Redis TIME through go-redis's
 // failover client, each key called 20 times a second by 4 goroutines;
-// 1 s in, the primary is killed (SIGKILL, writes in flight), and the
-// drive goes on through the promotion until 1 s after the first call
-// the promoted replica serves. Per key, the admits over the whole run are
+// 1 s in, once every key has had 20 calls, the primary is killed
+// (SIGKILL, writes in flight), and the drive goes on through the
+// promotion until 1 s after the first call the promoted replica serves,
+// and every key has had 20 calls served by it: each phase ends on counts,
+// so that a busy machine makes it longer, never thinner (failoverProgress). Per key, the admits over the whole run are
 // held to the token bucket's promise over the span of its calls (burst +
 // rate × span).
 //
@@ -181,7 +214,11 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		SentinelPassword: sentinel.Password,
 		Password:         primary.Password,
 		// No retry: every failed call is counted once, as a caller sees it.
-		MaxRetries:      -1,
+		MaxRetries: -1,
+		// A connection for each worker, dialled before the drive (below):
+		// a dial that a busy machine slows past DialTimeout is then no
+		// call failed before the kill.
+		MinIdleConns:    failoverWorkers,
 		DialTimeout:     250 * time.Millisecond,
 		DialerRetries:   1,
 		ReadTimeout:     500 * time.Millisecond,
@@ -194,6 +231,12 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 	if err := script.Load(ctx, fc); err != nil {
 		t.Fatal(err)
 	}
+	if err := drillWait(ctx, failoverPhaseWithin, 5*time.Millisecond, func(context.Context) (bool, string) {
+		st := fc.PoolStats()
+		return int(st.IdleConns) >= failoverWorkers, fmt.Sprintf("%d idle connections to the primary, want %d", st.IdleConns, failoverWorkers)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	setup := time.Since(setupStart)
 
 	// Drive.
@@ -202,17 +245,32 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		keys[k] = fmt.Sprintf("overshoot:drill:failover:%d", k)
 	}
 	var killDone, firstSwitched atomic.Int64 // UnixNano; 0 until then
+	progress := &failoverProgress{ok: make([]atomic.Int64, nKeys), okAfterSwitch: make([]atomic.Int64, nKeys)}
 	stop := make(chan struct{})
 	calls := make([][]failoverCall, failoverWorkers)
 	var wg sync.WaitGroup
 	driveStart := time.Now()
 	for w := range failoverWorkers {
 		wg.Go(func() {
-			calls[w] = failoverDrive(ctx, fc, script, keys, w, stop, &killDone, &firstSwitched)
+			calls[w] = failoverDrive(ctx, fc, script, keys, w, stop, &killDone, &firstSwitched, progress)
+		})
+	}
+	// phase waits until d has passed since from and every key has had the
+	// calls the pace gives in d, successful (and sent after the switch,
+	// with afterSwitch).
+	phase := func(from time.Time, d time.Duration, afterSwitch bool) error {
+		want := int64(d / failoverPace)
+		return drillWait(ctx, failoverPhaseWithin, 5*time.Millisecond, func(context.Context) (bool, string) {
+			n := progress.least(afterSwitch)
+			return time.Since(from) >= d && n >= want, fmt.Sprintf("a key has had %d successful calls in the phase, want %d", n, want)
 		})
 	}
 
-	time.Sleep(before)
+	if err := phase(driveStart, before, false); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("before the kill: %v", err)
+	}
 	if cut > 0 {
 		spec := `{"name":"cut","type":"timeout","stream":"downstream","toxicity":1,"attributes":{"timeout":0}}`
 		if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
@@ -235,14 +293,14 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		return firstSwitched.Load() != 0, "no call served since the kill"
 	})
 	if switched == nil {
-		time.Sleep(after)
+		switched = phase(time.Unix(0, firstSwitched.Load()), after, true)
 	}
 	close(stop)
 	wg.Wait()
 	end := time.Now()
 	if switched != nil {
 		logs, _ := sentinel.Logs(ctx)
-		t.Fatalf("the failover client never reached the replica: %v\nSentinel events: %s\nSentinel log:\n%s", switched, events.String(), logs)
+		t.Fatalf("the failover client did not reach the replica, or did not call every key on it: %v\nSentinel events: %s\nSentinel log:\n%s", switched, events.String(), logs)
 	}
 	switchAt := time.Unix(0, firstSwitched.Load())
 
@@ -266,7 +324,7 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		cutNote = fmt.Sprintf("the replication stream (through toxiproxy) blackholed %v before the kill", cut)
 	}
 	t.Logf("failover drill, %s on the host network: primary :%d, replica :%d (%s), Sentinel :%d (down-after %d ms); setup %v\n"+
-		"%d keys, limit %d per %s, burst %d; %d goroutines, each key called every %v; %v before the kill, %v after the switch; %v driven in all\n"+
+		"%d keys, limit %d per %s, burst %d; %d goroutines, each key called every %v; %v before the kill, %v after the switch, at least (and %d calls a key); %v driven in all\n"+
 		"replica behind the primary just before the kill: %s; the kill took %v\n"+
 		"Sentinel, from the kill: %s\n"+
 		"first call served by the replica %v after the kill (sent after it)\n"+
@@ -275,7 +333,7 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 		"beyond the Go twin on the same successful calls (no store lost): total %d, max %d a key\n"+
 		"a reset of every bucket at the switch, computed on the same calls: total %d beyond the promise, max %d a key",
 		primary.Image, primary.Port, replica.Port, cutNote, sentinel.Port, failoverDownAfter, setup.Round(time.Millisecond),
-		nKeys, failoverLimit.Rate, algos.FormatMicros(failoverLimit.Window), failoverLimit.Burst, failoverWorkers, failoverPace, before, after, end.Sub(driveStart).Round(time.Millisecond),
+		nKeys, failoverLimit.Rate, algos.FormatMicros(failoverLimit.Window), failoverLimit.Burst, failoverWorkers, failoverPace, before, after, int64(after/failoverPace), end.Sub(driveStart).Round(time.Millisecond),
 		lag, killTook.Round(time.Millisecond),
 		events.String(),
 		switchAt.Sub(killAt).Round(time.Millisecond),
@@ -316,7 +374,7 @@ func failoverDrill(t *testing.T, cut time.Duration) {
 // failoverWorkers) once per failoverPace until stop closes, and returns
 // the calls. The first success of a call sent after the kill marks the
 // switch.
-func failoverDrive(ctx context.Context, c redis.Scripter, script *lua.Script, keys []string, w int, stop <-chan struct{}, killDone, firstSwitched *atomic.Int64) []failoverCall {
+func failoverDrive(ctx context.Context, c redis.Scripter, script *lua.Script, keys []string, w int, stop <-chan struct{}, killDone, firstSwitched *atomic.Int64, progress *failoverProgress) []failoverCall {
 	var out []failoverCall
 	next := time.Now().Add(time.Duration(w) * failoverPace / failoverWorkers)
 	for {
@@ -342,6 +400,10 @@ func failoverDrive(ctx context.Context, c redis.Scripter, script *lua.Script, ke
 				call.redisTime, call.allowed = r.RedisTime, r.Decision.Allowed
 				if kd := killDone.Load(); kd != 0 && call.sent.UnixNano() > kd {
 					firstSwitched.CompareAndSwap(0, call.done.UnixNano())
+				}
+				progress.ok[k].Add(1)
+				if sw := firstSwitched.Load(); sw != 0 && call.sent.UnixNano() >= sw {
+					progress.okAfterSwitch[k].Add(1)
 				}
 			}
 			out = append(out, call)
