@@ -3,7 +3,9 @@ package properties
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/limiter"
@@ -79,12 +81,15 @@ func stepBackApplies(spec limiter.Spec) bool { return spec.Clock != limiter.Stor
 
 // Check runs every property of Properties(spec, opts...) on spec, any
 // limiter.Spec, each as a subtest, with exactly its Checks cases, and logs
-// how many cases each ran. A property that breaks fails its subtest with
-// rapid's shrunk counterexample; the others still run. Shrinking stops
-// after DefaultShrinkTime (WithShrinkTime and -rapid.shrinktime change it)
-// and reports the smallest case found by then: a bound never turns a
-// failure into a pass. For a store-clock spec it logs that the step-back
-// properties do not apply, and why.
+// how many cases each ran. The subtests run GOMAXPROCS at a time (each
+// property makes its own limiters, and Spec.New promises a fresh one; a
+// generator given as an option is drawn from by several at once), and
+// Check returns when all have ended. A property that breaks fails its
+// subtest with rapid's shrunk counterexample; the others still run.
+// Shrinking stops after DefaultShrinkTime (WithShrinkTime and
+// -rapid.shrinktime change it) and reports the smallest case found by
+// then: a bound never turns a failure into a pass. For a store-clock spec
+// it logs that the step-back properties do not apply, and why.
 func Check(t *testing.T, spec limiter.Spec, opts ...Option) {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
@@ -97,20 +102,30 @@ func Check(t *testing.T, spec limiter.Spec, opts ...Option) {
 	if !stepBackApplies(spec) {
 		t.Logf("%s %s", spec.Name, stepBackNotApplicable)
 	}
+	// t.Run may be called from several goroutines at once, so long as all
+	// return before Check does: the subtests keep their names, and a
+	// caller's code after Check runs after every property.
+	slots := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
 	for _, p := range Properties(spec, opts...) {
-		t.Run(p.Name, func(t *testing.T) {
-			r := newRunner(p.Prop, p.Checks, c.shrinkBound())
-			q := quiet{T: t, r: r}
-			for r.more() {
-				before := r.ran
-				withRapidFlags(func() { rapid.Check(q, r.run) })
-				if r.ran == before {
-					t.Fatalf("properties: rapid ran no case of %s (-rapid.checks=%s)", p.Name, flagValue("rapid.checks"))
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			t.Run(p.Name, func(t *testing.T) {
+				r := newRunner(p.Prop, p.Checks, c.shrinkBound())
+				q := quiet{T: t, r: r}
+				for r.more() {
+					before := r.ran
+					withRapidFlags(func() { rapid.Check(q, r.run) })
+					if r.ran == before {
+						t.Fatalf("properties: rapid ran no case of %s (-rapid.checks=%s)", p.Name, flagValue("rapid.checks"))
+					}
 				}
-			}
-			t.Logf("%s: %d cases: %s", spec.Name, r.ran, p.Claim)
+				t.Logf("%s: %d cases: %s", spec.Name, r.ran, p.Claim)
+			})
 		})
 	}
+	wg.Wait()
 }
 
 // quiet is t as rapid's TB, without rapid's "OK, passed N tests" line,

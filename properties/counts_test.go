@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -14,9 +15,9 @@ import (
 )
 
 // countingLimits draws the one limit l and counts its draws: every
-// property draws its limit once a case.
-func countingLimits(l algos.Limit, n *int) *rapid.Generator[algos.Limit] {
-	return rapid.Custom(func(t *rapid.T) algos.Limit { *n++; return rapid.Just(l).Draw(t, "l") })
+// property draws its limit once a case (Check runs the properties at once).
+func countingLimits(l algos.Limit, n *atomic.Int64) *rapid.Generator[algos.Limit] {
+	return rapid.Custom(func(t *rapid.T) algos.Limit { n.Add(1); return rapid.Just(l).Draw(t, "l") })
 }
 
 // WithChecks(7) runs exactly 7 cases of every property, not a whole run of
@@ -24,7 +25,7 @@ func countingLimits(l algos.Limit, n *int) *rapid.Generator[algos.Limit] {
 func TestWithChecksRunsExactlyThatMany(t *testing.T) {
 	spec := limiter.FromAlgorithm(algos.GCRA)
 	l := algos.MustLimit(3, 20, 4)
-	drawn := 0
+	var drawn atomic.Int64
 	opts := []properties.Option{properties.WithLimits(countingLimits(l, &drawn)), properties.WithChecks(7)}
 	props := properties.Properties(spec, opts...)
 	for _, p := range props {
@@ -32,10 +33,10 @@ func TestWithChecksRunsExactlyThatMany(t *testing.T) {
 			t.Errorf("%s: Checks %d, want 7", p.Name, p.Checks)
 		}
 	}
-	drawn = 0
+	drawn.Store(0)
 	properties.Check(t, spec, opts...)
-	if drawn != 7*len(props) {
-		t.Errorf("Check ran %d cases of %d properties, want 7 each (%d)", drawn, len(props), 7*len(props))
+	if n := drawn.Load(); n != int64(7*len(props)) {
+		t.Errorf("Check ran %d cases of %d properties, want 7 each (%d)", n, len(props), 7*len(props))
 	}
 }
 

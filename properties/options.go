@@ -29,7 +29,8 @@ func configure(opts []Option) config {
 	return c
 }
 
-// WithLimits draws the limits from g instead of SmallLimits.
+// WithLimits draws the limits from g instead of SmallLimits. Check draws
+// from g on several goroutines at once.
 func WithLimits(g *rapid.Generator[algos.Limit]) Option {
 	return func(c *config) { c.limits = g }
 }
