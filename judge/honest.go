@@ -48,11 +48,7 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (ruleV
 	if shape != bucketShape && shape != slidingShape {
 		return hv, nil
 	}
-	type span struct {
-		from, to int64
-		r        record.Record
-	}
-	var admits, denials []span
+	var byEnd, denials []spanned // the admits (sorted by end below) and the denials
 	origin, end := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, r := range recs {
 		if r.Cost > 1 {
@@ -64,30 +60,29 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (ruleV
 		f, t := r.Span()
 		origin, end = min(origin, f), max(end, t)
 		if r.Allowed {
-			admits = append(admits, span{f, t, r})
+			byEnd = append(byEnd, spanned{r, f, t})
 		} else {
-			denials = append(denials, span{f, t, r})
+			denials = append(denials, spanned{r, f, t})
 		}
 	}
 	if len(denials) == 0 {
 		return hv, nil
 	}
 	// Times from the key's earliest, in judgeKey's units.
-	W, L, err := countScale(len(admits), end-origin, l)
+	W, L, err := countScale(len(byEnd), end-origin, l)
 	if err != nil {
 		return hv, err
 	}
 	B := l.Burst
-	for _, set := range [][]span{admits, denials} {
+	for _, set := range [][]spanned{byEnd, denials} {
 		for i := range set {
 			set[i].from -= origin
 			set[i].to -= origin
 		}
 	}
-	byEnd := admits
-	slices.SortFunc(byEnd, func(a, b span) int { return cmp.Compare(a.to, b.to) })
-	begins := make([]int64, len(admits))
-	for i, a := range admits {
+	slices.SortFunc(byEnd, func(a, b spanned) int { return cmp.Compare(a.to, b.to) })
+	begins := make([]int64, len(byEnd))
+	for i, a := range byEnd {
 		begins[i] = a.from
 	}
 	slices.Sort(begins)
@@ -98,10 +93,10 @@ func judgeHonest(recs []record.Record, shape promiseShape, l algos.Limit) (ruleV
 		return i
 	}
 	endedBefore := func(t int64) int {
-		i, _ := slices.BinarySearchFunc(byEnd, t, func(a span, t int64) int { return cmp.Compare(a.to, t) })
+		i, _ := slices.BinarySearchFunc(byEnd, t, func(a spanned, t int64) int { return cmp.Compare(a.to, t) })
 		return i
 	}
-	slices.SortStableFunc(denials, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	slices.SortStableFunc(denials, func(a, b spanned) int { return cmp.Compare(a.from, b.from) })
 	k := 0 // admits ended before the denial's s, ranked by end
 	// best is the largest L·a_j − j·W over j ≤ k (1-based), at bestJ.
 	best, bestJ := int64(0), 0

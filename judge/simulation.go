@@ -39,7 +39,7 @@ type Evidence struct {
 // (nil where it showed none), indexed by breach.Kind.
 type Kinds [breach.NumKinds]*Evidence
 
-// Keep sets f as its kind's finding unless the client has one already.
+// Keep sets f as its kind's evidence unless the client has some already.
 func (k *Kinds) Keep(f *Evidence) {
 	if k[f.Kind] == nil {
 		k[f.Kind] = f
@@ -220,7 +220,7 @@ func judgeable(cfg model.Config) bool {
 // requestsOf lays out every request of a run (the fixed ones, then the
 // closed-loop ones in the order sent) with the instance that decided it and
 // the time that instance was told, as the run carried it (model.Outcome.Told).
-// The slice is sc's, valid until sc is given back.
+// The slice is sc's, valid until its next Judge.
 func (sc *Simulation) requestsOf(cfg model.Config, res *model.Result) []judged {
 	all := slices.Grow(sc.all[:0], len(res.Outcomes))[:len(res.Outcomes)]
 	sc.all = all
@@ -239,7 +239,7 @@ func (sc *Simulation) requestsOf(cfg model.Config, res *model.Result) []judged {
 
 // byInstance groups the requests' indices by instance, each group in the
 // order the instance decided them (by decision time, then request order).
-// The groups are sc's, valid until sc is given back.
+// The groups are sc's, valid until its next Judge.
 func (sc *Simulation) byInstance(all []judged) [][]int32 {
 	n := int32(0)
 	for _, r := range all {

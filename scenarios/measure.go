@@ -246,8 +246,8 @@ func (sc *runScratch) offReference(cfg model.Config, mine *model.Result, ref lim
 		return nil
 	}
 	row := past.Window
-	if row.Key >= 0 && row.Key < traffic.NumClients && run.found[row.Key][breach.OffReference] == nil {
-		run.found[row.Key][breach.OffReference] = &judge.Evidence{Kind: breach.OffReference, Violation: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}}
+	if row.Key >= 0 && row.Key < traffic.NumClients {
+		run.found[row.Key].Keep(&judge.Evidence{Kind: breach.OffReference, Violation: &algos.Violation{From: row.Start, To: row.End, Admits: row.Mine, Allowed: row.Ref, Reason: past.Error()}})
 	}
 	return nil
 }

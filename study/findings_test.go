@@ -289,7 +289,7 @@ func TestFindingAtomicStrategiesAdmitExactlyTheLimit(t *testing.T) {
 				t.Errorf("%s, c=%d, %s, %s: admitted %d and refused %d within the limit, want exactly %d and 0",
 					pt.Strategy, pt.Workers, pt.Release, pt.Path, r.Admitted, r.RefusedWithin, atomicLimit)
 			}
-			_ = judgedAsAService(t, fmt.Sprintf("%s, c=%d, %s, %s", pt.Strategy, pt.Workers, pt.Release, pt.Path), r)
+			judgedAsAService(t, fmt.Sprintf("%s, c=%d, %s, %s", pt.Strategy, pt.Workers, pt.Release, pt.Path), r)
 		}
 	}
 	t.Logf("%d trials, every one admitted exactly L = %d, and its records judged clean", trials, atomicLimit)
