@@ -63,6 +63,9 @@ TEST_JSON ?= .test-results/go-test.json
 ## each of the run's ~50 links about a fifth cheaper (a raced testcontainers binary: 3.2 CPU-s
 ## linked with DWARF, 2.6 without).
 TEST_LDFLAGS ?= -ldflags=-w
+## TEST_P is go test's -p (how many test binaries run at once, and links beside them); empty
+## leaves go's default, the number of cores.
+TEST_P ?=
 MODULE := github.com/overshoot-go/overshoot
 ROOT_SIMULATIONS := ^(TestGolden|TestFinding|TestMutants|TestKeyTTL|TestMyLimiter|TestMyLibrary|TestMyTrace)
 SIMULATIONS := ^($\
@@ -92,7 +95,7 @@ test:
 	@mkdir -p $(dir $(TEST_JSON))
 	@status=0; parts=; \
 	run() { part=$$1; shift; parts="$$parts $$part"; \
-		$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).$$part -- -count=1 $(TEST_LDFLAGS) "$$@" || status=1; }; \
+		$(GO) tool gotestsum --format standard-quiet --jsonfile $(TEST_JSON).$$part -- -count=1 $(TEST_LDFLAGS) $(if $(TEST_P),-p $(TEST_P)) "$$@" || status=1; }; \
 	run race -race -skip '$(SIMULATIONS)' $$($(GO) list ./... | grep -v -e '^$(MODULE)$$'); \
 	run sim -run '$(SIMULATIONS)' $(SIMULATION_PACKAGES); \
 	run root-race -race -skip '$(ROOT_SIMULATIONS)' .; \

@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -211,26 +212,46 @@ func TestLiveRunsTheSimulatorsClientsOnThreeNodes(t *testing.T) {
 // asked by clients that come back at every Reset it names (whole seconds,
 // rounded up, as its headers say), is clean: every Reset rule holds it to
 // its headers, and whole-second rounding, the network and the machine's
-// speed can only make a client come back later, to more room.
+// speed can only make a client come back later, to more room. A drive in
+// which the clients came back fewer than twice (a starved machine: under
+// -race with both cores busy, the first answers once took the whole 3 s)
+// judged nothing of a comeback; it is driven again on fresh keys, up to
+// resetDrives times, and every drive's records must be clean.
 func TestLiveReferenceMiddlewareAtItsResets(t *testing.T) {
 	t.Parallel()
+	const resetDrives = 3
 	l := algos.MustLimit(20, algos.Second, 5)
 	shared := bucketShapes(t, l)[0] // the Lua bucket shared in Redis
 	urls := nodes(t, 3, l.Burst, shared.lim)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	run := 3 * time.Second
-	load := live.Load{Keys: []string{"a", "b"}, Duration: run, Timeout: 30 * time.Second, Loop: traffic.AtResetClient(0, run.Microseconds(), 5000)}
-	recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, load)
-	if err != nil {
-		t.Fatal(err)
+	n := 0
+	for drive := 0; drive < resetDrives && n < 2; drive++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		keys := []string{fmt.Sprintf("a%d", drive), fmt.Sprintf("b%d", drive)}
+		load := live.Load{Keys: keys, Duration: run, Timeout: 30 * time.Second, Loop: traffic.AtResetClient(0, run.Microseconds(), 5000)}
+		recs, err := live.Drive(ctx, live.HTTP{Nodes: urls}, load)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := judge.Records(recs, algos.BucketPromise(l), l)
+		t.Logf("shared Lua bucket on 3 nodes, clients at its Resets (drive %d):\n%s", drive+1, v)
+		if v.Failed > 0 {
+			t.Fatalf("%d requests failed", v.Failed)
+		}
+		if !v.Clean() {
+			t.Errorf("the shared bucket was caught: %v", v)
+		}
+		n = comebacks(recs)
+		if n < 2 {
+			slowest := int64(0)
+			for _, r := range recs {
+				slowest = max(slowest, r.Answered-r.Sent)
+			}
+			t.Logf("drive %d: %d requests after a Reset (the slowest answer took %s): the machine starved the clients, driven again", drive+1, n, algos.FormatMicros(slowest))
+		}
 	}
-	v := judge.Records(recs, algos.BucketPromise(l), l)
-	t.Logf("shared Lua bucket on 3 nodes, clients at its Resets:\n%s", v)
-	if n := comebacks(recs); n < 2 || v.Failed > 0 {
-		t.Fatalf("%d requests after a Reset and %d failures: the clients did not come back as they should", n, v.Failed)
-	}
-	if !v.Clean() {
-		t.Errorf("the shared bucket was caught: %v", v)
+	if n < 2 {
+		t.Fatalf("%d requests after a Reset in the last of %d drives: the clients did not come back as they should", n, resetDrives)
 	}
 }
