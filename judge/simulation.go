@@ -224,7 +224,7 @@ func judgeable(cfg model.Config) bool {
 func (sc *Simulation) requestsOf(cfg model.Config, res *model.Result) []judged {
 	all := slices.Grow(sc.all[:0], len(res.Outcomes))[:len(res.Outcomes)]
 	sc.all = all
-	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
+	local := cfg.Deployment.PerNode()
 	nodes := int32(cfg.Nodes)
 	for i, o := range res.Outcomes {
 		r := judged{key: o.Key, node: o.Node, told: o.Told, decided: o.Decided, remaining: o.Remaining, reset: o.Reset, admitted: o.Admitted, failed: o.Failed}
@@ -352,7 +352,7 @@ type runView struct {
 
 func newRunView(cfg *model.Config, res *model.Result) runView {
 	return runView{cfg: cfg, res: res, nodes: int32(cfg.Nodes),
-		local: cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull}
+		local: cfg.Deployment.PerNode()}
 }
 
 // at is request i, as requestsOf lays it out.
@@ -942,7 +942,7 @@ const traceLength = 6
 func honesty(spec limiter.Spec, cfg model.Config, all []judged, groups [][]int32, out *[traffic.NumClients]Kinds) {
 	l := instanceLimit(cfg)
 	promise := spec.Promise(l)
-	local := cfg.Deployment == model.LocalSplit || cfg.Deployment == model.LocalFull
+	local := cfg.Deployment.PerNode()
 	type keyed struct {
 		key int32
 		f   *Evidence

@@ -85,7 +85,10 @@ func (d Deployment) usesStore() bool {
 	return d == NodeClock || d == StoreClock || d == StoreWiped || d == GetSet
 }
 
-func (d Deployment) local() bool { return d == LocalSplit || d == LocalFull }
+// PerNode reports whether each node keeps its own state of every key (the
+// local deployments), so that a key's decisions are made by one instance
+// per node rather than by one shared state.
+func (d Deployment) PerNode() bool { return d == LocalSplit || d == LocalFull }
 
 // Legs fixes the mean one-way delays to and from the store, in µs, instead
 // of RTT/2 each. Out is node → store for the atomic script and for GET; Back
@@ -355,7 +358,7 @@ func Applies(s limiter.Spec, d Deployment) error {
 	switch {
 	case s.Clock == limiter.StoreClock && d == NodeClock:
 		reason = "it reads the store's clock, so no node's clock reaches it"
-	case s.Clock == limiter.StoreClock && d.local():
+	case s.Clock == limiter.StoreClock && d.PerNode():
 		reason = "it reads the store's clock, and a local limiter has no store"
 	case d == GetSet && !pure:
 		reason = "GET, decide, SET needs the key's state as a value, which only a pure algorithm's is"

@@ -172,7 +172,7 @@ func run(cfg Config, res *Result, reuse bool) error {
 	if err == nil {
 		local, err = cfg.localLimit()
 	}
-	if err == nil && cfg.Deployment.local() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
+	if err == nil && cfg.Deployment.PerNode() && int64(cfg.Nodes)*int64(keys) > 1<<24 {
 		err = fmt.Errorf("model: %d nodes × %d keys is more local state than the model keeps (2^24)", cfg.Nodes, keys)
 	}
 	if err != nil {
@@ -218,7 +218,7 @@ func run(cfg Config, res *Result, reuse bool) error {
 		err = r.runIdeal()
 	case d.usesStore():
 		err = r.runStore()
-	case d.local():
+	case d.PerNode():
 		err = r.runLocal(local)
 	}
 	if err != nil {

@@ -149,7 +149,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 	if err != nil {
 		return EdgeResult{}, err
 	}
-	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences, Records: recordsOf(key, decided)}
+	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences, Records: recordsOf(key, decided, liveSeen)}
 	var live, twin []int64
 	for _, d := range all {
 		r.Lag = max(r.Lag, d.at-d.planned)

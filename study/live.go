@@ -77,15 +77,22 @@ func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, perWorker [][]liv
 }
 
 // recordsOf is what each worker of a trial on key saw of its requests, as
-// records (the worker as node), in the order sent.
-func recordsOf(key string, perWorker [][]liveDecision) []record.Record {
+// records (the worker as node), in the order sent; seen reads a decision's
+// send and answer times and whether it was admitted.
+func recordsOf[D any](key string, perWorker [][]D, seen func(D) (sent, answered int64, allowed bool)) []record.Record {
 	var out []record.Record
 	for w, ds := range perWorker {
 		for _, d := range ds {
-			out = append(out, record.Record{Key: key, Node: w, Sent: d.sent, Answered: d.answered,
-				Answer: record.Answer{Decision: algos.Decision{Allowed: d.allowed}}})
+			sent, answered, allowed := seen(d)
+			out = append(out, record.Record{Key: key, Node: w, Sent: sent, Answered: answered,
+				Answer: record.Answer{Decision: algos.Decision{Allowed: allowed}}})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
 	return out
+}
+
+// liveSeen is what recordsOf reads of a live decision.
+func liveSeen(d liveDecision) (sent, answered int64, allowed bool) {
+	return d.sent, d.answered, d.allowed
 }

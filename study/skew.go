@@ -194,7 +194,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 			}
 		}
 		res[k].Span = last - first
-		res[k].Records = recordsOf(keys[k], decided[k])
+		res[k].Records = recordsOf(keys[k], decided[k], liveSeen)
 	}
 	return res, nil
 }

@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -235,13 +234,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		WindowBefore: algos.FloorDiv(before, t.Limit.Window),
 		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
-	for w, rs := range recs {
-		for _, rec := range rs {
-			r.Records = append(r.Records, record.Record{Key: key, Node: w, Sent: rec.sent, Answered: rec.answered,
-				Answer: record.Answer{Decision: algos.Decision{Allowed: rec.ruling.Allowed}}})
-		}
-	}
-	slices.SortStableFunc(r.Records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+	r.Records = recordsOf(key, recs, func(d decided) (sent, answered int64, allowed bool) { return d.sent, d.answered, d.ruling.Allowed })
 	for _, rec := range all {
 		r.Attempts += rec.ruling.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
