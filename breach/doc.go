@@ -3,11 +3,12 @@
 // breach found in simulation and one found live have the same name and
 // mean the same thing.
 //
-// Two judges speak it. The hunt's (package scenarios) sees every decision
-// exactly, in simulated time, and can run the limiter again: it names
+// Package judge speaks it in two ways. The hunt's (judge.Simulation, with
+// the reruns package scenarios plays) sees every decision exactly, in
+// simulated time, and can run the limiter again: it names
 // OverAdmission, HonestTurnedAway, RetryDenied, RetryExtended,
 // OffReference, BadAnswer, RemainingTooHigh, ResetTooShort, ResetPastIdle,
-// KeysShareState and ReadsNodeClock. The judge of records (package judge) sees
+// KeysShareState and ReadsNodeClock. The judge of records (judge.Records) sees
 // only what a client saw, each decision somewhere between its request's
 // sending and its answer's arrival, and speaks only when every placement
 // of the decisions breaks the rule: it names OverAdmission, RetryDenied,
@@ -20,7 +21,8 @@
 // hunt judges, every kind the judge of records finds in the run's records the
 // hunt finds too, or its cause: a refusal at a Reset or after a
 // Retry-After that a client can only call ResetTooShort or RetryDenied,
-// the hunt, seeing the limiter, may name HonestTurnedAway (scenarios'
+// the hunt, seeing the limiter, may name HonestTurnedAway, and a Remaining
+// too high from nodes deciding on copies, OverAdmission (scenarios'
 // TestTheTwoJudgesAgreeOnTheHuntsRuns holds them to it).
 //
 // # What it owns

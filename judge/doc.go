@@ -15,13 +15,15 @@
 // network, a starved machine or a stalled driver can hide a breach but
 // never invent one; a verdict does not depend on how fast the machine was.
 // A record whose producer saw the decision (record.SeenDecided: the
-// simulator's, replay's under MONITOR) is placed at that instant. The
+// simulator's, replay's under MONITOR) is placed at that instant, and when
+// every decision of a run was seen, a promise of aligned windows is judged
+// window by window (aligned.go), as the hunt judges it. The
 // waits an answer names (Reset, Retry-After) are judged the same way, and
 // allowing for the rounding of the header conventions (reset.go,
 // TrueWait): a rounding up by an honest service never convicts it.
 //
 // The rules, each beside its arithmetic: over-admission (judge.go),
-// Remaining (remaining.go), Resets (reset.go), retries at their
+// Remaining (remaining.go), both for seen aligned windows (aligned.go), Resets (reset.go), retries at their
 // Retry-After (retries.go), bad and unreadable answers (judge.go), and,
 // asked for with Exact, denials the promise certainly allowed
 // (honest.go). With PerNode each node's answers are judged as a limiter

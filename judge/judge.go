@@ -118,6 +118,8 @@ type Verdict struct {
 	// shorter than it for a window promise), and Allowed is the most the
 	// promise allows there as the client can judge it: B + L for a bucket,
 	// L for a sliding window, 2L for windows whose starts it cannot see.
+	// For aligned windows when every decision was seen (record.SeenDecided),
+	// Most is the most admits of one key in one aligned window, and Allowed L.
 	Most, Allowed int64
 	// Breaches holds one Breach per kind seen, in breach.Kind order.
 	Breaches []Breach
@@ -208,11 +210,13 @@ func shapeOf(p algos.Promise, l algos.Limit) promiseShape {
 
 // Records judges records (one run, any order, any keys) against promise
 // under l: every key's admits against the promise (breach.OverAdmission, only
-// when certain: see the comment at the top of judge.go), every decided
+// when certain: see the comment at the top of judge.go; an aligned window
+// promise, when every decision was seen, window by window: see aligned.go), every decided
 // answer against the bounds of any limiter under l (breach.BadAnswer, on the
 // fields the answer stated), every stated Remaining against the key's
 // admits certainly before it (breach.RemainingTooHigh, for a bucket or sliding
-// promise: see remaining.go), every retry at its Retry-After on a key
+// promise, or an aligned window one whose every decision was seen: see
+// remaining.go and aligned.go), every retry at its Retry-After on a key
 // nothing else touched (breach.RetryDenied, whatever the promise: see
 // retries.go), every stated Reset against its Retry-After
 // (breach.ResetBeforeRetryAfter) and against the longest the promise takes to
@@ -329,9 +333,13 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 	case shape == unknownShape:
 		v.Unjudged = fmt.Sprintf("the promise %q is not one of algos' four built-in promises of %v", promise.Text, l)
 	default:
+		seen := alignedSeen(records, promise, shape)
 		for _, k := range keys {
-			c, err := judgeKey(byKey[k], shape, l)
-			if err != nil {
+			var c keyVerdict
+			var err error
+			if seen {
+				c = judgeAlignedSeen(byKey[k], l)
+			} else if c, err = judgeKey(byKey[k], shape, l); err != nil {
 				v.Unjudged = err.Error()
 				break
 			}
@@ -340,7 +348,11 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 				b := found[breach.OverAdmission]
 				note(breach.OverAdmission, c.excess, c.last, c.why, b != nil && c.last.Answered < b.First.Answered)
 			}
-			noteEarliest(breach.RemainingTooHigh, judgeRemaining(answersOf[k], byKey[k], shape, l))
+			if seen {
+				noteEarliest(breach.RemainingTooHigh, judgeRemainingAlignedSeen(answersOf[k], byKey[k], l))
+			} else {
+				noteEarliest(breach.RemainingTooHigh, judgeRemaining(answersOf[k], byKey[k], shape, l))
+			}
 			if set.exact {
 				hv, err := judgeHonest(all[k], shape, l)
 				if err != nil {

@@ -33,7 +33,8 @@ import (
 //     after to − W and answered before the answer was sent: all within the
 //     window that ends at the decision.
 //   - windows whose edges the client cannot see: not judged (a window may
-//     have just begun).
+//     have just begun); aligned ones are when every decision was seen
+//     (aligned.go).
 //
 // With the simulator's records (the decision seen, the span an instant) it
 // is the scenarios judge's breach.RemainingTooHigh rule without its same-instant

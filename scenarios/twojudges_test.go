@@ -25,10 +25,15 @@ var sharedKinds = []breach.Kind{breach.OverAdmission, breach.HonestTurnedAway, b
 // name for the same observation. A client that is refused at a Reset, or
 // after its Retry-After, sees a Reset too short or a retry denied; the
 // hunt, which sees the limiter, may find the cause instead: a burst or a
-// refill smaller than the promise's, an honest request turned away.
+// refill smaller than the promise's, an honest request turned away. A
+// client told a Remaining that the admits already decided in its window
+// leave no room for sees a Remaining too high; where the nodes decide on
+// copies read apart from the state (GET, decide, SET), the hunt judges no
+// Remaining and finds the cause, the over-admission of those copies.
 var explainedBy = map[breach.Kind][]breach.Kind{
-	breach.ResetTooShort: {breach.ResetTooShort, breach.HonestTurnedAway},
-	breach.RetryDenied:   {breach.RetryDenied, breach.HonestTurnedAway},
+	breach.ResetTooShort:    {breach.ResetTooShort, breach.HonestTurnedAway},
+	breach.RetryDenied:      {breach.RetryDenied, breach.HonestTurnedAway},
+	breach.RemainingTooHigh: {breach.RemainingTooHigh, breach.OverAdmission},
 }
 
 // The judge's two ways, of a simulated run and of records, speak one

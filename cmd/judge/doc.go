@@ -10,7 +10,10 @@
 // promise is a floor too (judge.Exact): a request it certainly allowed
 // must have been admitted. With -per-node each node's answers are judged
 // as a limiter of their own (judge.PerNode), for nodes that each keep
-// their own state.
+// their own state. With -promise aligned, a file whose every decided
+// record gives decided_us (the simulator's) is judged window by window,
+// each window [k·W, (k+1)·W) of the file's clock, which must then be the
+// clock the limiter aligns its windows on.
 //
 //	go run ./cmd/judge -rate 10 -window 1s -burst 10 -promise bucket records.jsonl
 //
