@@ -70,7 +70,11 @@ type Options struct {
 	Limit int64
 	// Requests is the size of the burst; 0 is 2×Limit+5. It must go past
 	// the limit. A burst that meets a 429 but ends on an admit goes on
-	// until it ends on a 429, by at most as many requests again.
+	// until it ends on a 429, by at most as many requests again. A burst
+	// that met no 429 but took so long that a limit of Limit per Window
+	// may have admitted it all (Limit·(⌊span/Window⌋+2) or more: a machine
+	// that answered slowly) goes on too, by at most three times as many
+	// requests, until it meets one or outruns that bound.
 	Requests int
 	// MaxWait is the longest Retry-After the check waits; 0 is 10 s. A
 	// longer one is reported as a retry-honoured breach, not waited.
@@ -309,8 +313,16 @@ type plan struct {
 	limit          int64 // Options.Limit, or the first response's
 	n              int   // the burst's size, once the first response is in
 	answers, burst int
-	denied         bool // the burst met a 429
+	denied         bool  // the burst met a 429
+	firstSent      int64 // when the burst's first request was sent
 	err            error
+}
+
+// mayAdmitAll reports whether a limit of limit per window may have
+// admitted every one of n requests sent over span µs:
+// n ≤ limit·(⌊span/window⌋+2), the contract's bound (judgeBurst's).
+func mayAdmitAll(n int, span int64, limit int64, window time.Duration) bool {
+	return int64(n) <= satMul(limit, span/window.Microseconds()+2)
 }
 
 // Next is when the check sends its next request, if it does: see plan.
@@ -323,6 +335,7 @@ func (p *plan) Next(last *record.Record) (int64, bool) {
 		return 0, false
 	}
 	if p.answers == 1 {
+		p.firstSent = last.Sent
 		if p.limit == 0 && last.Known.Has(record.FieldLimit) && last.Limit > 0 {
 			p.limit = last.Limit
 		}
@@ -346,6 +359,11 @@ func (p *plan) Next(last *record.Record) (int64, bool) {
 	// one: the retry must follow the key's last request, or a later admit
 	// could spend what the first refusal's Retry-After promised.
 	if p.answers < p.n || p.denied && !refused && p.answers < 2*p.n {
+		return last.Answered, true
+	}
+	// A burst too slow to have gone past the limit goes on: a correct
+	// limiter owes it a 429 only once it outruns the refill.
+	if !p.denied && p.limit > 0 && p.answers < 4*p.n && mayAdmitAll(p.answers, last.Answered-p.firstSent, p.limit, p.o.Window) {
 		return last.Answered, true
 	}
 	p.burst = p.answers

@@ -104,6 +104,11 @@ type Report struct {
 	Admitted, Denied int
 	// Breaches is every breach found, in rule order, then exchange order.
 	Breaches []RuleBreach
+	// Unjudged says which rule the exchanges could not judge, and why ("":
+	// every rule was judged): a burst that a machine answered so slowly
+	// that a limit of Limit per Window may have admitted all of it cannot
+	// show that the limit is enforced.
+	Unjudged string
 	// Live is the same exchanges' records judged by judge.Records, the judge
 	// of every live run, against Limit per Window as aligned windows: the
 	// promise the contract's own bound, Limit·(⌊span/Window⌋+2), is (at
@@ -182,6 +187,9 @@ func (r *Report) Write(w io.Writer) error {
 		b.WriteString("; no retry")
 	}
 	b.WriteString("\n")
+	if r.Unjudged != "" {
+		fmt.Fprintf(&b, "  not judged: %s\n", r.Unjudged)
+	}
 	for _, ru := range rules {
 		var mine []RuleBreach
 		for _, br := range r.Breaches {

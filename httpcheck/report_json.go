@@ -33,6 +33,7 @@ type reportJSON struct {
 	OK        bool           `json:"ok"`
 	Broken    []string       `json:"broken"`
 	Breaches  []breachJSON   `json:"breaches"`
+	Unjudged  string         `json:"unjudged,omitempty"`
 	Exchanges []exchangeJSON `json:"exchanges"`
 	Live      liveJSON       `json:"live"`
 }
@@ -82,7 +83,7 @@ type exchangeJSON struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	doc := reportJSON{Schema: Schema, Method: r.Method, URL: r.URL, Nodes: r.Nodes, Header: r.Header, Key: r.Key,
 		Limit: r.Limit, WindowUS: r.Window.Microseconds(), Start: r.Start.UTC().Format(time.RFC3339Nano), Burst: r.Burst,
-		BurstUS: r.BurstTime.Microseconds(), Admitted: r.Admitted, Denied: r.Denied, OK: r.OK(), Broken: []string{},
+		BurstUS: r.BurstTime.Microseconds(), Admitted: r.Admitted, Denied: r.Denied, OK: r.OK(), Broken: []string{}, Unjudged: r.Unjudged,
 		Breaches: []breachJSON{}, Exchanges: []exchangeJSON{}}
 	if doc.Nodes == nil {
 		doc.Nodes = []string{}

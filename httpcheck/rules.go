@@ -275,7 +275,15 @@ func (r *Report) judgeBurst(burst []view, add adder) {
 		return
 	}
 	first, last := burst[0], burst[len(burst)-1]
-	if !slices.ContainsFunc(burst, func(v view) bool { return v.Status == http.StatusTooManyRequests }) {
+	switch span := last.Received - first.Sent; {
+	case slices.ContainsFunc(burst, func(v view) bool { return v.Status == http.StatusTooManyRequests }):
+	case r.Limit > 0 && mayAdmitAll(len(burst), span.Microseconds(), r.Limit, r.Window):
+		// The machine answered too slowly for the burst to go past the
+		// limit's refill: no 429 was owed (plan carried it on as far as
+		// it may).
+		r.Unjudged = fmt.Sprintf("%s: the burst of %d requests took %s, in which %d per %v may admit %d: the machine answered too slowly to show whether the limit is enforced",
+			RuleLimitEnforced, len(burst), dur(span), r.Limit, r.Window, satMul(r.Limit, int64(span/r.Window)+2))
+	default:
 		limit := "no limit advertised"
 		if r.Limit > 0 {
 			limit = fmt.Sprintf("a limit of %d", r.Limit)
