@@ -16,14 +16,16 @@ import (
 
 // The rewarm check's settings: every reply from the store held
 // rewarmLatency, each call given rewarmBudget. A call on a connection that
-// has done its handshake waits one reply (100 ms); a call on a fresh one
-// waits two (HELLO, then the script: 200 ms), past its budget whatever the
-// machine does.
+// has done its handshake waits one reply (200 ms), and has 100 ms to spare
+// for a busy machine; a call on a fresh one waits two (HELLO, then the
+// script: 400 ms), past its budget whatever the machine does. (At 100 ms
+// and a budget of 150, make test -p 4 with both cores busy once decided
+// none of 22 calls: the 50 ms to spare were not enough.)
 const (
-	rewarmLatency = 100 * time.Millisecond
-	rewarmBudget  = 150 * time.Millisecond
+	rewarmLatency = 200 * time.Millisecond
+	rewarmBudget  = 300 * time.Millisecond
 	rewarmPace    = 50 * time.Millisecond
-	rewarmSpan    = 2 * time.Second
+	rewarmSpan    = 3 * time.Second
 )
 
 // A store that answers again, but slowly, after its connections broke:
@@ -50,10 +52,11 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 	}
 	limit := algos.MustLimit(1000, algos.Second, 1000) // never the reason a call is refused
 	open := func(name string, wrap func(*redis.Client) redis.Scripter) httplimit.Limiter {
-		// Room for every call in flight (three) and a ping, so that no call
-		// waits for a connection and spends its budget on the wait.
+		// Room for every call in flight (ten: a budget's worth of the pace)
+		// and a ping, so that no call waits for a connection and spends its
+		// budget on the wait.
 		c := redis.NewClient(&redis.Options{Addr: proxy.Listen, Password: s.Password, DisableIdentity: true,
-			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8})
+			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 16})
 		t.Cleanup(func() { c.Close() })
 		lim, err := httplimit.Script(wrap(c), script, s.Prefix(t)+name+":", limit)
 		if err != nil {
