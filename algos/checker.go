@@ -100,10 +100,10 @@ func checkBucket(times []int64, l Limit) *Violation {
 	return nil
 }
 
-// alignedWindowStart is k·w for the aligned window [k·w, (k+1)·w) that holds
-// t, negative t included (Go's % keeps the sign of t, so a negative
+// AlignedWindowStart is k·w for the aligned window [k·w, (k+1)·w) that holds
+// t, negative t included, as a promise of aligned windows counts them (Go's % keeps the sign of t, so a negative
 // remainder is moved up by one window).
-func alignedWindowStart(t, w int64) int64 {
+func AlignedWindowStart(t, w int64) int64 {
 	r := t % w
 	if r < 0 {
 		r += w
@@ -119,7 +119,7 @@ func checkAligned(times []int64, l Limit) *Violation {
 		// A time within the current window's span is in it: only a time
 		// past it needs its window's start worked out (a division).
 		if j == 0 || t < start || t-start >= l.Window {
-			start, count = alignedWindowStart(t, l.Window), 0
+			start, count = AlignedWindowStart(t, l.Window), 0
 		}
 		count++
 		if count > l.Rate {

@@ -72,11 +72,11 @@ func PlantedCheckSlidingWindowOneMicrosecondShort(times []int64, l Limit) *Viola
 // window edge one µs late, [k·W+1, (k+1)·W+1): the last µs of a window is
 // counted with the next one.
 //
-// PLANTED BUG: `alignedWindowStart(t-1, l.Window)` instead of
-// `alignedWindowStart(t, l.Window)`.
+// PLANTED BUG: `AlignedWindowStart(t-1, l.Window)` instead of
+// `AlignedWindowStart(t, l.Window)`.
 func PlantedCheckAlignedEdgeOneMicrosecondLate(times []int64, l Limit) *Violation {
 	return checkAlignedBy(times, l, func(t int64) int64 {
-		return alignedWindowStart(t-1, l.Window) // PLANTED: was t
+		return AlignedWindowStart(t-1, l.Window) // PLANTED: was t
 	})
 }
 
@@ -84,10 +84,10 @@ func PlantedCheckAlignedEdgeOneMicrosecondLate(times []int64, l Limit) *Violatio
 // window with Go's /, which rounds toward zero: (-W, W) becomes one window.
 //
 // PLANTED BUG: `t / l.Window * l.Window` instead of
-// `alignedWindowStart(t, l.Window)`.
+// `AlignedWindowStart(t, l.Window)`.
 func PlantedCheckAlignedTruncatesNegativeTimes(times []int64, l Limit) *Violation {
 	return checkAlignedBy(times, l, func(t int64) int64 {
-		return t / l.Window * l.Window // PLANTED: was alignedWindowStart(t, l.Window)
+		return t / l.Window * l.Window // PLANTED: was AlignedWindowStart(t, l.Window)
 	})
 }
 

@@ -261,7 +261,7 @@ func (e *Envelope) Admit(t int64) {
 		e.level += e.scale.perAdmit
 	case alignedWindowPromise:
 		if e.count == 0 || !e.inWindowOf(t) {
-			e.start, e.inWindow = alignedWindowStart(t, l.Window), 0
+			e.start, e.inWindow = AlignedWindowStart(t, l.Window), 0
 		}
 		e.inWindow++
 	case anchoredWindowPromise:
@@ -284,7 +284,7 @@ func (e *Envelope) Admit(t int64) {
 }
 
 // inWindowOf reports whether t is in the aligned window that starts at
-// e.start: alignedWindowStart(t) == e.start, without its division.
+// e.start: AlignedWindowStart(t) == e.start, without its division.
 func (e *Envelope) inWindowOf(t int64) bool {
 	return t >= e.start && t-e.start < e.limit.Window
 }

@@ -140,7 +140,7 @@ func JudgeWindows(ds []Decided, l algos.Limit) (judged int, short []WindowShortf
 	byStart := map[int64]*window{}
 	var order []int64
 	for _, d := range ds {
-		start := algos.FloorDiv(d.Told, l.Window) * l.Window
+		start := algos.AlignedWindowStart(d.Told, l.Window)
 		w, ok := byStart[start]
 		if !ok {
 			w = &window{}

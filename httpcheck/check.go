@@ -318,13 +318,6 @@ type plan struct {
 	err            error
 }
 
-// mayAdmitAll reports whether a limit of limit per window may have
-// admitted every one of n requests sent over span µs:
-// n ≤ limit·(⌊span/window⌋+2), the contract's bound (judgeBurst's).
-func mayAdmitAll(n int, span int64, limit int64, window time.Duration) bool {
-	return int64(n) <= satMul(limit, span/window.Microseconds()+2)
-}
-
 // Next is when the check sends its next request, if it does: see plan.
 func (p *plan) Next(last *record.Record) (int64, bool) {
 	if last == nil {
@@ -363,7 +356,7 @@ func (p *plan) Next(last *record.Record) (int64, bool) {
 	}
 	// A burst too slow to have gone past the limit goes on: a correct
 	// limiter owes it a 429 only once it outruns the refill.
-	if !p.denied && p.limit > 0 && p.answers < 4*p.n && mayAdmitAll(p.answers, last.Answered-p.firstSent, p.limit, p.o.Window) {
+	if !p.denied && p.limit > 0 && p.answers < 4*p.n && int64(p.answers) <= mostAdmits(p.limit, time.Duration(last.Answered-p.firstSent)*time.Microsecond, p.o.Window) {
 		return last.Answered, true
 	}
 	p.burst = p.answers

@@ -277,12 +277,12 @@ func (r *Report) judgeBurst(burst []view, add adder) {
 	first, last := burst[0], burst[len(burst)-1]
 	switch span := last.Received - first.Sent; {
 	case slices.ContainsFunc(burst, func(v view) bool { return v.Status == http.StatusTooManyRequests }):
-	case r.Limit > 0 && mayAdmitAll(len(burst), span.Microseconds(), r.Limit, r.Window):
+	case r.Limit > 0 && int64(len(burst)) <= mostAdmits(r.Limit, span, r.Window):
 		// The machine answered too slowly for the burst to go past the
 		// limit's refill: no 429 was owed (plan carried it on as far as
 		// it may).
 		r.Unjudged = fmt.Sprintf("%s: the burst of %d requests took %s, in which %d per %v may admit %d: the machine answered too slowly to show whether the limit is enforced",
-			RuleLimitEnforced, len(burst), dur(span), r.Limit, r.Window, satMul(r.Limit, int64(span/r.Window)+2))
+			RuleLimitEnforced, len(burst), dur(span), r.Limit, r.Window, mostAdmits(r.Limit, span, r.Window))
 	default:
 		limit := "no limit advertised"
 		if r.Limit > 0 {
@@ -313,13 +313,22 @@ func (r *Report) judgeBurst(burst []view, add adder) {
 		n++
 		span := v.Received - first.Sent
 		restarts := int64(span/r.Window) + 1
-		if bound := satMul(r.Limit, restarts+1); n > bound {
+		if bound := mostAdmits(r.Limit, span, r.Window); n > bound {
 			add(RuleLimitEnforced, fmt.Sprintf(
 				"admit %d of the burst came %s after it began; %d per %v starts its count over at most %d %s in that time, so admits at most %d, whatever Reset says",
 				n, dur(span), r.Limit, r.Window, restarts, plural(int(restarts), "time", "times"), bound), v, &first)
 			return
 		}
 	}
+}
+
+// mostAdmits is the most admits any limit of limit per window gives in a
+// span: it starts its count over at most ⌊span/window⌋+1 times, so
+// limit·(⌊span/window⌋+2) (a bucket of burst limit refilling limit per
+// window gives less). judgeBurst holds a burst to it, and plan carries a
+// burst that met no 429 on while it may still have been within it.
+func mostAdmits(limit int64, span, window time.Duration) int64 {
+	return satMul(limit, int64(span/window)+2)
 }
 
 // overBurst holds every prefix of a burst whose responses all carry

@@ -48,7 +48,7 @@ func alignedSeen(records []record.Record, promise algos.Promise, shape promiseSh
 
 // windowOf is the aligned window of l that holds t, as [from, to).
 func windowOf(t int64, l algos.Limit) (from, to int64) {
-	from = algos.FloorDiv(t, l.Window) * l.Window
+	from = algos.AlignedWindowStart(t, l.Window)
 	return from, from + l.Window
 }
 
