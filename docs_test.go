@@ -801,6 +801,7 @@ var notClaimNumbers = []string{
 	"= 50, 100 and", "D = 0 it", "a burst of 1 (", "a burst of 1)", "cost of 1 a", "max(0, L − F·p)", "− 1) %",
 	"− 1 (A", "on 1-10)", "⌋+2) admits", "(Retry-After 0,", "L − 1 refills", "against 10;", "(burst 20)",
 	"31 of them counting", "the study: 16%", "published: 114, 143, 243", "published: 28.2%, 56.2%, 0.885",
+	"decisions, from 1, by", "Remaining 0 in the same",
 }
 
 // A number in the prose of README.md or docs/*.md is held: a golden file

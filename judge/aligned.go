@@ -3,6 +3,7 @@ package judge
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -24,8 +25,10 @@ import (
 //     the L-th of a window is one too many (breach.OverAdmission);
 //   - Remaining: an answer's Remaining, its own admit and the admits
 //     decided in its window before it must fit L (breach.RemainingTooHigh).
-//     An admit counts only when decided strictly before the answer: two
-//     decisions at one µs are never certainly ordered here.
+//     An admit counts when decided before the answer: at an earlier µs,
+//     or in the answer's µs ahead of it by their ranks when both records
+//     carry one (record.SeenOrder); two decisions of one µs without ranks
+//     are never certainly ordered.
 //
 // These are the hunt's rules for the fixed window (judge.Simulation's,
 // which place the admits at their true decision times), so the judge of
@@ -52,14 +55,41 @@ func windowOf(t int64, l algos.Limit) (from, to int64) {
 	return from, from + l.Window
 }
 
-// decidedTimes is the admits' decision times, in order.
-func decidedTimes(admits []record.Record) []int64 {
-	at := make([]int64, len(admits))
-	for i, a := range admits {
-		at[i] = a.Decided
+// decidedAt is a decision's place in time: its µs, then its rank
+// (record.Record.Order) within that µs, unranked last.
+type decidedAt struct{ at, rank int64 }
+
+func decidedAtOf(r record.Record) decidedAt {
+	if r.Seen.Has(record.SeenOrder) {
+		return decidedAt{r.Decided, r.Order}
 	}
-	slices.Sort(at)
+	return decidedAt{r.Decided, math.MaxInt64}
+}
+
+func (d decidedAt) compare(e decidedAt) int {
+	return cmp.Or(cmp.Compare(d.at, e.at), cmp.Compare(d.rank, e.rank))
+}
+
+// decidedTimes is the admits' places in time, in order.
+func decidedTimes(admits []record.Record) []decidedAt {
+	at := make([]decidedAt, len(admits))
+	for i, a := range admits {
+		at[i] = decidedAtOf(a)
+	}
+	slices.SortFunc(at, decidedAt.compare)
 	return at
+}
+
+// certainlyBefore is how many of at (in order) were certainly decided
+// before r: at an earlier µs, or in r's µs with a lower rank when r has
+// one.
+func certainlyBefore(at []decidedAt, r record.Record) int {
+	limit := decidedAt{r.Decided, math.MinInt64} // none of r's µs
+	if r.Seen.Has(record.SeenOrder) {
+		limit.rank = r.Order
+	}
+	n, _ := slices.BinarySearchFunc(at, limit, decidedAt.compare)
+	return n
 }
 
 // judgeAlignedSeen judges one key's admits, each seen at its decision,
@@ -102,9 +132,8 @@ func judgeRemainingAlignedSeen(answers, admits []record.Record, l algos.Limit) r
 			continue // Remaining 0 claims nothing the admits do not
 		}
 		from, to := windowOf(r.Decided, l)
-		first, _ := slices.BinarySearch(at, from)
-		before, _ := slices.BinarySearch(at, r.Decided) // decided strictly before r
-		c := int64(before - first)
+		first, _ := slices.BinarySearchFunc(at, decidedAt{from, math.MinInt64}, decidedAt.compare)
+		c := int64(certainlyBefore(at, r) - first)
 		own := int64(0)
 		if r.Allowed {
 			own = 1

@@ -15,10 +15,16 @@ func seenAt(t int64, allowed bool, remaining int64) record.Record {
 		Answer: record.Answer{Decision: algos.Decision{Allowed: allowed, Remaining: remaining}, Known: record.FieldRemaining}}
 }
 
+// ranked is r with its rank among the run's decisions (record.SeenOrder).
+func ranked(r record.Record, order int64) record.Record {
+	r.Order, r.Seen = order, r.Seen|record.SeenOrder
+	return r
+}
+
 // unseen is r as a client on the wire saw it: decided somewhere in the
 // millisecond after it was sent.
 func unseen(r record.Record) record.Record {
-	r.Seen, r.Decided, r.Answered = 0, 0, r.Sent+ms
+	r.Seen, r.Decided, r.Answered, r.Order = 0, 0, r.Sent+ms, 0
 	return r
 }
 
@@ -53,6 +59,10 @@ func TestAlignedWindowsAreJudgedByWindowWhenEveryDecisionWasSeen(t *testing.T) {
 		// Two decisions at one µs are never certainly ordered: the second
 		// may have come first, and its Remaining 2 then fits.
 		{"same instant", []record.Record{seenAt(100_000, true, 2), seenAt(100_000, true, 2)}, 0, 0, ""},
+		// Ranked, they are: the second's admit and Remaining 2 follow the
+		// first's admit, 1 + 1 + 2 > 3.
+		{"same instant, ranked", []record.Record{ranked(seenAt(100_000, true, 2), 1), ranked(seenAt(100_000, true, 2), 2)}, 0, 1, ""},
+		{"same instant, ranked, Remainings that fit", []record.Record{ranked(seenAt(100_000, true, 2), 1), ranked(seenAt(100_000, true, 1), 2)}, 0, 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := Records(c.recs, p, l)
@@ -96,5 +106,35 @@ func TestAlignedWindowsNeedEveryDecisionSeen(t *testing.T) {
 	four := []record.Record{seenAt(100_000, true, 0), seenAt(200_000, true, 0), seenAt(300_000, true, 0), seenAt(400_000, true, 0)}
 	if v := Records(four, algos.AnchoredWindowPromise(l), l); !v.Clean() {
 		t.Errorf("an anchored window was judged by aligned windows:\n%s", v)
+	}
+}
+
+// An admit ranked after an answer of Remaining 0 in the same µs had no
+// time to be refilled, whatever the promise: the Remaining 0 or the admit
+// is wrong, and the judge says Remaining too high. Unranked, or ranked
+// the other way, or a µs apart, the records show nothing.
+func TestAnAdmitInTheMicrosecondOfARemainingZeroIsCaught(t *testing.T) {
+	l := algos.MustLimit(3, algos.Second, 3)
+	zero, admit := seenAt(500_000, false, 0), seenAt(500_000, true, 2)
+	for _, p := range []algos.Promise{algos.BucketPromise(l), algos.SlidingWindowPromise(l), algos.AlignedWindowPromise(l)} {
+		for _, c := range []struct {
+			name   string
+			recs   []record.Record
+			caught bool
+		}{
+			{"ranked after the Remaining 0", []record.Record{ranked(admit, 8), ranked(zero, 7)}, true},
+			{"ranked before it", []record.Record{ranked(admit, 7), ranked(zero, 8)}, false},
+			{"unranked", []record.Record{zero, admit}, false},
+			{"a µs later", []record.Record{ranked(zero, 7), ranked(seenAt(500_001, true, 0), 8)}, false},
+		} {
+			v := Records(c.recs, p, l)
+			b, caught := v.Caught(breach.RemainingTooHigh)
+			if caught != c.caught {
+				t.Errorf("%s, %s: caught %v, want %v:\n%s", p.Text, c.name, caught, c.caught, v)
+			}
+			if caught && !strings.Contains(b.Why, "in the µs it had answered Remaining 0 (rank 7)") {
+				t.Errorf("%s, %s: says %q", p.Text, c.name, b.Why)
+			}
+		}
 	}
 }

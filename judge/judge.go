@@ -326,6 +326,7 @@ func Records(records []record.Record, promise algos.Promise, l algos.Limit, opts
 			noteOne(breach.ResetPastIdle, r, resetPastIdle(r, idle, idleWords, spread))
 		}
 		noteEarliest(breach.ResetTooShort, judgeResetDenied(all[k], burst, spread))
+		noteEarliest(breach.RemainingTooHigh, judgeAdmitAfterZero(all[k]))
 	}
 	switch {
 	case limitErr != nil:

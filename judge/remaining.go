@@ -37,8 +37,13 @@ import (
 //     (aligned.go).
 //
 // With the simulator's records (the decision seen, the span an instant) it
-// is the scenarios judge's breach.RemainingTooHigh rule without its same-instant
-// case: two decisions at one µs are never certainly ordered here.
+// is the hunt's breach.RemainingTooHigh rule (judge.Simulation's), but for
+// the admits of the answer's own µs, which it does not count: a bucket or
+// sliding promise is judged on spans, which do not rank two decisions of
+// one µs. What ranks (record.SeenOrder) do show of one µs is judged on its
+// own, for every promise: an admit after an answer of Remaining 0
+// (judgeAdmitAfterZero); and an aligned window counts the ranked admits
+// before the answer (aligned.go).
 
 // judgeRemaining judges the Remaining of every decided answer of one key
 // that states it (answers) against its admits (admits, each Answered ≥
@@ -152,4 +157,38 @@ func ownText(own int64) string {
 		return " on an admit"
 	}
 	return " on a denial"
+}
+
+// judgeAdmitAfterZero finds, among one limiter's records (all[k], any
+// order), every admit ranked after an answer of Remaining 0 in the same
+// µs (record.SeenOrder: the simulator's records, a live run ordered by
+// MONITOR): no time passed that could have refilled it, so the Remaining
+// was too high, whatever the promise. Records without a rank say nothing
+// of the order within their µs and are passed over.
+func judgeAdmitAfterZero(records []record.Record) ruleVerdict {
+	var rv ruleVerdict
+	var ranked []record.Record
+	for _, r := range records {
+		if r.Err == nil && r.Seen.Has(record.SeenOrder|record.SeenDecided) {
+			ranked = append(ranked, r)
+		}
+	}
+	slices.SortFunc(ranked, func(a, b record.Record) int { return decidedAtOf(a).compare(decidedAtOf(b)) })
+	var zero *record.Record // the first answer of Remaining 0 in the current µs
+	for i := range ranked {
+		r := &ranked[i]
+		if zero != nil && zero.Decided != r.Decided {
+			zero = nil
+		}
+		switch {
+		case zero != nil && r.Allowed:
+			rv.note(*r, func() string {
+				return fmt.Sprintf("key %s admitted a request at +%s (rank %d), in the µs it had answered Remaining 0 (rank %d): no time passed to refill it",
+					r.Key, algos.FormatTime(r.Decided), r.Order, zero.Order)
+			})
+		case zero == nil && r.Known.Has(record.FieldRemaining) && r.Remaining == 0:
+			zero = r
+		}
+	}
+	return rv
 }

@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"iter"
+	"slices"
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/record"
@@ -19,7 +21,7 @@ var (
 // Records is the run as the one record every judge of answered requests
 // reads (package record), one per Outcome in the same order: cfg must be
 // the Config the run was made from. The simulator sees everything a
-// client cannot, so every record has its Decided and Told seen:
+// client cannot, so every record has its Decided, Told and Order seen:
 //
 //   - Key is the key's number in decimal, Cost 1, Sent the true send time;
 //   - Decided is Outcome.Decided, and Answered is Decided too: the model
@@ -27,6 +29,8 @@ var (
 //     judge reads depends on it;
 //   - Told is Outcome.Told, the time the limiter was told or read, as the
 //     run carried it (Outcome says which clock each deployment reads);
+//   - Order ranks the run's decisions by Decided, those of one µs in the
+//     order the run made them (Result.Order);
 //   - the answer states Remaining, Reset and Retry-After
 //     (record.FieldsDecision), and an error is ErrAnswered or ErrPanicked.
 //
@@ -61,6 +65,7 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 	if names != nil && len(names) < len(r.Keys) {
 		return nil, errors.New("model: Records: " + strconv.Itoa(len(names)) + " names for the run's " + strconv.Itoa(len(r.Keys)) + " keys")
 	}
+	ranks := r.decisionRanks()
 	return func(yield func(int, record.Record) bool) {
 		for i := range r.Outcomes {
 			key, send := 0, int64(0)
@@ -69,11 +74,28 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 			} else {
 				key, send = r.LoopRequests[i-static].Key, r.LoopRequests[i-static].Sent
 			}
-			if !yield(i, recordOf(&r.Outcomes[i], key, send, names)) {
+			rec := recordOf(&r.Outcomes[i], key, send, names)
+			if ranks[i] > 0 { // every request is decided; a rank is never guessed
+				rec.Order, rec.Seen = int64(ranks[i]), rec.Seen|record.SeenOrder
+			}
+			if !yield(i, rec) {
 				return
 			}
 		}
 	}, nil
+}
+
+// decisionRanks is, per Outcome, its place from 1 among the run's
+// decisions by Decided, those of one µs in Result.Order's order (which
+// is by Decided already in every deployment but GetSet).
+func (r *Result) decisionRanks() []int32 {
+	byTime := slices.Clone(r.Order)
+	slices.SortStableFunc(byTime, func(a, b int32) int { return cmp.Compare(r.Outcomes[a].Decided, r.Outcomes[b].Decided) })
+	ranks := make([]int32, len(r.Outcomes))
+	for rank, i := range byTime {
+		ranks[i] = int32(rank + 1)
+	}
+	return ranks
 }
 
 // recordOf is the record of outcome o of the request for key sent at send.

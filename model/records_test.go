@@ -25,7 +25,9 @@ func (t toldLog) Allow(ctx context.Context, key int, now int64) (algos.Decision,
 // A run's records carry what the limiter was really told: in the order
 // the run decided them (Result.Order), each record's Told is the time the
 // limiter was handed, with clocks apart, drifting and stepped; each is
-// decided within [Sent, Answered] and states the whole Decision it got.
+// decided within [Sent, Answered], states the whole Decision it got, and
+// is ranked (Order) where the run decided it, which in these deployments
+// is by decision time.
 func TestRecordsCarryTheTimeTheLimiterWasTold(t *testing.T) {
 	l := algos.MustLimit(100, algos.Second, 100)
 	reqs := make([]record.Request, 0, 1200)
@@ -63,8 +65,11 @@ func TestRecordsCarryTheTimeTheLimiterWasTold(t *testing.T) {
 		admits := 0
 		for k, i := range res.Order {
 			r := recs[i]
-			if r.Told != told[k] || !r.Seen.Has(record.SeenDecided|record.SeenTold) {
+			if r.Told != told[k] || !r.Seen.Has(record.SeenDecided|record.SeenTold|record.SeenOrder) {
 				t.Fatalf("%s: call %d (request %d) was told %d, its record says %d (seen %b)", c.dep, k, i, told[k], r.Told, r.Seen)
+			}
+			if r.Order != int64(k+1) {
+				t.Fatalf("%s: call %d (request %d) is ranked %d among the decisions", c.dep, k, i, r.Order)
 			}
 			if from, to := r.Span(); from != r.Decided || to != r.Decided || r.Decided < r.Sent || r.Answered < r.Decided {
 				t.Fatalf("%s: record %d: sent %d, decided %d, answered %d, span [%d, %d]", c.dep, i, r.Sent, r.Decided, r.Answered, from, to)
@@ -81,5 +86,47 @@ func TestRecordsCarryTheTimeTheLimiterWasTold(t *testing.T) {
 	}
 	if admitted == 0 || denied == 0 {
 		t.Errorf("%d admitted, %d denied: the answers were not varied", admitted, denied)
+	}
+}
+
+// Order ranks a run's decisions by time, also where the run made them in
+// another order (GET, decide, SET: in the order the GETs reached the
+// store), and every decision has its own rank.
+func TestRecordsRankDecisionsByTime(t *testing.T) {
+	l := algos.MustLimit(10, algos.Second, 10)
+	reqs := make([]record.Request, 0, 400)
+	for i := range 400 {
+		reqs = append(reqs, record.Request{Key: i % 3, Sent: int64(i/4) * 2_000}) // four at each instant
+	}
+	cfg := model.Config{Limiter: limiter.FromAlgorithm(algos.FixedWindow), Limit: l, Deployment: model.GetSet, Nodes: 3, RTT: 1_000, Jitter: 80, Seed: 3, Requests: reqs}
+	res, err := model.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := res.Records(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOrder := make([]*record.Record, len(recs)+1)
+	for i := range recs {
+		r := &recs[i]
+		if !r.Seen.Has(record.SeenOrder) || r.Order < 1 || r.Order > int64(len(recs)) || byOrder[r.Order] != nil {
+			t.Fatalf("record %d: order %d (seen %b): not a rank of its own among %d", i, r.Order, r.Seen, len(recs))
+		}
+		byOrder[r.Order] = r
+	}
+	outOfTime := 0
+	for k := 2; k < len(byOrder); k++ {
+		if byOrder[k].Decided < byOrder[k-1].Decided {
+			t.Fatalf("rank %d decided at %d, rank %d at %d", k, byOrder[k].Decided, k-1, byOrder[k-1].Decided)
+		}
+	}
+	for k := 1; k < len(res.Order); k++ {
+		if res.Outcomes[res.Order[k]].Decided < res.Outcomes[res.Order[k-1]].Decided {
+			outOfTime++
+		}
+	}
+	if outOfTime == 0 {
+		t.Errorf("the run decided in time order: the ranks were not tested against another order")
 	}
 }

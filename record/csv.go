@@ -11,13 +11,14 @@ import (
 
 // CSVColumns are the columns WriteCSV writes, in order: the record
 // schema's fields, an empty cell where the JSON has null (or leaves a
-// field out). The last two, reset_is_delay and retry_after_is_delay,
-// were added within the schema's v1: a file without them reads as it did
-// (no wait known to be a delay), and a ReadCSV older than them refuses
-// them by name, as it refuses any column it does not know (without them
-// it reads the file, as loosely).
+// field out). The last three, reset_is_delay, retry_after_is_delay and
+// order, were added within the schema's v1: a file without them reads as
+// it did (no wait known to be a delay, decisions of one µs in no known
+// order), and a ReadCSV older than them refuses them by name, as it
+// refuses any column it does not know (without them it reads the file,
+// as loosely).
 var CSVColumns = []string{"key", "node", "sent_us", "answered_us", "decided_us", "told_us", "cost", "status", "error",
-	"allowed", "limit", "remaining", "reset_us", "retry_after_us", "malformed", "reset_is_delay", "retry_after_is_delay"}
+	"allowed", "limit", "remaining", "reset_us", "retry_after_us", "malformed", "reset_is_delay", "retry_after_is_delay", "order"}
 
 // WriteCSV writes records as CSV under a header of CSVColumns, one row per
 // record in the order given: the same record as WriteJSONL, for a
@@ -51,7 +52,7 @@ func WriteCSV(w io.Writer, records []Record) error {
 		}
 		if err := cw.Write([]string{j.Key, strconv.Itoa(j.Node), num(&j.SentUS), num(&j.AnsweredUS), num(j.DecidedUS), num(j.ToldUS),
 			num(j.Cost), status, j.Error, allowed, num(j.Limit), num(j.Remaining), num(j.ResetUS), num(j.RetryUS), j.Malformed,
-			flag(j.ResetIsDelay), flag(j.RetryIsDelay)}); err != nil {
+			flag(j.ResetIsDelay), flag(j.RetryIsDelay), num(j.Order)}); err != nil {
 			return err
 		}
 	}
@@ -151,6 +152,7 @@ func parseRow(row []string, col map[string]int) (Record, error) {
 	j.Node = &node
 	j.SentUS, j.AnsweredUS, j.DecidedUS, j.ToldUS, j.Cost = integer("sent_us"), integer("answered_us"), integer("decided_us"), integer("told_us"), integer("cost")
 	j.Limit, j.Remaining, j.ResetUS, j.RetryUS = integer("limit"), integer("remaining"), integer("reset_us"), integer("retry_after_us")
+	j.Order = integer("order")
 	if s := integer("status"); s != nil {
 		j.Status = int(*s)
 	}

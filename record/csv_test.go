@@ -13,7 +13,7 @@ import (
 // writes, ReadCSV reads back as it was, as ReadJSONL reads back the JSON.
 func TestCSVReadsBackAsWritten(t *testing.T) {
 	recs := []record.Record{
-		{Key: "user, 7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Seen: record.SeenDecided | record.SeenTold,
+		{Key: "user, 7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Order: 7, Seen: record.SeenDecided | record.SeenTold | record.SeenOrder,
 			Answer: record.Answer{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 900}, Limit: 10, Known: record.FieldLimit | record.FieldRemaining | record.FieldReset, Delta: record.FieldReset}},
 		{Key: "ключ \"q\"", Sent: 200, Answered: 200, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 1_000_000}, Known: record.FieldRetryAfter, Malformed: "X-RateLimit-Reset: \"soon\""}},
 		{Key: "both", Sent: 250, Answered: 260, Status: 429, Answer: record.Answer{Decision: algos.Decision{Reset: 2_000_000, RetryAfter: 1_000_000}, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}},
@@ -54,6 +54,7 @@ func TestCSVOfYourOwn(t *testing.T) {
 		{"key,sent_us,answered_us,allowed\na,1,2,true,extra\n", "line 2"},
 		{"key,sent_us,answered_us,allowed,reset_us,reset_is_delay\na,1,2,true,5,yes\n", `line 2: reset_is_delay "yes" is neither true nor false`},
 		{"key,sent_us,answered_us,allowed,retry_after_is_delay\na,1,2,false,true\n", "line 2: retry_after_is_delay is true but retry_after_us is not stated"},
+		{"key,sent_us,answered_us,allowed,order\na,1,2,false,4\n", "line 2: order is given but decided_us is not"},
 	} {
 		recs, err := record.ReadCSV(strings.NewReader(c.file))
 		var pe *record.ParseError

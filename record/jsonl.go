@@ -47,6 +47,10 @@ type Line struct {
 	// have been, and for a wait not stated.
 	ResetIsDelay bool `json:"reset_is_delay,omitempty"`
 	RetryIsDelay bool `json:"retry_after_is_delay,omitempty"`
+	// Order is Record.Order, left out when the producer did not see the
+	// order of its decisions (added within v1: a reader that does not
+	// know it orders decisions of one µs by nothing, as before).
+	Order *int64 `json:"order,omitempty"`
 }
 
 // LineOf is r as the record schema writes it: the counts r did not
@@ -59,6 +63,9 @@ func LineOf(r Record) Line {
 	}
 	if r.Seen.Has(SeenTold) {
 		j.ToldUS = &r.Told
+	}
+	if r.Seen.Has(SeenOrder | SeenDecided) {
+		j.Order = &r.Order
 	}
 	if r.Cost != 0 {
 		j.Cost = &r.Cost
@@ -218,6 +225,7 @@ type lineJSON struct {
 	Cost         *int64  `json:"cost"`
 	ResetIsDelay *bool   `json:"reset_is_delay"`
 	RetryIsDelay *bool   `json:"retry_after_is_delay"`
+	Order        *int64  `json:"order"`
 }
 
 func parseLine(text []byte) (Record, error) {
@@ -255,6 +263,16 @@ func (j *lineJSON) record() (Record, error) {
 	}
 	if j.ToldUS != nil {
 		r.Told, r.Seen = *j.ToldUS, r.Seen|SeenTold
+	}
+	if j.Order != nil {
+		switch {
+		case *j.Order < 1:
+			return Record{}, fmt.Errorf("order %d: decisions are numbered from 1", *j.Order)
+		case j.DecidedUS == nil:
+			// An order ranks decisions within their µs: with no µs it says nothing.
+			return Record{}, errors.New("order is given but decided_us is not")
+		}
+		r.Order, r.Seen = *j.Order, r.Seen|SeenOrder
 	}
 	if j.Cost != nil {
 		r.Cost = *j.Cost

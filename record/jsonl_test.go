@@ -59,7 +59,7 @@ func TestRecordsAreJSONLines(t *testing.T) {
 // error's text.
 func TestRecordsReadBackAsWritten(t *testing.T) {
 	recs := []record.Record{
-		{Key: "user:7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Seen: record.SeenDecided | record.SeenTold,
+		{Key: "user:7", Node: 2, Cost: 3, Sent: 100, Decided: 140, Told: 60_000_140, Answered: 180, Order: 7, Seen: record.SeenDecided | record.SeenTold | record.SeenOrder,
 			Answer: record.Answer{Decision: algos.Decision{Allowed: true, Remaining: 4, Reset: 900}, Limit: 10, Known: record.FieldLimit | record.FieldRemaining | record.FieldReset, Delta: record.FieldReset}},
 		{Key: "ключ", Sent: 200, Answered: 200, Status: 429, Answer: record.Answer{Decision: algos.Decision{RetryAfter: 1_000_000}, Known: record.FieldRetryAfter, Malformed: `X-RateLimit-Reset: "soon" is not a number`}},
 		{Key: "both", Sent: 250, Answered: 260, Status: 429, Answer: record.Answer{Decision: algos.Decision{Reset: 2_000_000, RetryAfter: 1_000_000}, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}},
@@ -128,6 +128,8 @@ func TestMalformedRecordFilesAreRefusedByLine(t *testing.T) {
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":false,"error":"x"}`, "line 2: both allowed and error"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"decided_us":3}`, "line 2: decided_us 3 is outside [sent_us 1, answered_us 2]"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"cost":0}`, "line 2: cost 0"},
+		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"decided_us":2,"order":0}`, "line 2: order 0: decisions are numbered from 1"},
+		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"order":3}`, "line 2: order is given but decided_us is not"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_is_delay":true}`, "line 2: reset_is_delay is true but reset_us is not stated"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_us":5,"retry_after_is_delay":true}`, "line 2: retry_after_is_delay is true but retry_after_us is not stated"},
 		{head + `{"key":"a","node":0,"sent_us":1,"answered_us":2,"allowed":true,"reset_us":5,"reset_is_delay":"yes"}`, "line 2: json: cannot unmarshal string"},

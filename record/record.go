@@ -17,6 +17,10 @@ const (
 	SeenDecided Seen = 1 << iota
 	// SeenTold: Record.Told is the time the limiter was told or read.
 	SeenTold
+	// SeenOrder: Record.Order is the decision's place in the order its
+	// limiter made its decisions, which the decision times alone do not
+	// give when two fall in one µs. Only with SeenDecided.
+	SeenOrder
 )
 
 // Has reports whether every time of t is in s.
@@ -95,7 +99,13 @@ type Record struct {
 	// Told is the time the limiter was told or read when it decided (the
 	// node's clock it was sent, the store's TIME), when Seen has SeenTold.
 	Told int64
-	// Seen is which of Decided and Told the producer saw.
+	// Order is the decision's place among the run's decisions, from 1,
+	// when Seen has SeenOrder (the simulator's records, and a live run's
+	// ordered by MONITOR): of two records decided in the same µs, the one
+	// with the smaller Order was decided first. Orders compare only
+	// within one run's records.
+	Order int64
+	// Seen is which of Decided, Told and Order the producer saw.
 	Seen Seen
 	// Answer is the parsed answer; it means nothing when Err is set.
 	Answer

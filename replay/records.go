@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 
+	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 )
 
@@ -16,13 +19,40 @@ import (
 // timeline; a send measured on this machine's clock can read a few µs
 // after the decision Redis timed (the offset between them is measured,
 // not exact), and the record then starts at the decision.
+//
+// Each is ranked (record.SeenOrder) by when Redis ran its script, in
+// Redis's order within one µs; not under GetSet, whose nodes decide on
+// their copies in an order no command shows.
 func (rec *Recording) Records() []record.Record {
 	out := make([]record.Record, len(rec.Played))
 	for i, p := range rec.Played {
 		out[i] = seenRecord(p.Plan.Key, p.Plan.Node, p.Sent, p.Decided, p.Decided, p.Told)
 		out[i].Allowed = p.Admitted
 	}
+	if rec.Case.Deployment != model.GetSet {
+		rank(out, func(i int) (int64, int64) { return rec.Played[i].Ran, rec.Played[i].Seq })
+	}
 	return out
+}
+
+// rank gives every record of out whose seq (from at(i)) is above 0 its
+// rank among them (record.Record.Order, from 1): by its decision's time
+// at, those of one µs by seq, the store's order.
+func rank(out []record.Record, at func(i int) (ran, seq int64)) {
+	var ordered []int
+	for i := range out {
+		if _, seq := at(i); seq > 0 && out[i].Seen.Has(record.SeenDecided) {
+			ordered = append(ordered, i)
+		}
+	}
+	slices.SortFunc(ordered, func(a, b int) int {
+		ra, sa := at(a)
+		rb, sb := at(b)
+		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(sa, sb))
+	})
+	for r, i := range ordered {
+		out[i].Order, out[i].Seen = int64(r+1), out[i].Seen|record.SeenOrder
+	}
 }
 
 // Records is the live run as the one record every judge of answered
@@ -35,7 +65,8 @@ func (rec *Recording) Records() []record.Record {
 // seen: Ran, the store's clock when its last command ran; otherwise the
 // decision is somewhere in [Sent, Returned]. A measured clock offset can
 // put Ran a few µs outside the call; the record's span then widens to hold
-// it.
+// it. Those MONITOR ordered are ranked (record.SeenOrder) by Ran, in the
+// store's order within one µs.
 func (rec *LiveRecording) Records() []record.Record {
 	out := make([]record.Record, len(rec.Calls))
 	for i, c := range rec.Calls {
@@ -50,6 +81,7 @@ func (rec *LiveRecording) Records() []record.Record {
 		}
 		out[i] = r
 	}
+	rank(out, func(i int) (int64, int64) { return rec.Calls[i].Ran, rec.Calls[i].Seq })
 	return out
 }
 
