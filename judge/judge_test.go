@@ -1,9 +1,11 @@
 package judge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -243,14 +245,31 @@ func TestRemainingRuleAgreesWithBruteForce(t *testing.T) {
 		for seed := range uint64(300) {
 			rng := rand.New(rand.NewPCG(seed, 3))
 			var recs, admits []record.Record
+			var ranked []int // the records seen at an instant and ranked, in rank order
 			for range 1 + rng.IntN(14) {
 				s := rng.Int64N(300 * ms)
 				r := record.Record{Key: "k", Sent: s, Answered: s + rng.Int64N(30*ms),
 					Answer: record.Answer{Decision: algos.Decision{Allowed: rng.IntN(3) > 0, Remaining: rng.Int64N(5)}, Known: record.FieldRemaining}}
+				if rng.IntN(3) == 0 { // seen, at one of a few instants, so that some share their µs
+					s = rng.Int64N(6) * 50 * ms
+					r.Sent, r.Decided, r.Answered, r.Seen = s, s, s, record.SeenDecided|record.SeenOrder
+					ranked = append(ranked, len(recs))
+				}
 				recs = append(recs, r)
+			}
+			slices.SortStableFunc(ranked, func(i, j int) int { return cmp.Compare(recs[i].Decided, recs[j].Decided) })
+			for rank, i := range ranked {
+				recs[i].Order = int64(rank + 1)
+			}
+			for _, r := range recs {
 				if r.Allowed {
 					admits = append(admits, r)
 				}
+			}
+			// certainlyBefore: a's span ends before r's begins, or both are
+			// ranked at one instant and a comes first.
+			certainlyBefore := func(a, r record.Record) bool {
+				return a.Answered < r.Sent || a.Seen.Has(record.SeenOrder) && r.Seen.Has(record.SeenOrder) && a.Decided == r.Decided && a.Order < r.Order
 			}
 			want := int64(0)
 			for _, r := range recs {
@@ -260,14 +279,14 @@ func TestRemainingRuleAgreesWithBruteForce(t *testing.T) {
 				}
 				bad := false
 				for _, x := range append([]record.Record{r}, admits...) {
-					if x.Answered >= r.Sent && x.Sent != r.Sent {
+					if !certainlyBefore(x, r) && x.Sent != r.Sent {
 						continue
 					}
 					c := int64(0)
 					for _, a := range admits {
-						in := a.Answered < r.Sent && a.Sent >= x.Sent
+						in := certainlyBefore(a, r) && a.Sent >= x.Sent
 						if shape == slidingShape {
-							in = a.Answered < r.Sent && a.Sent > r.Answered-l.Window
+							in = certainlyBefore(a, r) && a.Sent > r.Answered-l.Window
 						}
 						if in {
 							c++

@@ -3,6 +3,7 @@ package judge
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -18,7 +19,9 @@ import (
 // the judge of admits judges, so only a positive one is held to this.
 // Sound under the client's timing uncertainty, as the judge of
 // admits is: an admit counts only when it was certainly decided before the
-// answer's own decision (its span ends before the answer's begins), and
+// answer's own decision (its span ends before the answer's begins, or,
+// both seen at one instant and ranked, record.SeenOrder, it is ranked
+// before the answer in the answer's µs), and
 // the span is taken as long as the records allow (from the earliest of
 // those admits' sends to the answer's return), so a slow answer can only
 // excuse a Remaining, never convict one.
@@ -36,14 +39,13 @@ import (
 //     have just begun); aligned ones are when every decision was seen
 //     (aligned.go).
 //
-// With the simulator's records (the decision seen, the span an instant) it
-// is the hunt's breach.RemainingTooHigh rule (judge.Simulation's), but for
-// the admits of the answer's own µs, which it does not count: a bucket or
-// sliding promise is judged on spans, which do not rank two decisions of
-// one µs. What ranks (record.SeenOrder) do show of one µs is judged on its
-// own, for every promise: an admit after an answer of Remaining 0
-// (judgeAdmitAfterZero); and an aligned window counts the ranked admits
-// before the answer (aligned.go).
+// With the simulator's records (the decision seen, the span an instant,
+// the decisions of one µs ranked) it is the hunt's breach.RemainingTooHigh
+// rule (judge.Simulation's), which also holds an admit after an answer of
+// Remaining 0 in the same µs too high (judgeAdmitAfterZero, for every
+// promise); an aligned window counts the ranked admits before the answer
+// too (aligned.go). Without ranks, two decisions of one µs are in no known
+// order, and neither counts before the other.
 
 // judgeRemaining judges the Remaining of every decided answer of one key
 // that states it (answers) against its admits (admits, each Answered ≥
@@ -53,8 +55,19 @@ func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos
 	if shape != bucketShape && shape != slidingShape || len(answers) == 0 {
 		return rv
 	}
-	type span struct{ from, to int64 }
-	spanOf := func(r record.Record) span { f, t := r.Span(); return span{f, t} }
+	// A span's ends, each with a rank within its µs: an admit ranked
+	// before an answer in the answer's own µs (record.SeenOrder, both
+	// seen at one instant) is certainly before it; unranked, an admit
+	// ends after and an answer begins before every rank of its µs.
+	type span struct{ from, fromRank, to, toRank int64 }
+	spanOf := func(r record.Record) span {
+		f, t := r.Span()
+		if r.Seen.Has(record.SeenOrder|record.SeenDecided) && f == t {
+			return span{f, r.Order, t, r.Order}
+		}
+		return span{f, math.MinInt64, t, math.MaxInt64}
+	}
+	before := func(a, r span) bool { return a.to < r.from || a.to == r.from && a.toRank < r.fromRank }
 	n := len(admits)
 	// The admits by from (ascending): their ranks; and the order in which
 	// they are added, by to.
@@ -71,12 +84,17 @@ func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos
 	for i := range added {
 		added[i] = i
 	}
-	slices.SortStableFunc(added, func(i, j int) int { return cmp.Compare(byFrom[i].to, byFrom[j].to) })
+	slices.SortStableFunc(added, func(i, j int) int {
+		return cmp.Or(cmp.Compare(byFrom[i].to, byFrom[j].to), cmp.Compare(byFrom[i].toRank, byFrom[j].toRank))
+	})
 	order := make([]int, len(answers))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(spanOf(answers[i]).from, spanOf(answers[j]).from) })
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := spanOf(answers[i]), spanOf(answers[j])
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.fromRank, b.fromRank))
+	})
 
 	g := gcdOf(l.Rate, l.Window)
 	w, rt := l.Window/g, l.Rate/g
@@ -95,7 +113,7 @@ func judgeRemaining(answers, admits []record.Record, shape promiseShape, l algos
 	for _, ai := range order {
 		r := answers[ai]
 		sr := spanOf(r)
-		for ; next < n && byFrom[added[next]].to < sr.from; next++ {
+		for ; next < n && before(byFrom[added[next]], sr); next++ {
 			k := added[next]
 			counts.add(k)
 			inserted++
