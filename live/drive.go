@@ -51,6 +51,13 @@ type Load struct {
 	// recorded with its error. Drive returns at most Duration + Timeout
 	// after it starts.
 	Timeout time.Duration
+	// Start, when set, is the drive's time 0, an instant of this
+	// machine's clock: Drive waits for it (when it is still ahead), and
+	// a Plan's Sent and every record's times count from it. Zero: the
+	// drive starts when Drive is called. A trial that must put its
+	// requests at given instants of another clock (a store's TIME, mapped
+	// to this machine's) sets it.
+	Start time.Time
 	// MaxInFlight bounds the requests awaiting answers (default 256); a
 	// request due when that many are in flight is recorded, not sent, with
 	// ErrInFlight.
@@ -125,7 +132,10 @@ func (ld *Load) checkPlan() error {
 }
 
 // Drive offers ld to target in real time and records every request,
-// sorted by Sent. Request i goes to key i mod K, and each key's requests
+// sorted by Sent: a Plan's records are in the plan's order, as its
+// requests are let go and stamped in that order (an Observer target's record
+// widened to hold its decision may start a few µs before the one ahead of
+// it). Request i goes to key i mod K, and each key's requests
 // go to the target's nodes in turn (a Plan says each request's key and
 // node itself). It returns when every answer is in
 // (at most ld.Timeout after the last send), or early with ctx's error,
@@ -153,10 +163,22 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		records = append(records, r)
 		mu.Unlock()
 	}
-	start := time.Now()
+	start := ld.Start
+	if start.IsZero() {
+		start = time.Now()
+	} else if wait := time.Until(start); wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		}
+	}
 	since := func() int64 { return time.Since(start).Microseconds() }
 	sorted := func() []record.Record {
 		slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+		seenDecisions(records)
 		return records
 	}
 	if ld.Loop != nil {
@@ -226,11 +248,10 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		// no longer show each key's nodes in turn. It is at most the true
 		// send, as the judge's soundness needs.
 		r.Sent = since()
-		wg.Go(func() {
-			// The slot is held until the call returns, even one that
-			// ignores its context and outlives the record.
-			add(timedCall(ctx, call, r, ld.Timeout, since, func() { <-slots }))
-		})
+		// The slot is held until the call returns, even one that
+		// ignores its context and outlives the record.
+		wg.Add(1)
+		callAsync(ctx, call, r, ld.Timeout, since, func() { <-slots }, func(r record.Record) { add(r); wg.Done() })
 	}
 	wg.Wait()
 	return sorted(), stopped
@@ -264,6 +285,30 @@ func driveClient(ctx context.Context, c record.Client, key string, nodes int, ca
 	return nil
 }
 
+// callAsync is timedCall on a goroutine of its own, which makes the call
+// itself (one goroutine a request, so that a loaded machine starts one,
+// not two, before the request leaves): finish is handed the record once,
+// its answer or, at timeout or when ctx is done first, its error, and
+// release runs when the call returns.
+func callAsync(ctx context.Context, call caller, r record.Record, timeout time.Duration, since func() int64, release func(), finish func(record.Record)) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	var once sync.Once
+	stop := context.AfterFunc(rctx, func() {
+		once.Do(func() {
+			late := r
+			late.Err, late.Answered = fmt.Errorf("live: no answer within %v: %w", timeout, rctx.Err()), since()
+			finish(late)
+		})
+	})
+	go func() {
+		defer release()
+		answered := safeCall(rctx, call, r, since)
+		stop() // an answer in time: no goroutine is started to time it out
+		once.Do(func() { finish(answered) })
+		cancel()
+	}()
+}
+
 // timedCall is call for r, given up after timeout: the record then
 // carries the timeout as its error. done runs when the call returns, even
 // one that ignores its context and outlives the record.
@@ -292,7 +337,31 @@ func safeCall(ctx context.Context, call caller, r record.Record, since func() in
 			out.Err, out.Answered = fmt.Errorf("live: the target panicked: %v", v), since()
 		}
 	}()
-	r.Answer, r.Status, r.Err = call(ctx, r.Key, r.Node)
+	r.Err = call(ctx, &r)
 	r.Answered = since()
 	return r
+}
+
+// seenDecisions widens each record whose decision its target saw to hold
+// it (the target's clock, mapped to this machine's, may put it a few µs
+// outside the span the driver timed), and turns the orders the target saw
+// into ranks from 1, by Decided, then the target's order.
+func seenDecisions(records []record.Record) {
+	var ordered []int
+	for i := range records {
+		r := &records[i]
+		if !r.Seen.Has(record.SeenDecided) {
+			continue
+		}
+		r.Sent, r.Answered = min(r.Sent, r.Decided), max(r.Answered, r.Decided)
+		if r.Seen.Has(record.SeenOrder) {
+			ordered = append(ordered, i)
+		}
+	}
+	slices.SortFunc(ordered, func(i, j int) int {
+		return cmp.Or(cmp.Compare(records[i].Decided, records[j].Decided), cmp.Compare(records[i].Order, records[j].Order))
+	})
+	for rank, i := range ordered {
+		records[i].Order = int64(rank + 1)
+	}
 }

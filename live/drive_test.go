@@ -34,6 +34,8 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"no nodes", live.HTTP{}, load, "at least one node"},
 		{"not a URL", live.HTTP{Nodes: []string{"127.0.0.1:80"}}, load, "not an http"},
 		{"unknown reset unit", live.HTTP{Nodes: []string{"http://127.0.0.1:1"}, Reset: 9}, load, "ResetUnit"},
+		{"observer without a call", live.Observer{Nodes: 1}, load, "without a Call"},
+		{"observer without nodes", live.Observer{Call: func(context.Context, string, int) (live.Observation, error) { return live.Observation{}, nil }}, load, "at least one node"},
 		{"zero rate", ok, live.Load{Duration: time.Second}, "rate must be positive"},
 		{"negative rate", ok, live.Load{Rate: -1, Duration: time.Second}, "rate must be positive"},
 		{"zero duration", ok, live.Load{Rate: 1}, "duration must be positive"},
@@ -255,5 +257,82 @@ func TestSlowAnswersLive(t *testing.T) {
 				t.Errorf("want clean=%v", c.clean)
 			}
 		})
+	}
+}
+
+// A target that sees its decisions (a store's clock and order, mapped to
+// the drive's) has its records claim them: the drive starts at Start, a
+// plan's records come back in the plan's order, each decided when its
+// target saw, ranked from 1 by that time and then the target's own
+// order, its span widened where the mapped clock put the decision just
+// outside it; the time told is kept, and an error claims no decision.
+func TestDriveRecordsWhatAnObserverSaw(t *testing.T) {
+	start := time.Now().Add(30 * time.Millisecond)
+	var mu sync.Mutex
+	count := int64(100) // the target's own order: any count that grows
+	target := live.Observer{Nodes: 2, Call: func(ctx context.Context, key string, node int) (live.Observation, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		count += 7
+		now := time.Since(start).Microseconds()
+		if key == "broken" {
+			return live.Observation{Told: now, Has: record.SeenTold}, errors.New("store down")
+		}
+		decided := now / 5_000 * 5_000 // a coarse clock: several decisions share a µs
+		if key == "early" {
+			decided = -3 // before the drive's time 0: the span must widen
+		}
+		return live.Observation{Answer: record.Answer{Decision: algos.Decision{Allowed: node == 0}}, Decided: decided, Told: now + 1_000_000, Order: count,
+			Has: record.SeenDecided | record.SeenTold | record.SeenOrder}, nil
+	}}
+	var plan []record.Record
+	for i := range 6 {
+		plan = append(plan, record.Record{Key: "k", Node: i % 2, Sent: int64(i) * 1_000})
+	}
+	plan = append(plan, record.Record{Key: "broken", Sent: 6_000}, record.Record{Key: "early", Sent: 6_000})
+	recs, err := live.Drive(context.Background(), target, live.Load{Plan: plan, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(plan) {
+		t.Fatalf("%d records for %d planned", len(recs), len(plan))
+	}
+	ranks := map[int64]bool{}
+	for i, r := range recs {
+		if r.Key != plan[i].Key || r.Node != plan[i].Node {
+			t.Fatalf("record %d is key %s node %d, planned key %s node %d: not in the plan's order", i, r.Key, r.Node, plan[i].Key, plan[i].Node)
+		}
+		if r.Key == "broken" {
+			if r.Err == nil || r.Seen != record.SeenTold {
+				t.Errorf("the failed call: %v, seen %b; want its error and only its told time", r.Err, r.Seen)
+			}
+			continue
+		}
+		// Told is the target's clock since Start, plus 1 s: at most 1 s
+		// had the drive not waited for its start.
+		if r.Seen != record.SeenDecided|record.SeenTold|record.SeenOrder || r.Decided < r.Sent || r.Decided > r.Answered || r.Told <= 1_000_000 {
+			t.Errorf("record %d: %s (seen %b, told %d): not what its target saw", i, r, r.Seen, r.Told)
+		}
+		if r.Allowed != (r.Node == 0) {
+			t.Errorf("record %d: allowed %v on node %d", i, r.Allowed, r.Node)
+		}
+		if ranks[r.Order] || r.Order < 1 || r.Order > 7 {
+			t.Errorf("record %d: rank %d, not one of its own in 1..7", i, r.Order)
+		}
+		ranks[r.Order] = true
+	}
+	byRank := make([]record.Record, 8)
+	for _, r := range recs {
+		if r.Key != "broken" {
+			byRank[r.Order] = r
+		}
+	}
+	if byRank[1].Key != "early" || byRank[1].Sent != -3 {
+		t.Errorf("rank 1 is %s: want the decision seen before time 0, its span widened to it", byRank[1])
+	}
+	for k := 2; k <= 7; k++ {
+		if byRank[k].Decided < byRank[k-1].Decided {
+			t.Errorf("rank %d decided at %d, rank %d at %d", k, byRank[k].Decided, k-1, byRank[k-1].Decided)
+		}
 	}
 }

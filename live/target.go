@@ -19,14 +19,15 @@ import (
 // keeps its schedule rather than wait, and records what it dropped.
 var ErrInFlight = errors.New("live: not sent: the in-flight bound was reached")
 
-// Target is what Drive sends requests to: a Func or an HTTP.
+// Target is what Drive sends requests to: a Func, an Observer or an HTTP.
 type Target interface {
 	// open checks the target and returns its node count and its call.
 	open(maxInFlight int) (nodes int, call caller, err error)
 }
 
-// caller sends one request for key to node and parses its answer.
-type caller func(ctx context.Context, key string, node int) (a record.Answer, status int, err error)
+// caller sends one request for r.Key to r.Node and fills in r what came
+// back: its answer and status, and what an Observer target saw.
+type caller func(ctx context.Context, r *record.Record) error
 
 // Func is a target in this process: a limiter called as a function, one
 // node. Its decision states every count but the quota (Known is
@@ -38,9 +39,59 @@ func (f Func) open(int) (int, caller, error) {
 	if f == nil {
 		return 0, nil, errors.New("live: a nil Func target")
 	}
-	return 1, func(ctx context.Context, key string, _ int) (record.Answer, int, error) {
-		d, err := f(ctx, key)
-		return record.Answer{Decision: d, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}, 0, err
+	return 1, func(ctx context.Context, r *record.Record) error {
+		d, err := f(ctx, r.Key)
+		r.Answer = record.Answer{Decision: d, Known: record.FieldsDecision, Delta: record.FieldReset | record.FieldRetryAfter}
+		return err
+	}, nil
+}
+
+// Observation is what an Observer target saw of one request: its answer, stating
+// the fields the target knows (Answer.Known), and, on the drive's clock
+// (µs since its time 0), when it was decided and the time its limiter was
+// told, and its place in the target's order (any count that grows with
+// each decision the target makes, such as a store's sequence of
+// commands), each as Has says.
+type Observation struct {
+	Answer               record.Answer
+	Decided, Told, Order int64
+	Has                  record.Seen
+}
+
+// Observer is a target in this process that sees more of each decision than
+// a client on the wire can: a limiter whose reply carries the store's
+// clock and its order (a Lua script that reads TIME and counts its calls,
+// that clock mapped to this machine's), or a harness that tells it the
+// time. Nodes (at least 1) are its instances, requests sent to each in
+// turn (a Plan's to the node it names). Its records claim what it saw, and
+// nothing more: Decided only for a decision (a span that does not hold it,
+// its clock mapped a few µs off, is widened to hold it), Told, and Order,
+// which Drive turns into ranks from 1 by Decided, then Order (record.Record.Order).
+type Observer struct {
+	Nodes int
+	Call  func(ctx context.Context, key string, node int) (Observation, error)
+}
+
+func (o Observer) open(int) (int, caller, error) {
+	switch {
+	case o.Call == nil:
+		return 0, nil, errors.New("live: an Observer target without a Call")
+	case o.Nodes < 1:
+		return 0, nil, fmt.Errorf("live: an Observer target needs at least one node, got %d", o.Nodes)
+	}
+	return o.Nodes, func(ctx context.Context, r *record.Record) error {
+		seen, err := o.Call(ctx, r.Key, r.Node)
+		r.Answer = seen.Answer
+		if seen.Has.Has(record.SeenTold) {
+			r.Told, r.Seen = seen.Told, r.Seen|record.SeenTold
+		}
+		if err == nil && seen.Has.Has(record.SeenDecided) {
+			r.Decided, r.Seen = seen.Decided, r.Seen|record.SeenDecided
+			if seen.Has.Has(record.SeenOrder) {
+				r.Order, r.Seen = seen.Order, r.Seen|record.SeenOrder
+			}
+		}
+		return err
 	}, nil
 }
 
@@ -114,14 +165,15 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 	for i, n := range h.Nodes {
 		nodes[i] = strings.TrimSuffix(n, "/")
 	}
-	return len(nodes), func(ctx context.Context, key string, node int) (record.Answer, int, error) {
+	return len(nodes), func(ctx context.Context, r *record.Record) error {
+		key, node := r.Key, r.Node
 		var body io.Reader
 		if h.Body != "" {
 			body = strings.NewReader(strings.ReplaceAll(h.Body, "{key}", key))
 		}
 		req, err := http.NewRequestWithContext(ctx, method, nodes[node]+strings.ReplaceAll(path, "{key}", url.PathEscape(key)), body)
 		if err != nil {
-			return record.Answer{}, 0, err
+			return err
 		}
 		for k, vs := range h.Header {
 			req.Header[k] = append([]string(nil), vs...)
@@ -131,7 +183,7 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return record.Answer{}, 0, err
+			return err
 		}
 		at := time.Now()
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // so the connection is kept
@@ -140,6 +192,7 @@ func (h HTTP) open(maxInFlight int) (int, caller, error) {
 		if h.Response != nil {
 			h.Response(node, resp.StatusCode, resp.Header)
 		}
-		return a, resp.StatusCode, err
+		r.Answer, r.Status = a, resp.StatusCode
+		return err
 	}, nil
 }

@@ -52,13 +52,16 @@
 // and the traffic package traffic's: the plans' send times, phases and
 // offsets, which the live trials and the models share; the workers'
 // connections and the store's clock the plans are played by are
-// redis/conn's, as the live replay's are. Every live trial (concurrency,
+// redis/conn's, as the live replay's are, and the edge and caller-clock
+// trials are sent by package live's driver (live.Drive: each a plan from
+// a start on the store's clock, each script a live.Observer target that
+// reports the Redis TIME and the order it decided in). Every live trial (concurrency,
 // caller clocks, window edge) keeps what its workers saw as the one record
 // (TrialResult.Records, SkewResult.Records, EdgeResult.Records:
 // record.Record), which the judge of records holds to a promise as it
 // holds a deployed service's (its tests do). It imports algos, redis/conn,
-// redis/lua, internal/planted (the negative-refill bucket), limiter, model,
-// record, traffic and infrastructure (go-redis, toxiproxy; internal/golden,
+// redis/lua, internal/planted (the negative-refill bucket), limiter, live,
+// model, record, traffic and infrastructure (go-redis, toxiproxy; internal/golden,
 // internal/redistest and judge in its tests); it must not import
 // scenarios, replay, properties or the root package.
 package study

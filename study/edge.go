@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -35,9 +36,12 @@ type EdgeResult struct {
 	// (Redis TIME minus the plan), µs: how far a busy machine bent the plan.
 	// Model describes the trial only while Lag is small (see EdgeMaxLag).
 	Lag int64
-	// Records is every request as its worker saw it (record.Record, as
-	// SkewResult.Records): sent and answered on the store's clock as the
-	// trial follows it, and whether it was admitted, in the order sent.
+	// Records is every request as the live driver recorded it
+	// (live.Drive), its worker as its node, in the order planned: sent and
+	// answered on the store's clock as the trial follows it, decided at
+	// the Redis TIME the script read, told that time, ranked in Redis's
+	// order within a µs (record.SeenOrder), and whether it was admitted
+	// (no count: the judge holds the admits, not the script's words).
 	Records []record.Record
 }
 
@@ -117,52 +121,54 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 	edge := (sync0.Store + plan.Lead + setup + w - 1) / w * w
 	times := plan.Times(edge)
 
+	// The flood is a plan for the live driver, from its first request on:
+	// request j is worker j mod workers's (the target's node), each worker
+	// on a connection of its own, whose requests the connection sends one
+	// at a time. The script reads Redis TIME and counts its calls, and the
+	// target reports both, so each record carries the decision's instant
+	// and its place in Redis's order.
+	s0 := times[0]
 	workers := len(clients)
-	decided := make([][]liveDecision, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for wi := range workers {
-		wg.Go(func() {
-			dest := Destination{Client: clients[wi], Key: key, SeqKey: seqKey, Limit: plan.Limit}
-			for j := wi; j < len(times); j += workers {
-				if err := sync0.SleepUntil(ctx, times[j]); err != nil {
-					errs[wi] = err
-					return
-				}
-				sent := sync0.Now()
-				ruling, err := s.Allow(ctx, dest)
-				if err != nil {
-					errs[wi] = err
-					return
-				}
-				decided[wi] = append(decided[wi], liveDecision{planned: times[j], at: ruling.RedisTime, seq: ruling.Seq, allowed: ruling.Allowed,
-					sent: sent, answered: sync0.Now()})
-			}
-		})
+	requests := make([]record.Record, len(times))
+	for j, at := range times {
+		requests[j] = record.Record{Key: key, Node: j % workers, Sent: at - s0}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	target := live.Observer{Nodes: workers, Call: func(ctx context.Context, key string, node int) (live.Observation, error) {
+		ruling, err := s.Allow(ctx, Destination{Client: clients[node], Key: key, SeqKey: seqKey, Limit: plan.Limit})
+		if err != nil {
+			return live.Observation{}, err
+		}
+		return ruling.seen(s0, ruling.RedisTime), nil
+	}}
+	recs, err := live.Drive(ctx, target, live.Load{Plan: requests, Start: sync0.Local(s0), Timeout: trialTimeout})
+	if err == nil {
+		err = firstError(recs)
+	}
+	if err != nil {
 		return EdgeResult{}, fmt.Errorf("study: edge trial of %s: %w", s.Name(), err)
 	}
-
-	all, differences, err := decideAgainInRedisOrder(a, plan.Limit, decided)
+	decided := make([]liveDecision, len(recs))
+	for j, rec := range recs { // in the plan's order
+		decided[j] = liveDecision{planned: times[j], at: s0 + rec.Decided, seq: rec.Order, allowed: rec.Allowed}
+	}
+	all, differences, err := decideAgainInRedisOrder(a, plan.Limit, [][]liveDecision{decided})
 	if err != nil {
 		return EdgeResult{}, err
 	}
-	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences, Records: recordsOf(key, decided, liveSeen)}
-	var live, twin []int64
+	r := EdgeResult{Algorithm: a.Name, Sent: len(times), Model: modelMost, Differences: differences, Records: onStoreClock(recs, s0)}
+	var admits, twin []int64
 	for _, d := range all {
 		r.Lag = max(r.Lag, d.at-d.planned)
 		if d.allowed {
-			live = append(live, d.at)
+			admits = append(admits, d.at)
 		}
 		if d.twin {
 			twin = append(twin, d.at)
 		}
 	}
-	slices.Sort(live) // Redis's order is TIME's order; sorting only guards the metric
-	r.Admitted = len(live)
-	r.Most = algos.MostInAnyWindow(live, w)
+	slices.Sort(admits) // Redis's order is TIME's order; sorting only guards the metric
+	r.Admitted = len(admits)
+	r.Most = algos.MostInAnyWindow(admits, w)
 	r.Replayed = algos.MostInAnyWindow(twin, w)
 	return r, nil
 }

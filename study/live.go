@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/model"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
@@ -14,8 +16,9 @@ import (
 )
 
 // What the live edge and caller-clock trials share: their workers'
-// connections, the clock that times their plans, and the replay of every
-// decision a script took through its Go twin.
+// connections, the target the live driver sends their plans to (a script
+// that reports the Redis TIME and the order it decided in), and the
+// replay of every decision a script took through its Go twin.
 
 // dialWorkers opens groups × per worker clients straight to the Redis of
 // opt (conn.Dial), so that no dial is timed. On an error it closes every
@@ -46,9 +49,6 @@ func closeWorkers(clients [][]*redis.Client) {
 type liveDecision struct {
 	planned, at, seq int64
 	allowed, twin    bool
-	// sent and answered are when the request left and its answer came
-	// back, on the store's clock as the trial follows it (conn.Sync).
-	sent, answered int64
 }
 
 // decideAgainInRedisOrder puts every worker's decisions in Redis's order
@@ -76,23 +76,44 @@ func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, perWorker [][]liv
 	return all, differences, nil
 }
 
-// recordsOf is what each worker of a trial on key saw of its requests, as
-// records (the worker as node), in the order sent; seen reads a decision's
-// send and answer times and whether it was admitted.
-func recordsOf[D any](key string, perWorker [][]D, seen func(D) (sent, answered int64, allowed bool)) []record.Record {
-	var out []record.Record
-	for w, ds := range perWorker {
-		for _, d := range ds {
-			sent, answered, allowed := seen(d)
-			out = append(out, record.Record{Key: key, Node: w, Sent: sent, Answered: answered,
-				Answer: record.Answer{Decision: algos.Decision{Allowed: allowed}}})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
-	return out
+// trialTimeout bounds each request of a live trial: far past any answer
+// a busy machine gives, so that a trial fails on a store that stopped
+// answering, never on a slow one.
+const trialTimeout = time.Minute
+
+// seen is what a script's ruling shows of its decision, as a live.Observer
+// target reports it on a drive whose time 0 is the store's s0: the Redis
+// TIME it decided at, the time it was told (told, on the store's clock:
+// that TIME, or a caller's clock), its place in Redis's order, and whether
+// it admitted (no count: a trial's records state none).
+func (r Ruling) seen(s0, told int64) live.Observation {
+	return live.Observation{Answer: record.Answer{Decision: algos.Decision{Allowed: r.Allowed}}, Decided: r.RedisTime - s0, Told: told - s0,
+		Order: r.Seq, Has: record.SeenDecided | record.SeenTold | record.SeenOrder}
 }
 
-// liveSeen is what recordsOf reads of a live decision.
-func liveSeen(d liveDecision) (sent, answered int64, allowed bool) {
-	return d.sent, d.answered, d.allowed
+// firstError is the error of the first of a drive's records that has one:
+// a trial's every request must be decided.
+func firstError(recs []record.Record) error {
+	for _, r := range recs {
+		if r.Err != nil {
+			return fmt.Errorf("request for %s at +%s: %w", r.Key, algos.FormatMicros(r.Sent), r.Err)
+		}
+	}
+	return nil
+}
+
+// onStoreClock moves a drive's records, timed from its time 0 (the
+// store's s0), onto the store's clock.
+func onStoreClock(recs []record.Record, s0 int64) []record.Record {
+	for i := range recs {
+		r := &recs[i]
+		r.Sent, r.Answered = r.Sent+s0, r.Answered+s0
+		if r.Seen.Has(record.SeenDecided) {
+			r.Decided += s0
+		}
+		if r.Seen.Has(record.SeenTold) {
+			r.Told += s0
+		}
+	}
+	return recs
 }

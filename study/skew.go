@@ -1,13 +1,15 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -44,14 +46,15 @@ type SkewResult struct {
 	// in the clock that decided (Redis TIME, or the caller's clock, whose
 	// plan is shifted by its offset): how far a busy machine bent the plan.
 	Lag int64
-	// Records is every request as its worker saw it (record.Record): the
-	// key, the worker as its node, when it was sent and answered on the
-	// store's clock as the trial follows it (one Redis TIME at the start
-	// plus this machine's monotonic time since), and whether it was
-	// admitted. The time the script was told is not claimed: a caller's
-	// clock is the trial's to choose, not a client's to see. In the order
-	// sent. judge.Records holds them to the bucket promise as it holds any
-	// service's.
+	// Records is every request as the live driver recorded it
+	// (live.Drive), in the order planned: the key, the worker as its node,
+	// when it was sent and answered on the store's clock as the trial
+	// follows it (one Redis TIME at the start plus this machine's
+	// monotonic time since), decided at the Redis TIME the script read,
+	// told the time it was told (that TIME, or its worker's clock),
+	// ranked in Redis's order within a µs (record.SeenOrder), and whether
+	// it was admitted (no count). judge.Records holds them to the bucket
+	// promise as it holds any service's.
 	Records []record.Record
 }
 
@@ -126,55 +129,70 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 	}
 	defer closeWorkers(clients)
 
-	sends := plan.Sends()
+	// Every trial's sends are one plan for the live driver: trial k's
+	// worker w is the target's node k·Workers + w, on a connection of its
+	// own, whose requests it sends one at a time. The plan starts on the
+	// store's clock (s0, a little after one TIME read), which is true
+	// time; a caller-clock request tells the script its worker's clock,
+	// true time plus the worker's offset, and the target reports that as
+	// the time told (a Redis-clock one, the TIME the script read).
 	sync0, err := conn.Sync(ctx, admin)
 	if err != nil {
 		return nil, err
 	}
-	start := sync0.Store + 20*algos.Second/1000 // time to spare before the first send
-	decided := make([][][]liveDecision, trials) // [trial][worker]
-	errs := make([]error, trials*plan.Workers)
-	var wg sync.WaitGroup
-	for k := range clients {
-		bucket, callerClock := buckets[k/2], k%2 == 1
-		decided[k] = make([][]liveDecision, plan.Workers)
-		for w := range plan.Workers {
-			wg.Go(func() {
-				dest := Destination{Client: clients[k][w], Key: keys[k], SeqKey: keys[k] + ":seq", Limit: plan.Limit}
-				for _, s := range sends[w] {
-					planned := start + s.Sent
-					if err := sync0.SleepUntil(ctx, planned); err != nil {
-						errs[k*plan.Workers+w] = err
-						return
-					}
-					var ruling Ruling
-					var err error
-					at := int64(-1)
-					sent := sync0.Now()
-					if callerClock {
-						at = sync0.Now() + plan.Offset(w)
-						planned += plan.Offset(w) // in the clock at is read on
-						ruling, err = bucket.AllowAt(ctx, dest, at)
-					} else {
-						ruling, err = bucket.Allow(ctx, dest)
-						at = ruling.RedisTime
-					}
-					if err != nil {
-						errs[k*plan.Workers+w] = err
-						return
-					}
-					decided[k][w] = append(decided[k][w], liveDecision{planned: planned, at: at, seq: ruling.Seq, allowed: ruling.Allowed,
-						sent: sent, answered: sync0.Now()})
-				}
-			})
+	s0 := sync0.Store + 20*algos.Second/1000 // time to spare before the first send
+	type planned struct{ trial, worker int }
+	var requests []record.Record
+	var who []planned
+	for k := range trials {
+		for w, ws := range plan.Sends() {
+			for _, send := range ws {
+				requests = append(requests, record.Record{Key: keys[k], Node: k*plan.Workers + w, Sent: send.Sent})
+				who = append(who, planned{k, w})
+			}
 		}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	order := make([]int, len(requests)) // the plan, by Sent
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(requests[i].Sent, requests[j].Sent) })
+	sorted, sortedWho := make([]record.Record, len(order)), make([]planned, len(order))
+	for i, j := range order {
+		sorted[i], sortedWho[i] = requests[j], who[j]
+	}
+	target := live.Observer{Nodes: trials * plan.Workers, Call: func(ctx context.Context, key string, node int) (live.Observation, error) {
+		k, w := node/plan.Workers, node%plan.Workers
+		dest := Destination{Client: clients[k][w], Key: key, SeqKey: key + ":seq", Limit: plan.Limit}
+		if k%2 == 1 { // the worker's own clock
+			told := sync0.Now() + plan.Offset(w)
+			ruling, err := buckets[k/2].AllowAt(ctx, dest, told)
+			return ruling.seen(s0, told), err
+		}
+		ruling, err := buckets[k/2].Allow(ctx, dest)
+		return ruling.seen(s0, ruling.RedisTime), err
+	}}
+	recs, err := live.Drive(ctx, target, live.Load{Plan: sorted, Start: sync0.Local(s0), Timeout: trialTimeout})
+	if err == nil {
+		err = firstError(recs)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("study: caller-clock trial: %w", err)
 	}
+	decided := make([][]liveDecision, trials)
+	byTrial := make([][]record.Record, trials)
+	for i, rec := range recs { // in the plan's order
+		k, w := sortedWho[i].trial, sortedWho[i].worker
+		planned := s0 + sorted[i].Sent
+		if k%2 == 1 {
+			planned += plan.Offset(w) // in the clock the script was told
+		}
+		rec.Node = w // each trial's records name its workers, from 0
+		decided[k] = append(decided[k], liveDecision{planned: planned, at: s0 + rec.Told, seq: rec.Order, allowed: rec.Allowed})
+		byTrial[k] = append(byTrial[k], rec)
+	}
 	for k := range res {
-		all, differences, err := decideAgainInRedisOrder(buckets[k/2].Algorithm(), plan.Limit, decided[k])
+		all, differences, err := decideAgainInRedisOrder(buckets[k/2].Algorithm(), plan.Limit, [][]liveDecision{decided[k]})
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +212,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 			}
 		}
 		res[k].Span = last - first
-		res[k].Records = recordsOf(keys[k], decided[k], liveSeen)
+		res[k].Records = onStoreClock(byTrial[k], s0)
 	}
 	return res, nil
 }

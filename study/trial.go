@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -234,7 +235,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		WindowBefore: algos.FloorDiv(before, t.Limit.Window),
 		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
-	r.Records = recordsOf(key, recs, func(d decided) (sent, answered int64, allowed bool) { return d.sent, d.answered, d.ruling.Allowed })
+	r.Records = recordsOf(key, recs)
 	for _, rec := range all {
 		r.Attempts += rec.ruling.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
@@ -404,4 +405,19 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// recordsOf is what each worker of a trial on key saw of its requests, as
+// records (the worker as node), in the order sent: when each was sent and
+// answered, and whether it was admitted.
+func recordsOf(key string, perWorker [][]decided) []record.Record {
+	var out []record.Record
+	for w, ds := range perWorker {
+		for _, d := range ds {
+			out = append(out, record.Record{Key: key, Node: w, Sent: d.sent, Answered: d.answered,
+				Answer: record.Answer{Decision: algos.Decision{Allowed: d.ruling.Allowed}}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+	return out
 }
