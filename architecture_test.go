@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	"scenarios":             {"algos", "breach", "differential", "internal/encode", "internal/svgchart", "judge", "limiter", "model", "record", "traffic"}, // traffic makes the clients' requests (open-loop, closed-loop, the edge prober, the clock faults'); scenarios wires them into runs and measures them
 	"differential":          {"algos", "limiter", "model", "record"},
 	"replay":                {"algos", "redis/conn", "redis/lua", "limiter", "model", "record"},
-	"study":                 {"algos", "redis/conn", "redis/lua", "internal/planted", "limiter", "live", "model", "record", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them, and live's driver sends the edge and caller-clock trials
+	"study":                 {"algos", "redis/conn", "redis/lua", "internal/planted", "limiter", "live", "model", "record", "traffic"}, // traffic makes the live trials' plans (send times, phases, release offsets), which the study's models play too; study chooses them, and live's driver sends every trial
 	"simredis":              {},
 	"adapters/xtimerate":    {"algos", "limiter"},
 	"adapters/redisrate":    {"adapters/redislib", "algos", "limiter"},

@@ -29,12 +29,18 @@ type Load struct {
 	// positive for an open-loop drive, and 0 with Loop.
 	Rate int
 	// Loop, when set, drives each key closed loop instead: a client of its
-	// own (Loop()) sends one request at a time, each when the client's
-	// Next says, to the target's nodes in turn, until Duration. The
+	// own (Loop(), called once for each of Keys, in order) sends one
+	// request at a time, each when the client's Next says, to the target's
+	// nodes in turn, until Duration or until it says no more. The
 	// simulator's closed-loop clients are such clients (package traffic's
 	// RetryAfterClient, AtResetClient and the others): the same clients, in
-	// real time, handed each answer's record.
+	// real time, handed each answer's record. A key listed k times has k
+	// clients, all at once (a study's workers on one key).
 	Loop func() record.Client
+	// Sticky, with Loop, sends all of the k-th client's requests (the
+	// k-th of Keys) to node k mod the target's nodes, instead of to the
+	// nodes in turn: a worker on a connection of its own.
+	Sticky bool
 	// Plan, when set, is an open-loop drive of exactly these requests
 	// instead of a rate: each is sent Sent µs after the drive starts, for
 	// its Key, to node Node mod the target's nodes (its Cost kept on its
@@ -71,6 +77,8 @@ func (ld *Load) check() error {
 		}
 	}
 	switch {
+	case ld.Sticky && ld.Loop == nil:
+		return errors.New("live: Sticky sends a closed-loop client's requests to one node: it needs Loop")
 	case ld.Loop != nil && ld.Rate != 0:
 		return fmt.Errorf("live: a closed-loop drive (Loop) offers no rate, got %d a second", ld.Rate)
 	case ld.Plan == nil && ld.Loop == nil && ld.Rate <= 0:
@@ -155,12 +163,18 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 	var (
 		mu      sync.Mutex
 		records []record.Record
+		letGo   []uint64 // an open loop's: each record's place in the order its requests were let go
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, ld.MaxInFlight)
 	)
 	add := func(r record.Record) {
 		mu.Lock()
 		records = append(records, r)
+		mu.Unlock()
+	}
+	addAt := func(hit uint64, r record.Record) {
+		mu.Lock()
+		records, letGo = append(records, r), append(letGo, hit)
 		mu.Unlock()
 	}
 	start := ld.Start
@@ -177,14 +191,18 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 	}
 	since := func() int64 { return time.Since(start).Microseconds() }
 	sorted := func() []record.Record {
-		slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+		records = inSendOrder(records, letGo)
 		seenDecisions(records)
 		return records
 	}
 	if ld.Loop != nil {
 		errs := make([]error, keys)
 		for k, key := range ld.Keys {
-			wg.Go(func() { errs[k] = driveClient(ctx, ld.Loop(), key, nodes, call, ld, since, add) })
+			client, node := ld.Loop(), -1
+			if ld.Sticky {
+				node = k % nodes
+			}
+			wg.Go(func() { errs[k] = driveClient(ctx, client, key, node, nodes, call, ld, since, add) })
 		}
 		wg.Wait()
 		return sorted(), errors.Join(errs...)
@@ -238,7 +256,7 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		default:
 			r.Sent = since()
 			r.Answered, r.Err = r.Sent, ErrInFlight
-			add(r)
+			addAt(hits, r)
 			continue
 		}
 		// Sent is stamped here, in the order the requests are let go, not
@@ -251,16 +269,18 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		// The slot is held until the call returns, even one that
 		// ignores its context and outlives the record.
 		wg.Add(1)
-		callAsync(ctx, call, r, ld.Timeout, since, func() { <-slots }, func(r record.Record) { add(r); wg.Done() })
+		hit := hits
+		callAsync(ctx, call, r, ld.Timeout, since, func() { <-slots }, func(r record.Record) { addAt(hit, r); wg.Done() })
 	}
 	wg.Wait()
 	return sorted(), stopped
 }
 
 // driveClient runs one key's closed-loop client c until ld.Duration (or
-// ctx is done: its error is returned), each request timed out after
-// ld.Timeout and recorded by add.
-func driveClient(ctx context.Context, c record.Client, key string, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
+// ctx is done: its error is returned), each request sent to node (to the
+// nodes in turn when it is negative), timed out after ld.Timeout and
+// recorded by add.
+func driveClient(ctx context.Context, c record.Client, key string, node, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
 	end := ld.Duration.Microseconds()
 	next, more := c.Next(nil)
 	for i := 0; more && next < end; i++ {
@@ -278,7 +298,11 @@ func driveClient(ctx context.Context, c record.Client, key string, nodes int, ca
 		if since() >= end {
 			return nil
 		}
-		r := timedCall(ctx, call, record.Record{Key: key, Node: i % nodes, Sent: since()}, ld.Timeout, since, func() {})
+		to := node
+		if to < 0 {
+			to = i % nodes
+		}
+		r := timedCall(ctx, call, record.Record{Key: key, Node: to, Sent: since()}, ld.Timeout, since, func() {})
 		add(r)
 		next, more = c.Next(&r)
 	}
@@ -340,6 +364,27 @@ func safeCall(ctx context.Context, call caller, r record.Record, since func() in
 	r.Err = call(ctx, &r)
 	r.Answered = since()
 	return r
+}
+
+// inSendOrder is records sorted by Sent; with letGo (an open loop's: each
+// record's place in the order its requests were let go, which is by Sent),
+// in that order, which keeps a plan's order where two requests were let go
+// in one µs.
+func inSendOrder(records []record.Record, letGo []uint64) []record.Record {
+	if letGo == nil {
+		slices.SortStableFunc(records, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
+		return records
+	}
+	order := make([]int, len(records))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(letGo[i], letGo[j]) })
+	out := make([]record.Record, len(records))
+	for k, i := range order {
+		out[k] = records[i]
+	}
+	return out
 }
 
 // seenDecisions widens each record whose decision its target saw to hold

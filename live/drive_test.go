@@ -37,6 +37,7 @@ func TestDriveRejectsBadInput(t *testing.T) {
 		{"observer without a call", live.Observer{Nodes: 1}, load, "without a Call"},
 		{"observer without nodes", live.Observer{Call: func(context.Context, string, int) (live.Observation, error) { return live.Observation{}, nil }}, load, "at least one node"},
 		{"zero rate", ok, live.Load{Duration: time.Second}, "rate must be positive"},
+		{"sticky, open loop", ok, live.Load{Rate: 10, Duration: time.Second, Sticky: true}, "it needs Loop"},
 		{"negative rate", ok, live.Load{Rate: -1, Duration: time.Second}, "rate must be positive"},
 		{"zero duration", ok, live.Load{Rate: 1}, "duration must be positive"},
 		{"negative duration", ok, live.Load{Rate: 1, Duration: -time.Second}, "duration must be positive"},
@@ -333,6 +334,60 @@ func TestDriveRecordsWhatAnObserverSaw(t *testing.T) {
 	for k := 2; k <= 7; k++ {
 		if byRank[k].Decided < byRank[k-1].Decided {
 			t.Errorf("rank %d decided at %d, rank %d at %d", k, byRank[k].Decided, k-1, byRank[k-1].Decided)
+		}
+	}
+}
+
+// workerClient sends n requests one after another, the first at first
+// (µs after the drive's start), and stops at the first error.
+type workerClient struct {
+	first int64
+	left  int
+}
+
+func (c *workerClient) Next(last *record.Record) (int64, bool) {
+	if last == nil {
+		return c.first, true
+	}
+	c.left--
+	return 0, c.left > 0 && last.Err == nil
+}
+
+// A key listed k times is driven by k clients at once, each made in the
+// order of Keys; Sticky sends all of the k-th client's requests to node k
+// (a worker on its own connection), and a client that says no more stops.
+func TestDriveStickyClientsShareAKey(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[int]int{}
+	target := live.Observer{Nodes: 3, Call: func(ctx context.Context, key string, node int) (live.Observation, error) {
+		mu.Lock()
+		calls[node]++
+		mu.Unlock()
+		return live.Observation{Answer: record.Answer{Decision: algos.Decision{Allowed: true}}}, nil
+	}}
+	made := 0
+	firsts := []int64{1_000, 2_000, 3_000}
+	recs, err := live.Drive(context.Background(), target, live.Load{Keys: []string{"k", "k", "k"}, Sticky: true, Duration: 10 * time.Second,
+		Loop: func() record.Client {
+			c := &workerClient{first: firsts[made], left: 4 + made}
+			made++
+			return c
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4+5+6 || calls[0] != 4 || calls[1] != 5 || calls[2] != 6 {
+		t.Fatalf("%d records, calls per node %v: want 4, 5 and 6 on nodes 0, 1 and 2", len(recs), calls)
+	}
+	firstOf := map[int]int64{}
+	for _, r := range recs {
+		if _, ok := firstOf[r.Node]; !ok {
+			firstOf[r.Node] = r.Sent
+		}
+	}
+	for node, first := range firsts {
+		if firstOf[node] < first {
+			t.Errorf("node %d's first request sent at %d µs, its client asked for %d", node, firstOf[node], first)
 		}
 	}
 }

@@ -52,10 +52,13 @@
 // and the traffic package traffic's: the plans' send times, phases and
 // offsets, which the live trials and the models share; the workers'
 // connections and the store's clock the plans are played by are
-// redis/conn's, as the live replay's are, and the edge and caller-clock
-// trials are sent by package live's driver (live.Drive: each a plan from
-// a start on the store's clock, each script a live.Observer target that
-// reports the Redis TIME and the order it decided in). Every live trial (concurrency,
+// redis/conn's, as the live replay's are, and every live trial is sent
+// by package live's driver (live.Drive): the edge and caller-clock trials
+// each a plan from a start on the store's clock, each script a
+// live.Observer target that reports the Redis TIME and the order it
+// decided in; the concurrency trials each a closed loop of its workers on
+// one key, each worker a client sending to its own connection (Sticky),
+// released together and, for Rounds, held in step. Every live trial (concurrency,
 // caller clocks, window edge) keeps what its workers saw as the one record
 // (TrialResult.Records, SkewResult.Records, EdgeResult.Records:
 // record.Record), which the judge of records holds to a promise as it

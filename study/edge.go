@@ -140,7 +140,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 		}
 		return ruling.seen(s0, ruling.RedisTime), nil
 	}}
-	recs, err := live.Drive(ctx, target, live.Load{Plan: requests, Start: sync0.Local(s0), Timeout: trialTimeout})
+	recs, err := live.Drive(ctx, target, live.Load{Plan: requests, Start: sync0.Local(s0), Timeout: trialTimeout, MaxInFlight: len(requests)})
 	if err == nil {
 		err = firstError(recs)
 	}

@@ -78,7 +78,10 @@ func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, perWorker [][]liv
 
 // trialTimeout bounds each request of a live trial: far past any answer
 // a busy machine gives, so that a trial fails on a store that stopped
-// answering, never on a slow one.
+// answering, never on a slow one. A planned trial lets every request be in
+// flight at once (Load.MaxInFlight): a stalled machine queues them on
+// their workers' connections, which send them one at a time, as late as
+// the stall made them, and Lag says how late.
 const trialTimeout = time.Minute
 
 // seen is what a script's ruling shows of its decision, as a live.Observer

@@ -172,7 +172,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		ruling, err := buckets[k/2].Allow(ctx, dest)
 		return ruling.seen(s0, ruling.RedisTime), err
 	}}
-	recs, err := live.Drive(ctx, target, live.Load{Plan: sorted, Start: sync0.Local(s0), Timeout: trialTimeout})
+	recs, err := live.Drive(ctx, target, live.Load{Plan: sorted, Start: sync0.Local(s0), Timeout: trialTimeout, MaxInFlight: len(sorted)})
 	if err == nil {
 		err = firstError(recs)
 	}

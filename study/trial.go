@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/live"
 	"github.com/overshoot-go/overshoot/record"
 	"github.com/overshoot-go/overshoot/redis/conn"
 	"github.com/overshoot-go/overshoot/traffic"
@@ -81,11 +82,12 @@ type TrialResult struct {
 	// many some worker's read already saw a write of the same round, so the
 	// round did not run in lockstep (every read before every write).
 	Rounds, RoundsOutOfStep int
-	// Records is every request as its worker saw it (record.Record): the
-	// key, the worker as its node, when it was sent and answered, in µs
-	// since the release, and whether it was admitted; a strategy states no
-	// counts, so Known is empty. In the order sent. judge.Records holds
-	// them to a promise as it holds any service's.
+	// Records is every request as the live driver recorded it
+	// (live.Drive), each worker a closed-loop client: the key, the worker
+	// as its node, when it was sent and answered, in µs since the release,
+	// and whether it was admitted; a strategy states no counts, so Known
+	// is empty. In the order sent. judge.Records holds them to a promise
+	// as it holds any service's.
 	Records []record.Record
 	// WindowBefore and WindowAfter are the aligned window index floor(t/W)
 	// of Redis TIME just before the release and after the last decision
@@ -187,42 +189,46 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		return TrialResult{}, err
 	}
 
-	recs := make([][]decided, t.Workers)
-	errs := make([]error, t.Workers)
-	start := make(chan struct{})
+	// The workers are the live driver's closed-loop clients, all on key,
+	// each sending to its own connection (the target's node, Sticky) one
+	// request after another: released together releaseAt after the
+	// drive's start (each waits on its own timer, so all are waiting when
+	// it comes), plus its offset for a Random release, and held in step
+	// between requests by the barrier for Rounds.
+	const releaseAt = 5_000 // µs: time for every worker's goroutine to be waiting
 	rounds := newRoundBarrier(t.Workers, t.Release == Rounds)
-	var wg sync.WaitGroup
-	var release time.Time
-	for w := range t.Workers {
-		recs[w] = make([]decided, 0, t.PerWorker)
-		wg.Go(func() {
-			dest := Destination{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit}
-			<-start
-			if offsets[w] > 0 {
-				time.Sleep(offsets[w])
-			}
-			// A worker that fails leaves the barrier, so the others go on.
-			defer rounds.leave()
-			for k := range t.PerWorker {
-				if k > 0 {
-					rounds.await()
-				}
-				t0 := time.Now()
-				ruling, err := t.Strategy.Allow(ctx, dest)
-				now := time.Now()
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				recs[w] = append(recs[w], decided{ruling: ruling, latency: now.Sub(t0), done: now.Sub(release), sent: t0.Sub(release).Microseconds(), answered: now.Sub(release).Microseconds()})
-			}
-		})
+	rulings := make([][]Ruling, t.Workers) // worker w's, in the order it sent them
+	target := live.Observer{Nodes: t.Workers, Call: func(ctx context.Context, key string, w int) (live.Observation, error) {
+		ruling, err := t.Strategy.Allow(ctx, Destination{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit})
+		if err != nil {
+			return live.Observation{}, err
+		}
+		rulings[w] = append(rulings[w], ruling)
+		return live.Observation{Answer: record.Answer{Decision: algos.Decision{Allowed: ruling.Allowed}}}, nil
+	}}
+	keys := make([]string, t.Workers)
+	for w := range keys {
+		keys[w] = key
 	}
-	release = time.Now()
-	close(start) // the barrier: every worker goroutine is waiting on it
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	made := 0
+	drive, err := live.Drive(ctx, target, live.Load{Keys: keys, Sticky: true, Duration: trialTimeout, Timeout: trialTimeout,
+		Loop: func() record.Client {
+			c := &trialWorker{first: releaseAt + offsets[made].Microseconds(), left: t.PerWorker, rounds: rounds}
+			made++
+			return c
+		}})
+	if err == nil {
+		err = firstError(drive)
+	}
+	if err != nil {
 		return TrialResult{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
+	}
+	recs := make([][]decided, t.Workers)
+	for _, rec := range drive { // each worker's in the order it sent them
+		w := rec.Node
+		sent, answered := rec.Sent-releaseAt, rec.Answered-releaseAt
+		recs[w] = append(recs[w], decided{ruling: rulings[w][len(recs[w])], latency: time.Duration(answered-sent) * time.Microsecond,
+			done: time.Duration(answered) * time.Microsecond, sent: sent, answered: answered})
 	}
 	after, err := redisNow(ctx, admin)
 	if err != nil {
@@ -420,4 +426,28 @@ func recordsOf(key string, perWorker [][]decided) []record.Record {
 	}
 	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
 	return out
+}
+
+// trialWorker is one worker of a trial as a closed-loop client of the live
+// driver: its first request at first (µs after the drive's start), then
+// each as soon as the last is answered, left in all; for Rounds, each
+// only once every worker still sending has its last answer (the
+// barrier). It stops at its first error, leaving the barrier so that the
+// others go on.
+type trialWorker struct {
+	first  int64
+	left   int
+	rounds *roundBarrier
+}
+
+func (c *trialWorker) Next(last *record.Record) (int64, bool) {
+	if last == nil {
+		return c.first, true
+	}
+	if c.left--; c.left == 0 || last.Err != nil {
+		c.rounds.leave()
+		return 0, false
+	}
+	c.rounds.await()
+	return 0, true
 }
