@@ -220,6 +220,10 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	if err == nil {
 		err = firstError(drive)
 	}
+	if err == nil && len(drive) != t.Sent() {
+		// The drive ends at its Duration: a trial is every request, or none.
+		err = fmt.Errorf("%d of its %d requests were sent within %v", len(drive), t.Sent(), trialTimeout)
+	}
 	if err != nil {
 		return TrialResult{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
 	}
