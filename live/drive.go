@@ -390,23 +390,20 @@ func inSendOrder(records []record.Record, letGo []uint64) []record.Record {
 // seenDecisions widens each record whose decision its target saw to hold
 // it (the target's clock, mapped to this machine's, may put it a few µs
 // outside the span the driver timed), and turns the orders the target saw
-// into ranks from 1, by Decided, then the target's order.
+// into ranks (record.Ranks).
 func seenDecisions(records []record.Record) {
-	var ordered []int
 	for i := range records {
-		r := &records[i]
-		if !r.Seen.Has(record.SeenDecided) {
-			continue
-		}
-		r.Sent, r.Answered = min(r.Sent, r.Decided), max(r.Answered, r.Decided)
-		if r.Seen.Has(record.SeenOrder) {
-			ordered = append(ordered, i)
+		if r := &records[i]; r.Seen.Has(record.SeenDecided) {
+			r.Sent, r.Answered = min(r.Sent, r.Decided), max(r.Answered, r.Decided)
 		}
 	}
-	slices.SortFunc(ordered, func(i, j int) int {
-		return cmp.Or(cmp.Compare(records[i].Decided, records[j].Decided), cmp.Compare(records[i].Order, records[j].Order))
+	ranks := record.Ranks(len(records), func(i int) (int64, int64, bool) {
+		r := &records[i]
+		return r.Decided, r.Order, r.Seen.Has(record.SeenOrder | record.SeenDecided)
 	})
-	for rank, i := range ordered {
-		records[i].Order = int64(rank + 1)
+	for i, rank := range ranks {
+		if rank > 0 {
+			records[i].Order = rank
+		}
 	}
 }

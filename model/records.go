@@ -1,10 +1,8 @@
 package model
 
 import (
-	"cmp"
 	"errors"
 	"iter"
-	"slices"
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/record"
@@ -76,7 +74,7 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 			}
 			rec := recordOf(&r.Outcomes[i], key, send, names)
 			if ranks[i] > 0 { // every request is decided; a rank is never guessed
-				rec.Order, rec.Seen = int64(ranks[i]), rec.Seen|record.SeenOrder
+				rec.Order, rec.Seen = ranks[i], rec.Seen|record.SeenOrder
 			}
 			if !yield(i, rec) {
 				return
@@ -85,17 +83,15 @@ func (r *Result) AllRecords(cfg Config, names []string) (iter.Seq2[int, record.R
 	}, nil
 }
 
-// decisionRanks is, per Outcome, its place from 1 among the run's
-// decisions by Decided, those of one µs in Result.Order's order (which
-// is by Decided already in every deployment but GetSet).
-func (r *Result) decisionRanks() []int32 {
-	byTime := slices.Clone(r.Order)
-	slices.SortStableFunc(byTime, func(a, b int32) int { return cmp.Compare(r.Outcomes[a].Decided, r.Outcomes[b].Decided) })
-	ranks := make([]int32, len(r.Outcomes))
-	for rank, i := range byTime {
-		ranks[i] = int32(rank + 1)
+// decisionRanks is, per Outcome, its rank among the run's decisions
+// (record.Ranks): by Decided, those of one µs in Result.Order's order
+// (which is by Decided already in every deployment but GetSet).
+func (r *Result) decisionRanks() []int64 {
+	place := make([]int64, len(r.Outcomes)) // from 1 in Result.Order; 0 for none
+	for k, i := range r.Order {
+		place[i] = int64(k + 1)
 	}
-	return ranks
+	return record.Ranks(len(r.Outcomes), func(i int) (int64, int64, bool) { return r.Outcomes[i].Decided, place[i], place[i] > 0 })
 }
 
 // recordOf is the record of outcome o of the request for key sent at send.

@@ -1,7 +1,9 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
 )
@@ -175,4 +177,33 @@ func FormatDuration(us int64) string {
 		return fmt.Sprintf("%.1fms", float64(us)/1000)
 	}
 	return fmt.Sprintf("%dµs", us)
+}
+
+// Ranks is, for n decisions, each one's rank from 1 (what Record.Order
+// holds when Seen has SeenOrder): by its Decided, those of one µs by
+// their place in the order their producer saw them made. at(i) gives
+// decision i's Decided and that place (any count that grows with each
+// decision: a store's sequence of commands, the simulator's run order),
+// and whether it has one at all; one without gets rank 0, no rank (two
+// producers' counts that tie, in one µs, are ranked as given). The
+// simulator, replay and the live driver all rank their records by it.
+func Ranks(n int, at func(i int) (decided, order int64, ok bool)) []int64 {
+	type key struct {
+		i              int
+		decided, order int64
+	}
+	var ordered []key
+	for i := range n {
+		if d, o, ok := at(i); ok {
+			ordered = append(ordered, key{i, d, o})
+		}
+	}
+	slices.SortFunc(ordered, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.decided, b.decided), cmp.Compare(a.order, b.order), cmp.Compare(a.i, b.i))
+	})
+	ranks := make([]int64, n)
+	for rank, k := range ordered {
+		ranks[k.i] = int64(rank + 1)
+	}
+	return ranks
 }

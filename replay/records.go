@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
 
 	"github.com/overshoot-go/overshoot/model"
@@ -35,23 +33,18 @@ func (rec *Recording) Records() []record.Record {
 	return out
 }
 
-// rank gives every record of out whose seq (from at(i)) is above 0 its
-// rank among them (record.Record.Order, from 1): by its decision's time
-// at, those of one µs by seq, the store's order.
+// rank gives every decided record of out whose seq (from at(i)) is above
+// 0 its rank among them (record.Ranks): by its decision's time at, those
+// of one µs by seq, the store's order.
 func rank(out []record.Record, at func(i int) (ran, seq int64)) {
-	var ordered []int
-	for i := range out {
-		if _, seq := at(i); seq > 0 && out[i].Seen.Has(record.SeenDecided) {
-			ordered = append(ordered, i)
-		}
-	}
-	slices.SortFunc(ordered, func(a, b int) int {
-		ra, sa := at(a)
-		rb, sb := at(b)
-		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(sa, sb))
+	ranks := record.Ranks(len(out), func(i int) (int64, int64, bool) {
+		ran, seq := at(i)
+		return ran, seq, seq > 0 && out[i].Seen.Has(record.SeenDecided)
 	})
-	for r, i := range ordered {
-		out[i].Order, out[i].Seen = int64(r+1), out[i].Seen|record.SeenOrder
+	for i, r := range ranks {
+		if r > 0 {
+			out[i].Order, out[i].Seen = r, out[i].Seen|record.SeenOrder
+		}
 	}
 }
 
