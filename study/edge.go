@@ -151,7 +151,7 @@ func runEdgeOnce(ctx context.Context, clients []*redis.Client, s LuaScript, plan
 	for j, rec := range recs { // in the plan's order
 		decided[j] = liveDecision{planned: times[j], at: s0 + rec.Decided, seq: rec.Order, allowed: rec.Allowed}
 	}
-	all, differences, err := decideAgainInRedisOrder(a, plan.Limit, [][]liveDecision{decided})
+	all, differences, err := decideAgainInRedisOrder(a, plan.Limit, decided)
 	if err != nil {
 		return EdgeResult{}, err
 	}

@@ -51,16 +51,16 @@ type liveDecision struct {
 	allowed, twin    bool
 }
 
-// decideAgainInRedisOrder puts every worker's decisions in Redis's order
-// and decides each again through the Go twin a, in a model.Store (the store
+// decideAgainInRedisOrder puts a trial's decisions (in the order planned)
+// in Redis's order and decides each again through the Go twin a, in a model.Store (the store
 // the simulator and package replay drive), at the time the script decided
 // at: it returns them with twin set, and how many decisions the two
 // disagree on. An atomic script decides exactly as its twin at the same
 // times, however the requests were scheduled, so that count must be 0.
 // (Package replay does the same for a live run it recorded under MONITOR;
 // a trial here numbers its decisions in Redis itself, and needs no more.)
-func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, perWorker [][]liveDecision) (all []liveDecision, differences int, err error) {
-	all = slices.Concat(perWorker...)
+func decideAgainInRedisOrder(a algos.Algorithm, l algos.Limit, decided []liveDecision) (all []liveDecision, differences int, err error) {
+	all = slices.Clone(decided)
 	slices.SortFunc(all, func(x, y liveDecision) int { return cmp.Compare(x.seq, y.seq) })
 	store, err := model.NewStore(a, l, 1)
 	if err != nil {

@@ -141,25 +141,14 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		return nil, err
 	}
 	s0 := sync0.Store + 20*algos.Second/1000 // time to spare before the first send
-	type planned struct{ trial, worker int }
-	var requests []record.Record
-	var who []planned
-	for k := range trials {
-		for w, ws := range plan.Sends() {
-			for _, send := range ws {
-				requests = append(requests, record.Record{Key: keys[k], Node: k*plan.Workers + w, Sent: send.Sent})
-				who = append(who, planned{k, w})
-			}
+	sends := slices.Concat(plan.Sends()...)
+	slices.SortStableFunc(sends, func(a, b traffic.SkewSend) int { return cmp.Compare(a.Sent, b.Sent) })
+	// The plan, by Sent: each send, trial after trial.
+	requests := make([]record.Record, 0, trials*len(sends))
+	for _, send := range sends {
+		for k := range trials {
+			requests = append(requests, record.Record{Key: keys[k], Node: k*plan.Workers + send.Worker, Sent: send.Sent})
 		}
-	}
-	order := make([]int, len(requests)) // the plan, by Sent
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(requests[i].Sent, requests[j].Sent) })
-	sorted, sortedWho := make([]record.Record, len(order)), make([]planned, len(order))
-	for i, j := range order {
-		sorted[i], sortedWho[i] = requests[j], who[j]
 	}
 	target := live.Observer{Nodes: trials * plan.Workers, Call: func(ctx context.Context, key string, node int) (live.Observation, error) {
 		k, w := node/plan.Workers, node%plan.Workers
@@ -172,7 +161,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		ruling, err := buckets[k/2].Allow(ctx, dest)
 		return ruling.seen(s0, ruling.RedisTime), err
 	}}
-	recs, err := live.Drive(ctx, target, live.Load{Plan: sorted, Start: sync0.Local(s0), Timeout: trialTimeout, MaxInFlight: len(sorted)})
+	recs, err := live.Drive(ctx, target, live.Load{Plan: requests, Start: sync0.Local(s0), Timeout: trialTimeout, MaxInFlight: len(requests)})
 	if err == nil {
 		err = firstError(recs)
 	}
@@ -182,8 +171,8 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 	decided := make([][]liveDecision, trials)
 	byTrial := make([][]record.Record, trials)
 	for i, rec := range recs { // in the plan's order
-		k, w := sortedWho[i].trial, sortedWho[i].worker
-		planned := s0 + sorted[i].Sent
+		k, w := rec.Node/plan.Workers, rec.Node%plan.Workers
+		planned := s0 + requests[i].Sent
 		if k%2 == 1 {
 			planned += plan.Offset(w) // in the clock the script was told
 		}
@@ -192,7 +181,7 @@ func RunSkew(ctx context.Context, opt *redis.Options, plan traffic.SkewPlan, buc
 		byTrial[k] = append(byTrial[k], rec)
 	}
 	for k := range res {
-		all, differences, err := decideAgainInRedisOrder(buckets[k/2].Algorithm(), plan.Limit, [][]liveDecision{decided[k]})
+		all, differences, err := decideAgainInRedisOrder(buckets[k/2].Algorithm(), plan.Limit, decided[k])
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,13 +148,11 @@ func (f *Conns) Run(ctx context.Context, t Trial, key string) (TrialResult, erro
 }
 
 // decided is one request of a trial: its ruling, its time from send to
-// decision, when it was decided, and when it was sent and answered, in µs
-// since the release (the record's).
+// decision, and when it was decided, since the release.
 type decided struct {
-	ruling         Ruling
-	latency        time.Duration
-	done           time.Duration // since the release
-	sent, answered int64
+	ruling  Ruling
+	latency time.Duration
+	done    time.Duration // since the release
 }
 
 // runOnce runs t once against key, without checking for a window edge.
@@ -228,11 +225,12 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		return TrialResult{}, fmt.Errorf("study: %s with %d workers: %w", t.Strategy.Name(), t.Workers, err)
 	}
 	recs := make([][]decided, t.Workers)
-	for _, rec := range drive { // each worker's in the order it sent them
+	for i := range drive { // each worker's in the order it sent them
+		rec := &drive[i]
+		rec.Sent, rec.Answered = rec.Sent-releaseAt, rec.Answered-releaseAt // since the release
 		w := rec.Node
-		sent, answered := rec.Sent-releaseAt, rec.Answered-releaseAt
-		recs[w] = append(recs[w], decided{ruling: rulings[w][len(recs[w])], latency: time.Duration(answered-sent) * time.Microsecond,
-			done: time.Duration(answered) * time.Microsecond, sent: sent, answered: answered})
+		recs[w] = append(recs[w], decided{ruling: rulings[w][len(recs[w])], latency: time.Duration(rec.Answered-rec.Sent) * time.Microsecond,
+			done: time.Duration(rec.Answered) * time.Microsecond})
 	}
 	after, err := redisNow(ctx, admin)
 	if err != nil {
@@ -245,7 +243,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 		WindowBefore: algos.FloorDiv(before, t.Limit.Window),
 		WindowAfter:  algos.FloorDiv(after, t.Limit.Window),
 	}
-	r.Records = recordsOf(key, recs)
+	r.Records = drive
 	for _, rec := range all {
 		r.Attempts += rec.ruling.Attempts
 		r.Latencies = append(r.Latencies, rec.latency)
@@ -415,21 +413,6 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// recordsOf is what each worker of a trial on key saw of its requests, as
-// records (the worker as node), in the order sent: when each was sent and
-// answered, and whether it was admitted.
-func recordsOf(key string, perWorker [][]decided) []record.Record {
-	var out []record.Record
-	for w, ds := range perWorker {
-		for _, d := range ds {
-			out = append(out, record.Record{Key: key, Node: w, Sent: d.sent, Answered: d.answered,
-				Answer: record.Answer{Decision: algos.Decision{Allowed: d.ruling.Allowed}}})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b record.Record) int { return cmp.Compare(a.Sent, b.Sent) })
-	return out
 }
 
 // trialWorker is one worker of a trial as a closed-loop client of the live
