@@ -196,15 +196,22 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 		return records
 	}
 	if ld.Loop != nil {
-		errs := make([]error, keys)
+		clients := make([]*clientLoop, keys)
 		for k, key := range ld.Keys {
-			client, node := ld.Loop(), -1
+			l := &clientLoop{ctx: ctx, c: ld.Loop(), key: key, node: -1, nodes: nodes, call: call, ld: ld, since: since, add: add, wg: &wg}
 			if ld.Sticky {
-				node = k % nodes
+				l.node = k % nodes
 			}
-			wg.Go(func() { errs[k] = driveClient(ctx, client, key, node, nodes, call, ld, since, add) })
+			clients[k] = l
+			wg.Add(1)
+			next, more := l.c.Next(nil)
+			go l.run(0, next, more)
 		}
 		wg.Wait()
+		var errs []error
+		for _, l := range clients {
+			errs = append(errs, l.err)
+		}
 		return sorted(), errors.Join(errs...)
 	}
 	// next is when the hits-th request is due, as a wait from elapsed,
@@ -276,42 +283,104 @@ func Drive(ctx context.Context, target Target, ld Load) ([]record.Record, error)
 	return sorted(), stopped
 }
 
-// driveClient runs one key's closed-loop client c until ld.Duration (or
-// ctx is done: its error is returned), each request sent to node (to the
-// nodes in turn when it is negative), timed out after ld.Timeout and
-// recorded by add.
-func driveClient(ctx context.Context, c record.Client, key string, node, nodes int, call caller, ld Load, since func() int64, add func(record.Record)) error {
-	end := ld.Duration.Microseconds()
-	next, more := c.Next(nil)
-	for i := 0; more && next < end; i++ {
-		if wait := next - since(); wait > 0 {
+// clientLoop is one key's closed-loop client c, driven until ld.Duration
+// or ctx is done, each request sent to node (to the nodes in turn when it
+// is negative), timed out after ld.Timeout and recorded by add. Each call
+// is made on the goroutine that runs the client: a hop to another
+// goroutine and back for every request cost a fast script some 8% of its
+// rate on a busy machine. A call that outlives ld.Timeout is left behind:
+// its record is taken at the timeout and the client goes on from a fresh
+// goroutine, which takes over the client's count in wg (the drive does not
+// wait for a stalled call).
+type clientLoop struct {
+	ctx         context.Context
+	c           record.Client
+	key         string
+	node, nodes int
+	call        caller
+	ld          Load
+	since       func() int64
+	add         func(record.Record)
+	wg          *sync.WaitGroup
+	err         error // ctx's error, when it ended the client
+}
+
+// run sends the client's requests from its i-th, due at next (more false:
+// it has none), and then marks the client done in wg, unless it moved to
+// another goroutine. The error is set only by the goroutine that runs the
+// client last, and is read after wg.
+func (l *clientLoop) run(i int, next int64, more bool) {
+	if moved := l.from(i, next, more); !moved {
+		l.wg.Done()
+	}
+}
+
+// from is run's loop; it says whether the client moved to another
+// goroutine.
+func (l *clientLoop) from(i int, next int64, more bool) bool {
+	end := l.ld.Duration.Microseconds()
+	for ; more && next < end; i++ {
+		if wait := next - l.since(); wait > 0 {
 			timer := time.NewTimer(time.Duration(wait) * time.Microsecond)
 			select {
 			case <-timer.C:
-			case <-ctx.Done():
+			case <-l.ctx.Done():
 				timer.Stop()
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if err := l.ctx.Err(); err != nil {
+			l.err = err
+			return false
 		}
-		if since() >= end {
-			return nil
+		if l.since() >= end {
+			return false
 		}
-		to := node
+		to := l.node
 		if to < 0 {
-			to = i % nodes
+			to = i % l.nodes
 		}
-		r := timedCall(ctx, call, record.Record{Key: key, Node: to, Sent: since()}, ld.Timeout, since, func() {})
-		add(r)
-		next, more = c.Next(&r)
+		r, moved := l.send(i, record.Record{Key: l.key, Node: to, Sent: l.since()})
+		if moved {
+			return true
+		}
+		l.add(r)
+		next, more = l.c.Next(&r)
 	}
-	return nil
+	return false
 }
 
-// callAsync is timedCall on a goroutine of its own, which makes the call
-// itself (one goroutine a request, so that a loaded machine starts one,
-// not two, before the request leaves): finish is handed the record once,
+// send makes the i-th request's call on this goroutine and returns its
+// record. When the call outlives ld.Timeout (or ctx is done first), the
+// record is taken then, with that error, and the client goes on from its
+// next request on the goroutine the timeout started; send then says the
+// client moved, and its goroutine, once the call returns, has nothing
+// left to do.
+func (l *clientLoop) send(i int, r record.Record) (record.Record, bool) {
+	rctx, cancel := context.WithTimeout(l.ctx, l.ld.Timeout)
+	defer cancel()
+	var once sync.Once
+	stop := context.AfterFunc(rctx, func() {
+		late, took := r, false
+		once.Do(func() {
+			took = true
+			late.Err, late.Answered = fmt.Errorf("live: no answer within %v: %w", l.ld.Timeout, rctx.Err()), l.since()
+		})
+		if took {
+			l.add(late)
+			next, more := l.c.Next(&late)
+			l.run(i+1, next, more)
+		}
+	})
+	answered := safeCall(rctx, l.call, r, l.since)
+	stop()
+	moved := true
+	once.Do(func() { moved = false })
+	return answered, moved
+}
+
+// callAsync is call for r, given up after timeout, on a goroutine of its
+// own, which makes the call itself (one goroutine a request, so that a
+// loaded machine starts one, not two, before the request leaves): finish is handed the record once,
 // its answer or, at timeout or when ctx is done first, its error, and
 // release runs when the call returns.
 func callAsync(ctx context.Context, call caller, r record.Record, timeout time.Duration, since func() int64, release func(), finish func(record.Record)) {
@@ -331,25 +400,6 @@ func callAsync(ctx context.Context, call caller, r record.Record, timeout time.D
 		once.Do(func() { finish(answered) })
 		cancel()
 	}()
-}
-
-// timedCall is call for r, given up after timeout: the record then
-// carries the timeout as its error. done runs when the call returns, even
-// one that ignores its context and outlives the record.
-func timedCall(ctx context.Context, call caller, r record.Record, timeout time.Duration, since func() int64, done func()) record.Record {
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	answer, req := make(chan record.Record, 1), r
-	go func() {
-		defer done()
-		answer <- safeCall(rctx, call, req, since)
-	}()
-	select {
-	case r = <-answer:
-	case <-rctx.Done():
-		r.Err, r.Answered = fmt.Errorf("live: no answer within %v: %w", timeout, rctx.Err()), since()
-	}
-	return r
 }
 
 // safeCall is call for r, timed on the run's clock, a panic recorded as

@@ -391,3 +391,56 @@ func TestDriveStickyClientsShareAKey(t *testing.T) {
 		}
 	}
 }
+
+// goOnClient sends n requests one after another, whatever each answer was.
+type goOnClient struct{ left int }
+
+func (c *goOnClient) Next(last *record.Record) (int64, bool) {
+	if last != nil {
+		c.left--
+	}
+	return 0, c.left > 0
+}
+
+// A closed-loop client whose call outlives the Timeout is recorded as
+// timed out at the Timeout and goes on with its next request while the
+// stalled call is still out: the drive neither waits for the call nor
+// loses the client.
+func TestClosedLoopClientGoesOnPastAStalledCall(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	var mu sync.Mutex
+	calls := 0
+	target := live.Func(func(context.Context, string) (algos.Decision, error) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 2 {
+			<-release // ignores its context
+		}
+		return algos.Decision{Allowed: true}, nil
+	})
+	const timeout = 100 * time.Millisecond
+	recs, err := live.Drive(context.Background(), target, live.Load{Keys: []string{"a"}, Duration: 10 * time.Second, Timeout: timeout,
+		Loop: func() record.Client { return &goOnClient{left: 5} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 {
+		t.Fatalf("%d records, want the client's 5: %v", len(recs), recs)
+	}
+	for i, r := range recs {
+		switch stalled := i == 1; {
+		case stalled && !errors.Is(r.Err, context.DeadlineExceeded):
+			t.Errorf("the stalled call's record has error %v, want its timeout", r.Err)
+		case stalled && r.Answered-r.Sent < timeout.Microseconds():
+			t.Errorf("the stalled call was given up after %d µs, before its %v timeout", r.Answered-r.Sent, timeout)
+		case !stalled && (r.Err != nil || !r.Allowed):
+			t.Errorf("request %d: %+v", i, r)
+		case i > 0 && r.Sent < recs[i-1].Answered:
+			t.Errorf("request %d sent at %d µs, before request %d was answered at %d µs", i, r.Sent, i-1, recs[i-1].Answered)
+		}
+	}
+}

@@ -375,11 +375,17 @@ var watchMinRefusedAt16 = map[int]float64{3: 50, 10: 20}
 // and the ratio swings between runs (1.2× to 24× measured); the report
 // prints it.
 //
-// By default one trial of each, against WATCH/MULTI with 3 retries only: it
-// retries least, so it is the fastest WATCH/MULTI and the ratio the bound
-// must hold for (a single trial has measured 8× or more, half again the
-// bound; with 10 retries, 17× or more). -study.full runs three of each,
-// with both budgets, on every delayed path.
+// By default against WATCH/MULTI with 3 retries only: it retries least,
+// so it is the fastest WATCH/MULTI and the ratio the bound must hold for.
+// -study.full adds 10 retries and every delayed path.
+//
+// A trial lasts a fraction of a second, so a moment in which another
+// process held the CPU can halve one trial's rate: a single pair of trials
+// measured 2.6x once in ten runs beside a busy machine and another
+// package's live tests. So the strategies run in pairs, one trial of each,
+// back to back (pairs, three by default, each pair sharing whatever load
+// the machine had then), and the bound holds the median pair's ratio; the
+// test logs every pair's.
 //
 // The bound is luaMinRatio: twelve runs with both cores busy besides (and
 // three other programs' tests) measured 4.5 to 21.4x against 3 retries;
@@ -392,25 +398,34 @@ func TestFindingLuaIsSeveralTimesFasterThanWatchMultiUnderContention(t *testing.
 	redistest.LockTiming(t) // the rates are decisions per second of real time
 	l := newLab(t, 3*time.Minute)
 	const c = 64
-	reps := 1
+	pairs := 3
 	lua := mustStrategy(t, "lua-fixed-window")
 	paths, watches := DelayLegs[:1], []Watch{{Budget: 3}}
 	if *full {
-		paths, watches, reps = DelayLegs, []Watch{{Budget: 3}, {Budget: 10}}, 3
+		paths, watches, pairs = DelayLegs, []Watch{{Budget: 3}, {Budget: 10}}, 5
 	}
 	lowest := math.Inf(1)
-	defer func() { t.Logf("measured: Lua at least %.1fx as fast as WATCH/MULTI with %d workers", lowest, c) }()
+	defer func() {
+		t.Logf("measured: Lua at least %.1fx as fast as WATCH/MULTI with %d workers (median of %d pairs)", lowest, c, pairs)
+	}()
 	for _, legs := range paths {
 		f := l.conns(l.path(legs), c)
-		script := l.point(f, lua, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
 		for _, w := range watches {
-			watch := l.point(f, w, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, reps)
-			ratio := ContentionRatio(script, watch)
-			t.Logf("RTT %s, c=%d: %s %.0f req/s, %s %.0f req/s: %.1fx", fmtDur(f.Path.RTT), c,
-				lua.Name(), script.Summarize().Throughput, w.Name(), watch.Summarize().Throughput, ratio)
+			ratios := make([]float64, pairs)
+			var each []string
+			for i := range ratios {
+				script := l.point(f, lua, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, 1)
+				watch := l.point(f, w, c, ceilDiv(ConcurrencyOffered, c), 100, Adversarial, 1)
+				ratios[i] = ContentionRatio(script, watch)
+				each = append(each, fmt.Sprintf("%.0f/%.0f req/s = %.1fx", script.Summarize().Throughput, watch.Summarize().Throughput, ratios[i]))
+			}
+			slices.Sort(ratios)
+			ratio := ratios[pairs/2]
+			t.Logf("RTT %s, c=%d, %s against %s, pair by pair: %s; median %.1fx", fmtDur(f.Path.RTT), c,
+				lua.Name(), w.Name(), strings.Join(each, ", "), ratio)
 			lowest = min(lowest, ratio)
 			if ratio < luaMinRatio {
-				t.Errorf("%s: Lua is %.2fx as fast as %s, want at least %.0fx", f.Path.Name, ratio, w.Name(), luaMinRatio)
+				t.Errorf("%s: Lua is %.2fx as fast as %s in the median of %d pairs, want at least %.0fx", f.Path.Name, ratio, w.Name(), pairs, luaMinRatio)
 			}
 		}
 	}
