@@ -361,7 +361,7 @@ func (s *searcher) attack(reqs []record.Request) (Attack, error) {
 	}
 	a := Attack{Requests: slices.Clone(reqs), Fates: make([]Fate, len(reqs)), Excess: sc.excess, Peak: sc.peak}
 	for i, o := range res.Outcomes[:len(reqs)] {
-		a.Fates[i] = Fate{Node: int(o.Node), Sent: plan[i].Sent, Clock: plan[i].Clock,
+		a.Fates[i] = Fate{Node: int(o.Node), Sent: plan[i].Sent, Clock: plan[i].Told,
 			Decided: o.Decided, Admitted: o.Admitted, Failed: o.Failed}
 		if o.Admitted {
 			a.Admitted++

@@ -14,10 +14,12 @@ import (
 )
 
 // Script pings a store that did not answer a call: once, however many
-// calls fail together; not again while its ping is under way, nor for as
-// long as an answered ping took, once it is answered (its connection is
-// the calls'); again after that; and never for an error the store
-// answered.
+// calls fail together; never two at a time; not again, once one is
+// answered, for as long as that ping took (its connection is the calls');
+// again after that; and never for an error the store answered. The quiet
+// time is judged on the times the store recorded, not on how fast this
+// machine ran the test: a ping Script starts after another was answered
+// must start no earlier than the answer plus the answered ping's length.
 func TestScriptPingsAStoreThatDidNotAnswerOneAtATime(t *testing.T) {
 	script, err := lua.New(algos.TokenBucket.Name)
 	if err != nil {
@@ -44,27 +46,46 @@ func TestScriptPingsAStoreThatDidNotAnswerOneAtATime(t *testing.T) {
 		}
 		wg.Wait()
 	}
+	// failUntil makes one failing call every millisecond until cond holds
+	// (5 s at the most).
+	failUntil := func(t *testing.T, lim httplimit.Limiter, what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 5 s for %s", what)
+			}
+			fail(t, lim, 1)
+		}
+	}
 
 	t.Run("not answered", func(t *testing.T) {
 		store := &storeDown{err: context.DeadlineExceeded, release: make(chan struct{})}
 		lim := open(t, store)
 		fail(t, lim, 5)
-		waitFor(t, "the first ping", func() bool { return store.pings.Load() == 1 })
+		waitFor(t, "the first ping", func() bool { return store.pingCount() == 1 })
 		fail(t, lim, 5)
-		if n := store.pings.Load(); n != 1 {
+		// Read in this order, a first ping not yet ended means none other
+		// could have started before the count was read.
+		if n, first := store.pingCount(), store.ping(0); first.ended.IsZero() && n != 1 {
 			t.Fatalf("%d pings while the first was under way, want 1", n)
 		}
-		const held = 500 * time.Millisecond // the ping's time, and so its quiet time
-		time.Sleep(held)
+		time.Sleep(500 * time.Millisecond) // the held ping's length, and so its quiet time
 		close(store.release)
-		waitFor(t, "the ping's answer", func() bool { return store.answered.Load() == 1 })
-		fail(t, lim, 5)
-		if n := store.pings.Load(); n != 1 {
-			t.Fatalf("%d pings right after an answered one that took %v, want still 1", n, held)
+		// A busy machine may have let the held ping reach its budget
+		// (RewarmTimeout) first: then the next failing call pings again,
+		// and that ping is answered.
+		failUntil(t, lim, "an answered ping", func() bool { return store.answeredPing() >= 0 })
+		i := store.answeredPing()
+		answered := store.ping(i)
+		quietUntil := answered.ended.Add(answered.ended.Sub(answered.started))
+		failUntil(t, lim, "a ping after the quiet time", func() bool { return store.pingCount() > i+1 })
+		if next := store.ping(i + 1); next.started.Before(quietUntil) {
+			t.Errorf("a ping started %v after the answer to one that took %v: want no ping for as long as it took",
+				next.started.Sub(answered.ended), answered.ended.Sub(answered.started))
 		}
-		time.Sleep(held + 100*time.Millisecond)
-		fail(t, lim, 1)
-		waitFor(t, "a ping after the quiet time", func() bool { return store.pings.Load() == 2 })
+		if most := store.mostAtOnce.Load(); most != 1 {
+			t.Errorf("%d pings under way at once, want 1", most)
+		}
 	})
 
 	t.Run("answered with an error", func(t *testing.T) {
@@ -73,18 +94,52 @@ func TestScriptPingsAStoreThatDidNotAnswerOneAtATime(t *testing.T) {
 		lim := open(t, store)
 		fail(t, lim, 5)
 		time.Sleep(100 * time.Millisecond)
-		if n := store.pings.Load(); n != 0 {
+		if n := store.pingCount(); n != 0 {
 			t.Errorf("%d pings after errors the store answered, want none", n)
 		}
 	})
 }
 
 // storeDown is a Redis client whose every script call fails with err and
-// whose pings are answered once release is closed.
+// whose pings are answered once release is closed; it records when each
+// ping started and ended, and whether it was answered.
 type storeDown struct {
-	err             error
-	release         chan struct{}
-	pings, answered atomic.Int32
+	err        error
+	release    chan struct{}
+	mu         sync.Mutex
+	pings      []pingTimes
+	atOnce     atomic.Int32
+	mostAtOnce atomic.Int32
+}
+
+// pingTimes is one ping as the store saw it.
+type pingTimes struct {
+	started, ended time.Time // ended is zero while it is under way
+	answered       bool
+}
+
+func (s *storeDown) pingCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pings)
+}
+
+func (s *storeDown) ping(i int) pingTimes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pings[i]
+}
+
+// answeredPing is the index of the first answered ping, or -1.
+func (s *storeDown) answeredPing() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, p := range s.pings {
+		if p.answered {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *storeDown) failed() *redis.Cmd { return redis.NewCmdResult(nil, s.err) }
@@ -114,12 +169,25 @@ func (s *storeDown) ScriptLoad(context.Context, string) *redis.StringCmd {
 }
 
 func (s *storeDown) Ping(ctx context.Context) *redis.StatusCmd {
-	s.pings.Add(1)
+	n := s.atOnce.Add(1)
+	for most := s.mostAtOnce.Load(); n > most && !s.mostAtOnce.CompareAndSwap(most, n); most = s.mostAtOnce.Load() {
+	}
+	s.mu.Lock()
+	i := len(s.pings)
+	s.pings = append(s.pings, pingTimes{started: time.Now()})
+	s.mu.Unlock()
+	end := func(answered bool) {
+		s.atOnce.Add(-1)
+		s.mu.Lock()
+		s.pings[i].ended, s.pings[i].answered = time.Now(), answered
+		s.mu.Unlock()
+	}
 	select {
 	case <-s.release:
-		s.answered.Add(1)
+		end(true)
 		return redis.NewStatusResult("PONG", nil)
 	case <-ctx.Done():
+		end(false)
 		return redis.NewStatusResult("", ctx.Err())
 	}
 }

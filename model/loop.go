@@ -140,7 +140,7 @@ func (r *runner) takeSend() int {
 	if r.cfg.Deployment != Ideal {
 		clock = l.clocks.node(node, ps.t)
 	}
-	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Sent: ps.t, Clock: clock})
+	r.plan = append(r.plan, Planned{Key: l.keys[ps.c], Node: node, Sent: ps.t, Told: clock})
 	r.out = append(r.out, Outcome{})
 	return len(r.plan) - 1
 }

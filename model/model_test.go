@@ -200,8 +200,8 @@ func TestEveryDeploymentSeesTheSameArrivals(t *testing.T) {
 			if d == model.Ideal {
 				off = 0
 			}
-			if p.Clock != p.Sent+off {
-				t.Fatalf("%s: request %d's clock reads %d, want %d", d, i, p.Clock, p.Sent+off)
+			if p.Told != p.Sent+off {
+				t.Fatalf("%s: request %d's clock reads %d, want %d", d, i, p.Told, p.Sent+off)
 			}
 		}
 		for k, kr := range res.Keys {
@@ -386,7 +386,7 @@ func TestStoreReplaysRun(t *testing.T) {
 			for _, i := range order {
 				told := res.Outcomes[i].Decided
 				if d == model.NodeClock {
-					told = plan[i].Clock
+					told = plan[i].Told
 				}
 				if got := store.Call(plan[i].Key, told).Allowed; got != res.Outcomes[i].Admitted {
 					t.Fatalf("%s %s: request %d replayed as %t, Run said %t", a.Name, d, i, got, res.Outcomes[i].Admitted)

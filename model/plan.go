@@ -39,18 +39,19 @@ func (l leg) draw(s *record.Stream) int64 {
 
 // Planned is one request as the deployment plays it before anything reaches
 // the store: which key, when it is sent in true time, which node the
-// balancer chose (or record.Request.Node, when Config.Pinned), and what that node's
-// clock read when it sent. A live
+// balancer chose (or record.Request.Node, when Config.Pinned), and the time
+// that node's clock read when it sent, which it tells its limiter (Told, the
+// name record.Record and Outcome give it too). A live
 // replay that plays Plan's output plays exactly the traffic Run simulates.
 //
-// Clock - Sent is the node's offset; a node that reads its clock later (the
+// Told - Sent is the node's offset; a node that reads its clock later (the
 // GET/SET node deciding when its reply arrives at true time d) reads
-// d + (Clock - Sent).
+// d + (Told - Sent).
 type Planned struct {
-	Key   int
-	Node  int
-	Sent  int64
-	Clock int64
+	Key  int
+	Node int
+	Sent int64
+	Told int64
 }
 
 // Plan validates cfg and returns, for every request in order, the request as
@@ -71,7 +72,7 @@ func Plan(cfg Config) ([]Planned, error) {
 func (c *Config) plan(dst []Planned) {
 	if c.Deployment == Ideal || (c.Nodes == 1 && c.Clocks.IsZero()) {
 		for i, a := range c.Requests {
-			dst[i] = Planned{Key: a.Key, Sent: a.Sent, Clock: a.Sent}
+			dst[i] = Planned{Key: a.Key, Sent: a.Sent, Told: a.Sent}
 		}
 		return
 	}
@@ -91,6 +92,6 @@ func (c *Config) plan(dst []Planned) {
 		if faults {
 			clock = clocks.node(node, a.Sent)
 		}
-		dst[i] = Planned{Key: a.Key, Node: node, Sent: a.Sent, Clock: clock}
+		dst[i] = Planned{Key: a.Key, Node: node, Sent: a.Sent, Told: clock}
 	}
 }

@@ -571,7 +571,7 @@ func (d *decider) decide(i int, at, now, decided int64, node int, out *algos.Dec
 	}
 	// The node's clock at sending, for a limiter that sends it along (and
 	// for the judge to see that a store-clock limiter ignores it).
-	d.r.nodeTime.Set(d.r.plan[i].Clock)
+	d.r.nodeTime.Set(d.r.plan[i].Told)
 	err := limiter.AllowInto(d.r.nodeTime, d.lim, key, now, &d.dec)
 	copyDecision(out, &d.dec)
 	if err != nil {
@@ -682,13 +682,13 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 				own.store.SetClock(p.Sent)
 				var dec algos.Decision
 				if st := own.store.keys.Fast(p.Key); st == nil {
-					dec = own.store.Call(p.Key, p.Clock)
+					dec = own.store.Call(p.Key, p.Told)
 				} else if f := own.store.fields; f != nil { // decideInto, written out: once per request
-					dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
+					dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Told, &own.store.limit)
 				} else {
-					own.store.decideCopy(st, p.Clock, &dec)
+					own.store.decideCopy(st, p.Told, &dec)
 				}
-				r.record(r.next, p.Key, p.Clock, p.Sent, p.Node, &dec)
+				r.record(r.next, p.Key, p.Told, p.Sent, p.Node, &dec)
 				r.next++
 			}
 		}
@@ -721,15 +721,15 @@ func (r *runner) runLocal(l algos.Limit) (err error) {
 		if own.store != nil { // own.decide for a pure algorithm, written out: once per request
 			own.store.SetClock(p.Sent)
 			if st := own.store.keys.Fast(p.Key); st == nil {
-				dec = own.store.Call(p.Key, p.Clock)
+				dec = own.store.Call(p.Key, p.Told)
 			} else if f := own.store.fields; f != nil { // decideInto, written out
-				dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Clock, &own.store.limit)
+				dec.Allowed, dec.Remaining, dec.RetryAfter, dec.Reset = f(st, p.Told, &own.store.limit)
 			} else {
-				own.store.decideCopy(st, p.Clock, &dec)
+				own.store.decideCopy(st, p.Told, &dec)
 			}
-			r.record(i, p.Key, p.Clock, p.Sent, p.Node, &dec)
+			r.record(i, p.Key, p.Told, p.Sent, p.Node, &dec)
 		} else {
-			derr = own.decide(i, p.Sent, p.Clock, p.Sent, p.Node, &dec)
+			derr = own.decide(i, p.Sent, p.Told, p.Sent, p.Node, &dec)
 		}
 		if err := r.answer(i, p.Sent, &dec, derr); err != nil {
 			return err
@@ -838,7 +838,7 @@ func (r *runner) runStore() (err error) {
 				case !getSet:
 					told := storeNow
 					if nodeClock {
-						told = r.plan[j].Clock
+						told = r.plan[j].Told
 					}
 					var dec algos.Decision
 					if st := store.keys.Fast(key); st == nil {
@@ -905,7 +905,7 @@ func (r *runner) runStore() (err error) {
 			case !getSet:
 				told := storeNow
 				if nodeClock {
-					told = q.Clock
+					told = q.Told
 				}
 				var dec algos.Decision
 				var err error
