@@ -1,6 +1,8 @@
 // Package traffic makes the traffic overshoot sends: the simulator's
 // clients, which every check runs, the study's live trials' plans, the
-// adversary's attacks placed within their bounds, and the traffic a
+// adversary's attacks placed within their bounds, the calls on which the
+// Lua differential holds a script to its Go twin (DifferentialCalls, one
+// key's times in episodes sized from the limit), and the traffic a
 // capacity plan is about — "what happens if I set this to 100 per minute,
 // with my traffic?" — either synthetic, from a seeded TraceSpec, or recorded,
 // read from a CSV or JSON-lines file.
@@ -54,10 +56,11 @@
 // requests, byte for byte, whatever GOMAXPROCS. Every draw comes from a
 // record.Stream, one per purpose (streams.go lists them all: arrival times,
 // thinning, the herd's storm, keys, costs, service times; each of the
-// simulator's clients; the study's phases and release offsets), through
+// simulator's clients; the study's phases and release offsets; the
+// differential's calls), through
 // arithmetic written here (53 bits to a uniform, -ln U to an exponential,
-// math/rand/v2's bounded draw for the study's plans, which were first
-// drawn with it), never from math/rand's methods or the clock.
+// math/rand/v2's bounded draw for the study's plans and the differential's
+// calls, which were first drawn with it), never from math/rand's methods or the clock.
 //
 // # Recorded traces
 //
@@ -79,7 +82,8 @@
 // The simulator's clients (clients.go: the open-loop ones; loop.go: the
 // closed-loop ones; edge.go: the edge prober; clockfaults.go: the
 // simulated clock faults') and their merge (merge.go), the study's plans
-// (plans.go), the adversary's envelope (attack.go), the profiles
+// (plans.go), the adversary's envelope (attack.go), the differential's
+// calls (calls.go), the profiles
 // (profile.go), key choice (keys.go), cost and service-time distributions
 // (dist.go), the TraceSpec (generate.go), every stream's purpose (streams.go),
 // the Trace (trace.go) and its two file formats (read.go, write.go, with

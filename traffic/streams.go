@@ -16,7 +16,9 @@ package traffic
 // plan's seed): the caller-clock workers' phases and the random release's
 // start offsets, whose values are the ones package study seeded them with
 // before their traffic moved here ("skew" right-aligned, "overshot"), so
-// that its plans stay the same.
+// that its plans stay the same. The Lua differential's calls (from the
+// differential's seed) keep the value redis/lua drew them with before they
+// moved here, so that every script meets the same calls.
 const (
 	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
 	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
@@ -35,4 +37,6 @@ const (
 
 	purposeSkewPhases     uint64 = 0x736b6577         // "skew"
 	purposeReleaseOffsets uint64 = 0x6f76657273686f74 // "overshot"
+
+	purposeDifferentialCalls uint64 = 0x6f7665727368 // "oversh"
 )

@@ -10,6 +10,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -291,7 +292,7 @@ func TestLuaDifferentialVerdicts(t *testing.T) {
 	}
 	calls := func(t *testing.T, lim algos.Limit, n int) []int64 {
 		t.Helper()
-		times, err := DifferentialCalls(11, lim, 1_700_000_000_000_000, n)
+		times, err := traffic.DifferentialCalls(11, lim, 1_700_000_000_000_000, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +509,7 @@ func nearTheLimit(t *testing.T, run func(*testing.T, *Script, algos.Limit, []int
 	for i := range 3 * lim.Rate / 5 {
 		far = append(far, 1_700_000_000_000_000+gap/2+i*gap)
 	}
-	times := calls(t, lim, MinDifferentialCalls(lim))
+	times := calls(t, lim, traffic.MinDifferentialCalls(lim))
 	if rep := run(t, l, lim, far, DiffOptions{}); !rep.OK() {
 		t.Fatalf("%s planted, %v, far from the limit: want agreement:\n%v", l.Name(), lim, rep)
 	}

@@ -7,8 +7,9 @@
 // algos.State.Stored lists them) and the Redis TIME at which it ran.
 //
 // A user's own script runs the same way: FromSource puts it after the same
-// prelude, with its Go twin, and Differential compares the two call for call
-// on the calls DifferentialCalls makes, as the built-in scripts are compared:
+// prelude, with its Go twin, and Differential compares the two call for
+// call on the calls traffic.DifferentialCalls makes, as the built-in
+// scripts are compared:
 // every decision, every stored value, and after every call the key's expiry,
 // which must last until the twin's state is idle and not much longer.
 //
@@ -32,9 +33,9 @@
 // The scripts (one .lua file per algorithm, the planted negative-refill
 // bug's twin, and a token bucket planted to keep only TIME's seconds),
 // their Go driver (lua.go), the GET/SET client and the GET-then-INCR window
-// (getset.go), and the differential: its calls (calls.go), the
-// comparison (diff.go), the expiry rule (idle.go) and the suite of keys every
-// script is held to (suite.go). It imports algos, internal/planted (for the
-// planted bug's twin) and go-redis; never the simulator, the scenarios or
-// the study.
+// (getset.go), and the differential: the comparison (diff.go), the expiry
+// rule (idle.go) and the suite of keys every script is held to (suite.go).
+// It imports algos, internal/planted (for the planted bug's twin), traffic
+// (whose DifferentialCalls are the differential's calls) and go-redis;
+// never the simulator, the scenarios or the study.
 package lua

@@ -16,6 +16,7 @@ import (
 	"github.com/overshoot-go/overshoot/internal/race"
 	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/redis/lua"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // wholeSeconds is the planted script that keeps only the whole seconds of
@@ -62,7 +63,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 	seedCalls := func(t *testing.T, seed uint64) (algos.Limit, []int64) {
 		t.Helper()
 		sk := lua.SuiteKeys[seed%uint64(len(lua.SuiteKeys))]
-		times, err := lua.DifferentialCalls(seed, sk.Limit, sk.Origin, calls)
+		times, err := traffic.DifferentialCalls(seed, sk.Limit, sk.Origin, calls)
 		if err != nil {
 			t.Fatal(err)
 		}

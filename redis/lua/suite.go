@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,7 +37,7 @@ type Suite struct {
 	// Calls is how many calls in all, shared evenly among the keys (the
 	// first Calls mod len(SuiteKeys) keys take one more).
 	Calls int
-	// Seed chooses the calls: key k's are DifferentialCalls(Seed<<8 | k, …),
+	// Seed chooses the calls: key k's are traffic.DifferentialCalls(Seed<<8 | k, …),
 	// so that every seed and every key has calls of its own.
 	Seed uint64
 	// Then, if any, are appended to every key's calls: times a test wants
@@ -80,7 +81,7 @@ func (s Suite) KeyCalls(k int) ([]int64, error) {
 		return nil, fmt.Errorf("lua: suite key %d outside [0, %d)", k, len(SuiteKeys))
 	}
 	sk := SuiteKeys[k]
-	times, err := DifferentialCalls(s.Seed<<8|uint64(k), sk.Limit, sk.Origin, s.share(k))
+	times, err := traffic.DifferentialCalls(s.Seed<<8|uint64(k), sk.Limit, sk.Origin, s.share(k))
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,16 @@
-package lua
+package traffic
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/record"
 )
 
 // DifferentialCalls returns n times (µs) at which to call one key under lim,
-// for Differential, starting at start. The same arguments always give the
+// starting at start: the calls on which redis/lua's Differential compares a
+// script with its Go twin. The same arguments always give the
 // same times.
 //
 // The calls come in episodes sized from the limit, so that every limit,
@@ -48,13 +49,13 @@ import (
 // to pass algos.MaxTime: start earlier.
 func DifferentialCalls(seed uint64, lim algos.Limit, start int64, n int) ([]int64, error) {
 	if err := lim.Validate(); err != nil {
-		return nil, fmt.Errorf("lua: differential calls: %w", err)
+		return nil, fmt.Errorf("traffic: differential calls: %w", err)
 	}
 	if start < 0 || start > algos.MaxTime {
-		return nil, fmt.Errorf("lua: differential calls: start %d µs is not within 0 and algos.MaxTime", start)
+		return nil, fmt.Errorf("traffic: differential calls: start %d µs is not within 0 and algos.MaxTime", start)
 	}
 	if n < 0 {
-		return nil, fmt.Errorf("lua: differential calls: %d calls", n)
+		return nil, fmt.Errorf("traffic: differential calls: %d calls", n)
 	}
 	g := newCallGen(seed, lim, start, n)
 	episodes := []func(){g.burst, g.edge, g.idle, g.steady, g.skewed}
@@ -62,7 +63,7 @@ func DifferentialCalls(seed uint64, lim algos.Limit, start int64, n int) ([]int6
 		if i < len(episodes) {
 			episodes[i]()
 		} else {
-			episodes[g.rng.IntN(len(episodes))]()
+			episodes[g.intN(len(episodes))]()
 		}
 	}
 	if g.err != nil {
@@ -82,7 +83,7 @@ func MinDifferentialCalls(lim algos.Limit) int {
 
 // callGen builds DifferentialCalls' times, one episode at a time.
 type callGen struct {
-	rng   *rand.Rand
+	rng   *record.Stream
 	lim   algos.Limit
 	gap   int64 // W/L: the spacing of calls at exactly the rate
 	span  int64 // the longest span of a burst
@@ -99,7 +100,7 @@ type callGen struct {
 func newCallGen(seed uint64, lim algos.Limit, start int64, n int) *callGen {
 	gap := lim.Window / lim.Rate
 	return &callGen{
-		rng:   rand.New(rand.NewPCG(seed, 0x6f7665727368)),
+		rng:   newRand(seed, purposeDifferentialCalls),
 		lim:   lim,
 		gap:   gap,
 		span:  min(50, gap/2),
@@ -109,6 +110,11 @@ func newCallGen(seed uint64, lim algos.Limit, start int64, n int) *callGen {
 		n:     n,
 	}
 }
+
+// below is uniform in [0, n), intN the same for an int: drawn as
+// math/rand/v2's Int64N and IntN drew them when the calls were first made.
+func (g *callGen) below(n int64) int64 { return uniformBelow(g.rng, n) }
+func (g *callGen) intN(n int) int      { return int(uniformBelow(g.rng, int64(n))) }
 
 func (g *callGen) done() bool { return g.err != nil || len(g.out) >= g.n }
 
@@ -120,13 +126,13 @@ func (g *callGen) call(t int64, behind int) {
 	}
 	t = max(t, g.truth)
 	if t > algos.MaxTime {
-		g.err = fmt.Errorf("lua: differential calls: call %d of %d reaches past algos.MaxTime; start earlier", len(g.out), g.n)
+		g.err = fmt.Errorf("traffic: differential calls: call %d of %d reaches past algos.MaxTime; start earlier", len(g.out), g.n)
 		return
 	}
 	g.truth = t
 	now := t
-	if behind > 0 && g.rng.IntN(100) < behind {
-		now = max(0, t-g.rng.Int64N(60_001))
+	if behind > 0 && g.intN(100) < behind {
+		now = max(0, t-g.below(60_001))
 	}
 	g.out = append(g.out, now)
 	if g.recent = append(g.recent, now); len(g.recent) > 16 {
@@ -135,21 +141,21 @@ func (g *callGen) call(t int64, behind int) {
 }
 
 // size is a burst's length: the larger of rate and burst, plus 2 to 5.
-func (g *callGen) size() int { return int(g.m) + 2 + g.rng.IntN(4) }
+func (g *callGen) size() int { return int(g.m) + 2 + g.intN(4) }
 
 // spread is k sorted offsets within the burst span, no more than the calls
 // still to make.
 func (g *callGen) spread(k int) []int64 {
 	offs := make([]int64, min(k, g.n-len(g.out)))
 	for i := range offs {
-		offs[i] = g.rng.Int64N(g.span + 1)
+		offs[i] = g.below(g.span + 1)
 	}
 	slices.Sort(offs)
 	return offs
 }
 
 // burst sends a burst a little after the latest call.
-func (g *callGen) burst() { g.burstAt(g.truth + g.rng.Int64N(g.gap+1)) }
+func (g *callGen) burst() { g.burstAt(g.truth + g.below(g.gap+1)) }
 
 func (g *callGen) burstAt(at int64) {
 	for _, off := range g.spread(g.size()) {
@@ -159,7 +165,7 @@ func (g *callGen) burstAt(at int64) {
 
 // skewed is a burst with a quarter of its calls told a time behind.
 func (g *callGen) skewed() {
-	at := g.truth + g.rng.Int64N(g.gap+1)
+	at := g.truth + g.below(g.gap+1)
 	for _, off := range g.spread(g.size()) {
 		g.call(at+off, 25)
 	}
@@ -192,9 +198,9 @@ func (g *callGen) idle() {
 	w := g.lim.Window
 	refill := (g.lim.Capacity() + g.lim.Refill - 1) / g.lim.Refill // ⌈Burst·W/L⌉ µs
 	h := []int64{w, 2 * w, refill}[g.idles%3]
-	wait := h + 1 + g.rng.Int64N(g.span+1)
+	wait := h + 1 + g.below(g.span+1)
 	if g.idles%4 == 3 { // under each of the three in turn, over twelve idles
-		wait = max(0, h-1-g.rng.Int64N(g.span+1))
+		wait = max(0, h-1-g.below(g.span+1))
 	}
 	g.idles++
 	g.burstAt(g.truth + wait)
@@ -207,13 +213,13 @@ func (g *callGen) steady() {
 	for range g.m/2 + 10 {
 		t := g.truth
 		exact := false
-		switch p := g.rng.IntN(100); {
+		switch p := g.intN(100); {
 		case p < 4 && len(g.recent) > 0:
-			t = max(t, g.recent[g.rng.IntN(len(g.recent))]+w)
+			t = max(t, g.recent[g.intN(len(g.recent))]+w)
 			exact = true
 		case p < 8: // the same µs
 		default:
-			t += g.gap/2 + g.rng.Int64N(g.gap*6/10+2)
+			t += g.gap/2 + g.below(g.gap*6/10+2)
 		}
 		behind := 15
 		if exact {
