@@ -152,6 +152,34 @@ func TestEveryPackageImportsOnlyWhatTheArchitectureAllows(t *testing.T) {
 	}
 }
 
+// simulatedPackages are the packages that decide, simulate, generate,
+// judge and report in simulated time: every time in them is integer µs,
+// told, never read.
+var simulatedPackages = []string{"adversary", "algos", "breach", "capacity", "differential", "fleet", "judge", "limiter", "metrics", "model", "record", "scenarios", "traffic"}
+
+// The simulated side reads no clock and speaks no time.Duration: none of
+// its packages imports "time" outside its tests. Durations enter at the
+// live edge (live, study, ceiling, replay), which hands the core µs.
+func TestSimulatedPackagesImportNoTime(t *testing.T) {
+	checked := map[string]bool{}
+	eachSourceFile(t, parser.ImportsOnly, func(path, dir string, f *ast.File) {
+		if !slices.Contains(simulatedPackages, dir) {
+			return
+		}
+		checked[dir] = true
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"time"` {
+				t.Errorf("%s imports time: the simulated side keeps every time in integer µs and reads no clock", path)
+			}
+		}
+	})
+	for _, dir := range simulatedPackages {
+		if !checked[dir] {
+			t.Errorf("simulatedPackages lists %s, which has no Go files", dir)
+		}
+	}
+}
+
 // tree is the part of the house a package belongs to: its first folder, or
 // its first two under internal/, adapters/ and cmd/ (those folders only
 // group packages that have nothing else in common).

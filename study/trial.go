@@ -177,9 +177,9 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 			return TrialResult{}, err
 		}
 	}
-	offsets := make([]time.Duration, t.Workers)
+	offsets := make([]int64, t.Workers) // µs
 	if t.Release == Random {
-		offsets = traffic.ReleaseOffsets(t.Workers, t.Spread, t.Seed)
+		offsets = traffic.ReleaseOffsets(t.Workers, t.Spread.Microseconds(), t.Seed)
 	}
 	before, err := redisNow(ctx, admin)
 	if err != nil {
@@ -210,7 +210,7 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	made := 0
 	drive, err := live.Drive(ctx, target, live.Load{Keys: keys, Sticky: true, Duration: trialTimeout, Timeout: trialTimeout,
 		Loop: func() record.Client {
-			c := &trialWorker{first: releaseAt + offsets[made].Microseconds(), left: t.PerWorker, rounds: rounds}
+			c := &trialWorker{first: releaseAt + offsets[made], left: t.PerWorker, rounds: rounds}
 			made++
 			return c
 		}})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/record"
@@ -139,16 +138,17 @@ func (p SkewPlan) Requests(start int64) []record.Request {
 	return reqs
 }
 
-// ReleaseOffsets are the start offsets of a trial's workers released at
-// random (study.Random): one for each of workers, uniform in [0, spread),
-// drawn from the stream (seed, purposeReleaseOffsets). They are all 0 when
-// spread is not positive. The same arguments give the same offsets.
-func ReleaseOffsets(workers int, spread time.Duration, seed uint64) []time.Duration {
-	offsets := make([]time.Duration, workers)
+// ReleaseOffsets are the start offsets, in µs, of a trial's workers
+// released at random (study.Random): one for each of workers, uniform in
+// [0, spread), drawn from the stream (seed, purposeReleaseOffsets). They are
+// all 0 when spread is not positive. The same arguments give the same
+// offsets.
+func ReleaseOffsets(workers int, spread int64, seed uint64) []int64 {
+	offsets := make([]int64, workers)
 	if spread > 0 {
 		rng := newRand(seed, purposeReleaseOffsets)
 		for i := range offsets {
-			offsets[i] = time.Duration(uniformBelow(rng, int64(spread)))
+			offsets[i] = uniformBelow(rng, spread)
 		}
 	}
 	return offsets

@@ -3,7 +3,6 @@ package traffic_test
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/record"
@@ -120,15 +119,15 @@ func TestPlansRefuseWhatTheyCannotPlay(t *testing.T) {
 // Random release offsets are in [0, spread), the same for the same seed,
 // and all 0 without a spread.
 func TestReleaseOffsetsAreSeededWithinTheSpread(t *testing.T) {
-	const spread = 5 * time.Millisecond
+	const spread = 5_000 // µs
 	a := traffic.ReleaseOffsets(64, spread, 3)
 	if len(a) != 64 {
 		t.Fatalf("%d offsets for 64 workers", len(a))
 	}
-	distinct := map[time.Duration]bool{}
+	distinct := map[int64]bool{}
 	for _, o := range a {
 		if o < 0 || o >= spread {
-			t.Fatalf("offset %v outside [0, %v)", o, spread)
+			t.Fatalf("offset %d µs outside [0, %d)", o, spread)
 		}
 		distinct[o] = true
 	}
@@ -143,7 +142,7 @@ func TestReleaseOffsetsAreSeededWithinTheSpread(t *testing.T) {
 	}
 	for _, o := range traffic.ReleaseOffsets(8, 0, 3) {
 		if o != 0 {
-			t.Fatalf("offset %v without a spread", o)
+			t.Fatalf("offset %d µs without a spread", o)
 		}
 	}
 }
