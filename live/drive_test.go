@@ -237,10 +237,17 @@ func buckets(n int, l algos.Limit) live.Func {
 }
 
 // Live, in real time: a correct bucket whose answers come 0 to 50 ms late
-// is clean, three buckets behind one key are caught.
+// is clean, three buckets behind one key are caught. Catching them needs
+// the load to have been offered: three buckets of 10 admit more than the
+// promise's 20 in a second only when a second holds more than 20 sends.
+// A machine too busy to keep the pace (19 sends in 1.5 s were seen under
+// -race with both cores busy) did not run that load, which the records
+// say (their Sent times), so the drive is run again, up to three times,
+// and a load never offered fails the test, naming the densest second.
 func TestSlowAnswersLive(t *testing.T) {
 	t.Parallel()
 	l := algos.MustLimit(10, algos.Second, 10)
+	const tries, loaded = 3, 40 // sends in the densest second that make a drive count
 	for _, c := range []struct {
 		name  string
 		n     int
@@ -248,17 +255,40 @@ func TestSlowAnswersLive(t *testing.T) {
 	}{{"correct", 1, true}, {"three buckets", 3, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			recs, err := live.Drive(context.Background(), buckets(c.n, l), live.Load{Rate: 100, Duration: 1500 * time.Millisecond, Timeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
+			densest := 0
+			for try := 1; try <= tries; try++ {
+				recs, err := live.Drive(context.Background(), buckets(c.n, l), live.Load{Rate: 100, Duration: 1500 * time.Millisecond, Timeout: 30 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := judge.Records(recs, algos.BucketPromise(l), l)
+				t.Logf("drive %d:\n%s", try, v)
+				if v.Failed > 0 || c.clean && !v.Clean() {
+					t.Fatalf("want clean=%v", c.clean)
+				}
+				if densest = densestSecond(recs); !c.clean && densest < loaded {
+					continue // the machine did not offer the load: nothing to catch
+				}
+				if _, caught := v.Caught(breach.OverAdmission); c.clean != v.Clean() || !c.clean && !caught {
+					t.Errorf("want clean=%v", c.clean)
+				}
+				return
 			}
-			v := judge.Records(recs, algos.BucketPromise(l), l)
-			t.Logf("\n%s", v)
-			if _, caught := v.Caught(breach.OverAdmission); v.Failed > 0 || c.clean != v.Clean() || !c.clean && !caught {
-				t.Errorf("want clean=%v", c.clean)
-			}
+			t.Errorf("in %d drives the densest second held %d sends, want %d: this machine never offered the load", tries, densest, loaded)
 		})
 	}
+}
+
+// densestSecond is the most records sent within one second.
+func densestSecond(recs []record.Record) int {
+	most := 0
+	for i, j := 0, 0; j < len(recs); j++ {
+		for recs[j].Sent-recs[i].Sent >= algos.Second {
+			i++
+		}
+		most = max(most, j-i+1)
+	}
+	return most
 }
 
 // A target that sees its decisions (a store's clock and order, mapped to
