@@ -5,20 +5,16 @@ import (
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/internal/adaptertest"
 	"github.com/overshoot-go/overshoot/traffic"
 )
 
-// idleLimits are limits of every shape the idle search must meet: a
-// burst below, at and above the rate, windows from 1 ms to a minute.
-var idleLimits = []algos.Limit{
-	algos.MustLimit(1, algos.Second, 1),
-	algos.MustLimit(3, algos.Second, 3),
-	algos.MustLimit(3, 1000, 1),
-	algos.MustLimit(7, 3*algos.Second, 5),
-	algos.MustLimit(13, 60*algos.Second, 20),
-	algos.MustLimit(50, algos.Second, 1),
-	algos.MustLimit(100, algos.Second, 100),
-	algos.MustLimit(250, 7*algos.Second, 40),
+// idleLimits are limits of every shape the idle search must meet: the
+// adapters' (integer and fractional emission intervals, bursts of 1 and
+// more, a minute down to a millisecond) and a burst at the rate, small
+// and large.
+func idleLimits() []algos.Limit {
+	return append(adaptertest.Limits(), algos.MustLimit(3, algos.Second, 3), algos.MustLimit(100, algos.Second, 100), algos.MustLimit(250, 7*algos.Second, 40))
 }
 
 // TestLuaIdleIsWhereTheTwinsSayItIs: for the six algorithms, the search
@@ -29,7 +25,7 @@ var idleLimits = []algos.Limit{
 func TestLuaIdleIsWhereTheTwinsSayItIs(t *testing.T) {
 	checked := 0
 	for _, a := range algos.All() {
-		for _, lim := range idleLimits {
+		for _, lim := range idleLimits() {
 			times, err := traffic.DifferentialCalls(5, lim, 1_700_000_000_000_000, traffic.MinDifferentialCalls(lim))
 			if err != nil {
 				t.Fatal(err)
