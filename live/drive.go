@@ -360,11 +360,9 @@ func (l *clientLoop) send(i int, r record.Record) (record.Record, bool) {
 	defer cancel()
 	var once sync.Once
 	stop := context.AfterFunc(rctx, func() {
-		late, took := r, false
-		once.Do(func() {
-			took = true
-			late.Err, late.Answered = fmt.Errorf("live: no answer within %v: %w", l.ld.Timeout, rctx.Err()), l.since()
-		})
+		var late record.Record
+		took := false
+		once.Do(func() { late, took = timedOut(r, l.ld.Timeout, rctx.Err(), l.since()), true })
 		if took {
 			l.add(late)
 			next, more := l.c.Next(&late)
@@ -380,18 +378,14 @@ func (l *clientLoop) send(i int, r record.Record) (record.Record, bool) {
 
 // callAsync is call for r, given up after timeout, on a goroutine of its
 // own, which makes the call itself (one goroutine a request, so that a
-// loaded machine starts one, not two, before the request leaves): finish is handed the record once,
-// its answer or, at timeout or when ctx is done first, its error, and
-// release runs when the call returns.
+// loaded machine starts one, not two, before the request leaves): finish
+// is handed the record once, its answer or, at timeout or when ctx is
+// done first, its error, and release runs when the call returns.
 func callAsync(ctx context.Context, call caller, r record.Record, timeout time.Duration, since func() int64, release func(), finish func(record.Record)) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	var once sync.Once
 	stop := context.AfterFunc(rctx, func() {
-		once.Do(func() {
-			late := r
-			late.Err, late.Answered = fmt.Errorf("live: no answer within %v: %w", timeout, rctx.Err()), since()
-			finish(late)
-		})
+		once.Do(func() { finish(timedOut(r, timeout, rctx.Err(), since())) })
 	})
 	go func() {
 		defer release()
@@ -400,6 +394,13 @@ func callAsync(ctx context.Context, call caller, r record.Record, timeout time.D
 		once.Do(func() { finish(answered) })
 		cancel()
 	}()
+}
+
+// timedOut is r given up at, unanswered within timeout (cause: the
+// deadline, or the drive's context ending first).
+func timedOut(r record.Record, timeout time.Duration, cause error, at int64) record.Record {
+	r.Err, r.Answered = fmt.Errorf("live: no answer within %v: %w", timeout, cause), at
+	return r
 }
 
 // safeCall is call for r, timed on the run's clock, a panic recorded as

@@ -195,12 +195,18 @@ func (f *Conns) runOnce(ctx context.Context, t Trial, key string) (TrialResult, 
 	const releaseAt = 5_000 // µs: time for every worker's goroutine to be waiting
 	rounds := newRoundBarrier(t.Workers, t.Release == Rounds)
 	rulings := make([][]Ruling, t.Workers) // worker w's, in the order it sent them
+	// A call the driver gave up on may still return beside its worker's
+	// next one (the trial then fails on its error): the lock keeps that
+	// late ruling from racing.
+	var mu sync.Mutex
 	target := live.Observer{Nodes: t.Workers, Call: func(ctx context.Context, key string, w int) (live.Observation, error) {
 		ruling, err := t.Strategy.Allow(ctx, Destination{Client: f.clients[w], Key: key, SeqKey: seqKey, Limit: t.Limit})
 		if err != nil {
 			return live.Observation{}, err
 		}
+		mu.Lock()
 		rulings[w] = append(rulings[w], ruling)
+		mu.Unlock()
 		return live.Observation{Answer: record.Answer{Decision: algos.Decision{Allowed: ruling.Allowed}}}, nil
 	}}
 	keys := make([]string, t.Workers)
