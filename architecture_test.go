@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"internal/redistest":    {"internal/atomicfile"},
 	"internal/testparallel": {},
 	"internal/race":         {},
-	"internal/adaptertest":  {"algos"}, // the adapters' tests' steps and request stream are algos' Decisions for algos' Limits
+	"internal/adaptertest":  {"algos"}, // the adapters' tests' steps and limits are algos' Decisions and Limits
 	"cmd/badges":            {"internal/findings"},
 	"cmd/report":            {"internal/findings", "report"},
 	"cmd/judge":             {"algos", "judge", "record"},

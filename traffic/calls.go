@@ -228,3 +228,60 @@ func (g *callGen) steady() {
 		g.call(t, behind)
 	}
 }
+
+// CallSequence is a seeded stream of call times on one key under a limit,
+// each drawn after the decision of the call before it: the calls on which
+// the adapters compare a Go library with its algos twin. A quarter come at
+// the same instant as the one before, the rest after gaps of up to a
+// quarter, a half or two emission intervals T = W/L, and rarely (2%) after
+// an idle of up to a full refill: on average about twice the rate for a
+// burst of 20, more for smaller ones. With boundary, half the calls after
+// a denial come at its RetryAfter (or 1 µs before), and a tenth of the
+// others at the previous Reset (or 1 µs before), so that calls land on the
+// instants where an exact limiter changes its answer, which is where a
+// library's float rounding shows. The same seed, limit and decisions
+// always give the same times.
+type CallSequence struct {
+	rng      record.Stream
+	l        algos.Limit
+	boundary bool
+	now      int64
+}
+
+// NewCallSequence is the sequence seed draws for l, starting at 0. It is an
+// error for l to be invalid.
+func NewCallSequence(seed uint64, l algos.Limit, boundary bool) (*CallSequence, error) {
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("traffic: call sequence: %w", err)
+	}
+	return &CallSequence{rng: record.NewStream(seed, purposeCallSequence), l: l, boundary: boundary}, nil
+}
+
+// Next is the time of the next call, given the decision of the one before
+// it (first for the first call, which has none).
+func (q *CallSequence) Next(prev algos.Decision, first bool) int64 {
+	below := func(n int64) int64 { return uniformBelow(&q.rng, n) }
+	T := max(1, q.l.Window/q.l.Rate)
+	if q.boundary && !first {
+		switch {
+		case prev.RetryAfter > 0 && below(2) == 0:
+			q.now += prev.RetryAfter - below(2) // at it, or 1 µs before
+			return q.now
+		case below(10) == 0:
+			q.now += max(0, prev.Reset-below(2))
+			return q.now
+		}
+	}
+	switch n := below(100); {
+	case n < 25:
+	case n < 50:
+		q.now += below(T/4 + 1)
+	case n < 75:
+		q.now += below(T/2 + 1)
+	case n < 98:
+		q.now += below(2*T + 1)
+	default:
+		q.now += below(q.l.Burst*T + 1)
+	}
+	return q.now
+}

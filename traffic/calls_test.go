@@ -157,3 +157,54 @@ func TestDifferentialCalls(t *testing.T) {
 		t.Errorf("a huge limit: %d calls, %v", len(huge), err)
 	}
 }
+
+// A call sequence on an exact token bucket: the same seed gives the same
+// times; the times never run back; and with boundary, calls land exactly
+// at a denial's RetryAfter and 1 µs before it, where an exact limiter's
+// answer turns, while without it they land there only by chance.
+func TestCallSequenceLandsOnTheInstantsAnAnswerTurns(t *testing.T) {
+	if _, err := traffic.NewCallSequence(1, algos.Limit{}, true); err == nil {
+		t.Error("a call sequence for the zero limit: no error")
+	}
+	l := algos.MustLimit(10, algos.Second, 20)
+	play := func(seed uint64, boundary bool) (times []int64, atRetry, justBefore int) {
+		q, err := traffic.NewCallSequence(seed, l, boundary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st algos.State
+		var prev algos.Decision
+		for i := range 2000 {
+			now := q.Next(prev, i == 0)
+			if i > 0 && now < times[i-1] {
+				t.Fatalf("seed %d call %d at %d µs, before the call before it (%d µs)", seed, i, now, times[i-1])
+			}
+			if i > 0 && !prev.Allowed && prev.RetryAfter > 0 {
+				switch now - times[i-1] {
+				case prev.RetryAfter:
+					atRetry++
+				case prev.RetryAfter - 1:
+					justBefore++
+				}
+			}
+			times = append(times, now)
+			prev = algos.TokenBucket.Decide(&st, now, l)
+		}
+		return times, atRetry, justBefore
+	}
+	a, atRetry, justBefore := play(3, true)
+	if b, _, _ := play(3, true); !slices.Equal(a, b) {
+		t.Error("seed 3 gave two different sequences")
+	}
+	if c, _, _ := play(4, true); slices.Equal(a, c) {
+		t.Error("seeds 3 and 4 gave the same sequence")
+	}
+	_, plainAt, plainBefore := play(3, false)
+	t.Logf("after a denial, with boundary: %d calls at its RetryAfter, %d 1 µs before; without: %d and %d", atRetry, justBefore, plainAt, plainBefore)
+	if atRetry < 10 || justBefore < 10 { // seed 3: 28 and 31
+		t.Errorf("with boundary, %d calls came at a denial's RetryAfter and %d 1 µs before it, want at least 10 of each in 2000", atRetry, justBefore)
+	}
+	if plainAt+plainBefore >= (atRetry+justBefore)/4 {
+		t.Errorf("without boundary, %d calls came at or just before a RetryAfter, against %d with it: boundary does not aim them", plainAt+plainBefore, atRetry+justBefore)
+	}
+}

@@ -18,7 +18,8 @@ package traffic
 // before their traffic moved here ("skew" right-aligned, "overshot"), so
 // that its plans stay the same. The Lua differential's calls (from the
 // differential's seed) keep the value redis/lua drew them with before they
-// moved here, so that every script meets the same calls.
+// moved here, so that every script meets the same calls; the adapters'
+// call sequences keep the 0x0e5 their tests drew them with.
 const (
 	purposeArrive  uint64 = 0x742d617272697665 // "t-arrive"
 	purposeThin    uint64 = 0x742d7468696e0000 // "t-thin"
@@ -39,4 +40,5 @@ const (
 	purposeReleaseOffsets uint64 = 0x6f76657273686f74 // "overshot"
 
 	purposeDifferentialCalls uint64 = 0x6f7665727368 // "oversh"
+	purposeCallSequence      uint64 = 0x0e5
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/adaptertest"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // The script's time at now = 0: EpochUnixMicro less 2017-01-01, in s.
@@ -122,7 +122,10 @@ func TestAgainstGCRA(t *testing.T) {
 
 func compare(t *testing.T, ctx context.Context, l algos.Limit, seed uint64, boundary bool, tl *tally) {
 	lim := open(t, l)
-	q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, boundary)
+	q, err := traffic.NewCallSequence(seed, l, boundary)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := l.Refill
 	tauTicks := (l.Burst - 1) * l.Unit
 	T := float64(l.Unit) / float64(r) // µs

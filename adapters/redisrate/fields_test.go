@@ -2,12 +2,11 @@ package redisrate
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"testing"
 
 	"github.com/overshoot-go/overshoot/algos"
-	"github.com/overshoot-go/overshoot/internal/adaptertest"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 // fork is a second store on which a decision's state is copied and probed
@@ -108,7 +107,10 @@ func TestFieldsAgainstTheLibrary(t *testing.T) {
 	for _, l := range limits {
 		var h honesty
 		lim, f := open(t, l), fork{open(t, l)}
-		q := adaptertest.NewSequence(rand.New(rand.NewPCG(13, 0x0e5)), l, true)
+		q, err := traffic.NewCallSequence(13, l, true)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx := context.Background()
 		f.at(t, 0, "")
 		idle := f.admits(t, l.Burst+2)

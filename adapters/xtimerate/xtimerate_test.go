@@ -2,7 +2,6 @@ package xtimerate
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/adaptertest"
 	"github.com/overshoot-go/overshoot/limiter"
+	"github.com/overshoot-go/overshoot/traffic"
 )
 
 const (
@@ -239,7 +239,10 @@ func TestAgreesWithTokenBucket(t *testing.T) {
 				lib := open(t, Spec(), l)
 				exact := open(t, limiter.FromAlgorithm(algos.TokenBucket), l)
 				twin := replay(t, l, nil).(*key) // the same key as lib's, to read
-				q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, boundary)
+				q, err := traffic.NewCallSequence(seed, l, boundary)
+				if err != nil {
+					t.Fatal(err)
+				}
 				var prev algos.Decision
 				admits, denials, late := 0, 0, 0
 				for i := range calls {
@@ -292,7 +295,10 @@ func TestFieldsAreExact(t *testing.T) {
 	}
 	for _, l := range agreeing {
 		for _, boundary := range []bool{false, true} {
-			q := adaptertest.NewSequence(rand.New(rand.NewPCG(7, 0x0e5)), l, boundary)
+			q, err := traffic.NewCallSequence(7, l, boundary)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var times []int64
 			var ds []algos.Decision
 			k := replay(t, l, nil)
@@ -385,7 +391,10 @@ func TestBreaksAboveOnePerNanosecond(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		lib := open(t, Spec(), l)
 		exact := open(t, limiter.FromAlgorithm(algos.TokenBucket), l)
-		q := adaptertest.NewSequence(rand.New(rand.NewPCG(seed, 0x0e5)), l, false)
+		q, err := traffic.NewCallSequence(seed, l, false)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var prev algos.Decision
 		libAdmits, exactAdmits, differ := 0, 0, 0
 		first := true
