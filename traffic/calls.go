@@ -242,7 +242,7 @@ func (g *callGen) steady() {
 // library's float rounding shows. The same seed, limit and decisions
 // always give the same times.
 type CallSequence struct {
-	rng      record.Stream
+	rng      *record.Stream
 	l        algos.Limit
 	boundary bool
 	now      int64
@@ -254,34 +254,37 @@ func NewCallSequence(seed uint64, l algos.Limit, boundary bool) (*CallSequence, 
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("traffic: call sequence: %w", err)
 	}
-	return &CallSequence{rng: record.NewStream(seed, purposeCallSequence), l: l, boundary: boundary}, nil
+	return &CallSequence{rng: newRand(seed, purposeCallSequence), l: l, boundary: boundary}, nil
 }
 
 // Next is the time of the next call, given the decision of the one before
 // it (first for the first call, which has none).
 func (q *CallSequence) Next(prev algos.Decision, first bool) int64 {
-	below := func(n int64) int64 { return uniformBelow(&q.rng, n) }
 	T := max(1, q.l.Window/q.l.Rate)
 	if q.boundary && !first {
 		switch {
-		case prev.RetryAfter > 0 && below(2) == 0:
-			q.now += prev.RetryAfter - below(2) // at it, or 1 µs before
+		case prev.RetryAfter > 0 && q.below(2) == 0:
+			q.now += prev.RetryAfter - q.below(2) // at it, or 1 µs before
 			return q.now
-		case below(10) == 0:
-			q.now += max(0, prev.Reset-below(2))
+		case q.below(10) == 0:
+			q.now += max(0, prev.Reset-q.below(2))
 			return q.now
 		}
 	}
-	switch n := below(100); {
+	switch n := q.below(100); {
 	case n < 25:
 	case n < 50:
-		q.now += below(T/4 + 1)
+		q.now += q.below(T/4 + 1)
 	case n < 75:
-		q.now += below(T/2 + 1)
+		q.now += q.below(T/2 + 1)
 	case n < 98:
-		q.now += below(2*T + 1)
+		q.now += q.below(2*T + 1)
 	default:
-		q.now += below(q.l.Burst*T + 1)
+		q.now += q.below(q.l.Burst*T + 1)
 	}
 	return q.now
 }
+
+// below is uniform in [0, n), drawn as math/rand/v2's Int64N drew the
+// adapters' calls before they moved here.
+func (q *CallSequence) below(n int64) int64 { return uniformBelow(q.rng, n) }
