@@ -54,9 +54,9 @@ type monitor struct {
 
 // startMonitor opens a MONITOR connection to the Redis store reaches
 // (authenticated as store says), keeping the lines of the connections whose
-// addresses (CLIENT INFO's addr) are given. It first runs a script calling
-// TIME through probe, to learn on which side of a script's line Redis
-// shows the script's own commands.
+// addresses (CLIENT INFO's addr) are given. It first runs a script through
+// probe, to learn on which side of a script's line Redis shows the
+// script's own commands.
 func startMonitor(ctx context.Context, store *redis.Options, nodeAddrs []string, probe *redis.Client) (*monitor, error) {
 	conn, err := dialStore(ctx, store)
 	if err != nil {
@@ -136,16 +136,19 @@ func roundTrip(conn net.Conn, rd *bufio.Reader, args ...string) error {
 	return nil
 }
 
-// learnOrder runs a script that calls TIME and reads MONITOR until it has
-// shown both the script's line and the TIME it called, in one order or the
-// other.
+// learnOrder runs a script whose one command echoes a tag no other client
+// sends, and reads MONITOR until it has shown both that command (from
+// "lua") and the script's own line (from the probe's connection, the tag
+// its argument), in one order or the other. A shared store runs other
+// clients' scripts beside the probe, whose commands come between: no line
+// is taken for the probe's unless it carries the tag.
 func (m *monitor) learnOrder(ctx context.Context, rd *bufio.Reader, probe *redis.Client) error {
 	tag := m.mark + "-probe"
-	if err := probe.Eval(ctx, "-- "+tag+"\nreturn redis.call('TIME')", nil).Err(); err != nil {
+	if err := probe.Eval(ctx, "return redis.call('ECHO', ARGV[1])", nil, tag).Err(); err != nil {
 		return err
 	}
-	sawScript, sawTime := false, false
-	for !sawScript || !sawTime {
+	sawScript, sawInner := false, false
+	for !sawScript || !sawInner {
 		line, err := rd.ReadString('\n')
 		if err != nil {
 			return err
@@ -154,10 +157,11 @@ func (m *monitor) learnOrder(ctx context.Context, rd *bufio.Reader, probe *redis
 		switch {
 		case !ok:
 			return fmt.Errorf("a MONITOR line this reader does not understand: %q", line)
-		case strings.Contains(line, tag):
+		case !strings.Contains(line, tag):
+		case addr == "lua":
+			sawInner, m.innerAfter = true, sawScript
+		default:
 			sawScript = true
-		case addr == "lua" && isTime(line) && !sawTime:
-			sawTime, m.innerAfter = true, sawScript
 		}
 	}
 	return nil

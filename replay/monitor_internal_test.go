@@ -1,9 +1,13 @@
 package replay
 
 import (
+	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/overshoot-go/overshoot/internal/redistest"
 	"github.com/overshoot-go/overshoot/model"
 )
 
@@ -54,5 +58,52 @@ func TestOrderFallsBackToTheEstimate(t *testing.T) {
 	}
 	if rec.Calls[0].Seq != 0 || rec.Calls[1].Seq != 0 {
 		t.Errorf("an unordered recording placed calls: %+v", rec.Calls)
+	}
+}
+
+// Redis 7 shows a script's own commands after the script's line, and a
+// live run learns so even while other clients' scripts run on the same
+// store (a shared test Redis, a busy production one): their commands come
+// between MONITOR's start and the probe's, and only the probe's own lines,
+// which carry its tag, may answer. Taken the other way, every node's TIME
+// would be given to the call after its own.
+func TestMonitorLearnsTheOrderBesideOtherScripts(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	ctx := context.Background()
+	probe, neighbour := s.Client(t), s.Client(t)
+	stop := make(chan struct{})
+	var others atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if neighbour.Eval(ctx, "return redis.call('TIME')", nil).Err() == nil {
+				others.Add(1)
+			}
+		}
+	})
+	const probes = 20
+	for i := range probes {
+		m, err := startMonitor(ctx, s.Options(), nil, probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.conn.Close()
+		if !m.innerAfter {
+			t.Errorf("probe %d of %d: the monitor took a script's commands to come before its line", i+1, probes)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// The neighbour must have run beside the probes for the claim to be tested.
+	if n := others.Load(); n < probes {
+		t.Errorf("the neighbour ran %d scripts beside %d probes: too few to come between", n, probes)
+	} else {
+		t.Logf("%d probes beside %d scripts of a neighbour", probes, n)
 	}
 }
