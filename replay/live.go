@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
@@ -226,13 +225,11 @@ func PlayLive(ctx context.Context, store *redis.Options, prefix string, lv Live)
 		c.commands.Store(0)
 		c.dials.Store(0)
 	}
-	errs := make([]error, lv.Nodes)
-	var wg sync.WaitGroup
-	for node := range lv.Nodes {
-		wg.Go(func() { errs[node] = rec.playNode(ctx, limiters[node], counters[node], node, plan) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	cfg := lv.config()
+	err = playNodes(ctx, clock, rec.Origin, lv.Nodes, plan, func(node, i int) error {
+		return rec.call(ctx, &cfg, limiters[node], counters[node], plan[i], &rec.Calls[i])
+	})
+	if err != nil {
 		if mon != nil {
 			mon.conn.Close()
 		}
@@ -303,30 +300,19 @@ func connect(s Subject, n Node) (lim limiter.Limiter, err error) {
 	return lim, err
 }
 
-// playNode makes node's calls, in plan order. Only a cancelled context
-// stops it; a limiter's error is recorded with its call.
-func (rec *LiveRecording) playNode(ctx context.Context, lim limiter.Limiter, sent *commandCounter, node int, plan []model.Planned) error {
-	cfg := rec.Case.config()
+// call makes one planned call, p, on its node's limiter, telling it the
+// node's clock as cfg (the run's model.Config) reads it, and records it in
+// c. A limiter's error is recorded with the call; only a cancelled context
+// stops the node.
+func (rec *LiveRecording) call(ctx context.Context, cfg *model.Config, lim limiter.Limiter, sent *commandCounter, p model.Planned, c *Call) error {
 	now := func() int64 { return rec.StoreTime.Now() - rec.Origin }
-	for i, p := range plan {
-		if p.Node != node {
-			continue
-		}
-		if err := rec.StoreTime.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
-			return err
-		}
-		before := sent.commands.Load()
-		c := Call{Plan: p, Sent: now()}
-		c.Told = cfg.ClockAt(node, c.Sent)
-		c.Decision, c.Err = limiter.Allow(ctx, lim, p.Key, c.Told)
-		c.Returned = now()
-		c.Commands = int(sent.commands.Load() - before)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rec.Calls[i] = c
-	}
-	return nil
+	before := sent.commands.Load()
+	*c = Call{Plan: p, Sent: now()}
+	c.Told = cfg.ClockAt(p.Node, c.Sent)
+	c.Decision, c.Err = limiter.Allow(ctx, lim, p.Key, c.Told)
+	c.Returned = now()
+	c.Commands = int(sent.commands.Load() - before)
+	return ctx.Err()
 }
 
 // Live is what the live fleet decided: admits placed at Reached.

@@ -126,71 +126,91 @@ func Play(ctx context.Context, store *redis.Options, prefix string, c Case) (*Re
 		}
 	}
 
-	errs := make([]error, c.Nodes)
-	var wg sync.WaitGroup
+	// Each node's GET/SET client reads the store's clock as the node's
+	// skewed clock does (GetSet only; the scripts read TIME themselves).
+	offsets, getSets := make([]int64, c.Nodes), make([]*lua.GetSet, c.Nodes)
 	for node := range c.Nodes {
-		wg.Go(func() {
-			errs[node] = rec.playNode(ctx, clients[node], node, plan, script, keys, seqKey)
-		})
+		offsets[node] = record.Offset(node, c.Nodes, c.Skew)
+		if getSets[node], err = lua.NewGetSet(c.Algorithm.Name); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		getSets[node].Clock = func() int64 { return clock.Now() + offsets[node] }
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err = playNodes(ctx, clock, rec.Origin, c.Nodes, plan, func(node, i int) error {
+		return rec.play(ctx, clients[node], plan[i], offsets[node], script, getSets[node], keys[plan[i].Key], seqKey, &rec.Played[i])
+	})
+	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", c.Name, err)
 	}
 	return rec, nil
 }
 
-// playNode sends node's requests, in plan order, each at its planned time
-// or as soon as the node's previous request has come back.
-func (rec *Recording) playNode(ctx context.Context, c *redis.Client, node int, plan []model.Planned, script *lua.Script, keys []string, seqKey string) error {
-	cs := rec.Case
-	nodeOffset := record.Offset(node, cs.Nodes, cs.Skew)
-	redisNow := rec.StoreTime.Now
-	na, err := lua.NewGetSet(cs.Algorithm.Name)
-	if err != nil {
-		return err
+// playNodes plays plan from one goroutine per node: each node makes its
+// own requests (Planned.Node), in plan order, each when the store's
+// clock, as clock follows it, reaches origin + its Sent, or as soon as the
+// node's previous call has returned. call(node, i) makes request i and
+// records it; its error, or ctx's, stops that node. It returns when every
+// node has stopped, with their errors. Play and PlayLive both pace their
+// nodes here, so that the two runners' timing is one.
+func playNodes(ctx context.Context, clock conn.StoreTime, origin int64, nodes int, plan []model.Planned, call func(node, i int) error) error {
+	errs := make([]error, nodes)
+	var wg sync.WaitGroup
+	for node := range nodes {
+		wg.Go(func() {
+			for i, p := range plan {
+				if p.Node != node {
+					continue
+				}
+				if err := clock.SleepUntil(ctx, origin+p.Sent); err != nil {
+					errs[node] = err
+					return
+				}
+				if err := call(node, i); err != nil {
+					errs[node] = err
+					return
+				}
+			}
+		})
 	}
-	na.Clock = func() int64 { return redisNow() + nodeOffset }
-	for i := range plan {
-		p := plan[i]
-		if p.Node != node {
-			continue
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// play sends one request, p, on its node's connection c, as its
+// deployment does (the script, or the node's GET/SET client na), and
+// records it in r.
+func (rec *Recording) play(ctx context.Context, c *redis.Client, p model.Planned, nodeOffset int64, script *lua.Script, na *lua.GetSet, key, seqKey string, r *Played) error {
+	cs := rec.Case
+	*r = Played{Plan: p, Sent: rec.StoreTime.Now() - rec.Origin}
+	req := lua.Args{Key: key, SeqKey: seqKey, Limit: cs.Limit, Told: -1}
+	switch cs.Deployment {
+	case model.NodeClock, model.StoreClock:
+		if cs.Deployment == model.NodeClock {
+			req.Told = rec.Origin + r.Sent + nodeOffset
 		}
-		if err := rec.StoreTime.SleepUntil(ctx, rec.Origin+p.Sent); err != nil {
+		reply, err := script.Do(ctx, c, req)
+		if err != nil {
 			return err
 		}
-		r := Played{Plan: p, Sent: redisNow() - rec.Origin}
-		req := lua.Args{Key: keys[p.Key], SeqKey: seqKey, Limit: cs.Limit, Told: -1}
-		switch cs.Deployment {
-		case model.NodeClock, model.StoreClock:
-			if cs.Deployment == model.NodeClock {
-				req.Told = rec.Origin + r.Sent + nodeOffset
-			}
-			reply, err := script.Do(ctx, c, req)
-			if err != nil {
-				return err
-			}
-			r.Told = req.Told - rec.Origin
-			if req.Told < 0 {
-				r.Told = reply.RedisTime - rec.Origin
-			}
-			r.Ran, r.Seq = reply.RedisTime-rec.Origin, reply.Seq
-			r.Decided, r.Admitted = r.Ran, reply.Decision.Allowed
-		case model.GetSet:
-			reply, err := na.Do(ctx, c, req)
-			if err != nil {
-				return err
-			}
-			r.Told = reply.Told - rec.Origin
-			r.Ran, r.Seq = reply.ReadTime-rec.Origin, reply.ReadSeq
-			r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
-			// The node decided after its GET ran and before its SET did:
-			// an instant read off StoreTime outside that (off by up to half
-			// Sync's round trip, which on a busy machine outgrows the
-			// loopback legs) is placed at the nearer end.
-			r.Decided, r.Admitted = min(max(r.Told-nodeOffset, r.Ran), r.SetRan), reply.Decision.Allowed
+		r.Told = req.Told - rec.Origin
+		if req.Told < 0 {
+			r.Told = reply.RedisTime - rec.Origin
 		}
-		rec.Played[i] = r
+		r.Ran, r.Seq = reply.RedisTime-rec.Origin, reply.Seq
+		r.Decided, r.Admitted = r.Ran, reply.Decision.Allowed
+	case model.GetSet:
+		reply, err := na.Do(ctx, c, req)
+		if err != nil {
+			return err
+		}
+		r.Told = reply.Told - rec.Origin
+		r.Ran, r.Seq = reply.ReadTime-rec.Origin, reply.ReadSeq
+		r.SetRan, r.SetSeq = reply.RedisTime-rec.Origin, reply.Seq
+		// The node decided after its GET ran and before its SET did:
+		// an instant read off StoreTime outside that (off by up to half
+		// Sync's round trip, which on a busy machine outgrows the
+		// loopback legs) is placed at the nearer end.
+		r.Decided, r.Admitted = min(max(r.Told-nodeOffset, r.Ran), r.SetRan), reply.Decision.Allowed
 	}
 	return nil
 }
