@@ -2,6 +2,8 @@ package redisrate_test
 
 import (
 	"flag"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,19 +119,58 @@ func cell(t *testing.T, m scenarios.Matrix, name string, d model.Deployment) sce
 }
 
 // properties.Check's contract at the default limit (100 per second, burst
-// 100) with every property's default number of cases: redis_rate keeps
-// its promise, its Retry-After, non-negative answers and its Reset, and
-// breaks four clauses by the float's one step (a Remaining one short, a
-// deadline one µs later), each on a case rapid draws early.
+// 100) with every property's default number of cases: redis_rate keeps its
+// Retry-After, its non-negative answers and its Reset, and breaks five
+// clauses by the float's one step: a Remaining one short, a deadline one µs
+// later, and its promise by one admit, the hunt's over-admission above.
+//
+// Each property runs on rapid's seeds from 1, so that every run draws the
+// same cases: one that holds on seed 1 alone, as properties.Check would; a
+// broken one on the seeds in turn until one breaks it, at most
+// brokenWithinSeeds. Three are broken on a case rapid draws early on any
+// seed; the promise and the retry loop only on cases that put a burst or a
+// retry where the float rounds: on seeds 1 to 8, rapid's 5,000 cases broke
+// the promise on 4 (1, 2, 4 and 8: 103 admits where 102 are promised, or
+// 200 where 199), and its 2,000 broke the retry loop on seed 2 but not on
+// seed 1 (measured on 2026-12-05).
 func TestDefaultPropertiesAtTheDefaultLimit(t *testing.T) {
 	needDefaults(t)
-	broken := map[string]bool{"burst-from-idle": true, "retry-loop-never-extends": true, "remaining-is-exact": true, "refill-capped-after-idle": true}
+	const brokenWithinSeeds = 4
+	broken := map[string]bool{"burst-from-idle": true, "retry-loop-never-extends": true, "remaining-is-exact": true,
+		"refill-capped-after-idle": true, "promise-holds": true}
 	for _, p := range properties.Properties(redisrate.Spec(), properties.WithLimit(scenarios.DefaultOptions().Limit)) {
-		failed, report := properties.Fails(p.Prop, p.Checks)
+		seeds := uint64(1)
+		if broken[p.Name] {
+			seeds = brokenWithinSeeds
+		}
+		failed, report, seed := false, "", uint64(0)
+		for seed = 1; seed <= seeds && !failed; seed++ {
+			failed, report = properties.FailsWithSeed(p.Prop, p.Checks, seed)
+		}
 		first, _, _ := strings.Cut(report, "\n")
-		t.Logf("%s (%d cases): broken %v %s", p.Name, p.Checks, failed, first)
+		t.Logf("%s (%d cases, -rapid.seed=1 to %d): broken %v %s", p.Name, p.Checks, seed-1, failed, first)
 		if failed != broken[p.Name] {
-			t.Errorf("%s: broken %v, want %v:\n%s", p.Name, failed, broken[p.Name], report)
+			t.Errorf("%s: broken %v on seeds 1 to %d, want %v:\n%s", p.Name, failed, seed-1, broken[p.Name], report)
+		}
+		if p.Name == "promise-holds" && failed {
+			if admits, promised, ok := overAdmission(first); !ok || admits != promised+1 {
+				t.Errorf("promise-holds: want an over-admission by one admit, as the hunt's:\n%s", report)
+			}
 		}
 	}
 }
+
+// overAdmission reads a broken promise's admits and the most it promised
+// from the first line of the property's report ("… 103 admits from … = 102
+// are promised").
+func overAdmission(line string) (admits, promised int, ok bool) {
+	m := overAdmissionText.FindStringSubmatch(line)
+	if m == nil {
+		return 0, 0, false
+	}
+	admits, _ = strconv.Atoi(m[1])
+	promised, _ = strconv.Atoi(m[2])
+	return admits, promised, true
+}
+
+var overAdmissionText = regexp.MustCompile(`: (\d+) admits from .* = (\d+) are promised`)
