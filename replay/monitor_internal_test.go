@@ -72,17 +72,12 @@ func TestMonitorLearnsTheOrderBesideOtherScripts(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
 	probe, neighbour := s.Client(t), s.Client(t)
-	stop := make(chan struct{})
+	busy, stop := context.WithCancel(ctx)
 	var others atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if neighbour.Eval(ctx, "return redis.call('TIME')", nil).Err() == nil {
+		for busy.Err() == nil {
+			if neighbour.Eval(busy, "return redis.call('TIME')", nil).Err() == nil {
 				others.Add(1)
 			}
 		}
@@ -98,7 +93,7 @@ func TestMonitorLearnsTheOrderBesideOtherScripts(t *testing.T) {
 			t.Errorf("probe %d of %d: the monitor took a script's commands to come before its line", i+1, probes)
 		}
 	}
-	close(stop)
+	stop()
 	wg.Wait()
 	// The neighbour must have run beside the probes for the claim to be tested.
 	if n := others.Load(); n < probes {
