@@ -30,7 +30,7 @@ const module = "github.com/overshoot-go/overshoot"
 var allowedImports = map[string][]string{
 	"algos":                 {"internal/arith"},
 	"breach":                {},
-	"redis/lua":             {"algos", "internal/planted", "traffic"}, // traffic makes the differential's calls (DifferentialCalls)
+	"redis/lua":             {"algos", "internal/planted", "limiter", "traffic"}, // traffic makes the differential's calls (DifferentialCalls); limiter's Clock says whose time a differential call ran at
 	"redis/conn":            {},
 	"limiter":               {"algos"},
 	"model":                 {"algos", "limiter", "record"},

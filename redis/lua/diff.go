@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,33 +69,6 @@ type ClockedStore interface {
 	StepBack(us int64) error
 }
 
-// TimeSource is where a call's time comes from. Differential runs a script on
-// both, each against the Go twin: a script's two ways of learning the time
-// are two pieces of code, and one can be wrong while the other is right
-// (keeping only the whole seconds of TIME, say).
-type TimeSource int
-
-const (
-	// ToldTime: the caller tells the script the time, ARGV[1] (a node
-	// that reads its own clock).
-	ToldTime TimeSource = iota
-	// StoreClock: the caller tells it nothing (ARGV[1] is -1) and the
-	// script reads Redis TIME; the twin decides at the TIME the script
-	// says it read, held to when the call ran.
-	StoreClock
-)
-
-// String names the time source as the reports print it.
-func (p TimeSource) String() string {
-	switch p {
-	case ToldTime:
-		return "told the time"
-	case StoreClock:
-		return "reading TIME"
-	}
-	return fmt.Sprintf("TimeSource(%d)", int(p))
-}
-
 // StoreClockKeySuffix is appended to Differential's key for the key the
 // store-clock path runs on: the two paths keep states of their own, at
 // times of their own.
@@ -112,15 +86,15 @@ const (
 // Differential's report is the told path's, and holds the store-clock
 // path's in OnStoreClock.
 type DiffReport struct {
-	Algorithm  string        // the Go twin's name
-	StateDoc   string        // the Go twin's StateDoc: what the stored values mean
-	TimeSource TimeSource    // where the calls' time came from
-	Key        string        // the key the script ran on
-	Limit      algos.Limit   // the limit of every call
-	MaxTTL     time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
-	Planned    int           // how many calls Differential was given
-	Calls      int           // how many of them ran, on both
-	Admitted   int           // how many of those the Go twin admitted
+	Algorithm string        // the Go twin's name
+	StateDoc  string        // the Go twin's StateDoc: what the stored values mean
+	Clock     limiter.Clock // where the calls' time came from
+	Key       string        // the key the script ran on
+	Limit     algos.Limit   // the limit of every call
+	MaxTTL    time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
+	Planned   int           // how many calls Differential was given
+	Calls     int           // how many of them ran, on both
+	Admitted  int           // how many of those the Go twin admitted
 
 	// Differences counts the calls whose decision or stored values differ;
 	// First holds the first MaxReported of them, in call order. After the
@@ -170,10 +144,10 @@ type DiffReport struct {
 // and within bound. A report Differential did not complete is never OK,
 // nor is a told path's report without the store-clock path's.
 func (r DiffReport) OK() bool {
-	if r.TimeSource == StoreClock {
+	if r.Clock == limiter.StoreClock {
 		return r.PathOK()
 	}
-	return r.PathOK() && r.OnStoreClock != nil && r.OnStoreClock.TimeSource == StoreClock && r.OnStoreClock.PathOK()
+	return r.PathOK() && r.OnStoreClock != nil && r.OnStoreClock.Clock == limiter.StoreClock && r.OnStoreClock.PathOK()
 }
 
 // PathOK is OK of r's own path alone, whatever OnStoreClock holds: so that
@@ -188,7 +162,7 @@ func (r DiffReport) PathOK() bool {
 func (r DiffReport) Summary() string {
 	line := r.summary()
 	if s := r.OnStoreClock; s != nil {
-		line += fmt.Sprintf("; %s: %s", s.TimeSource, s.summary())
+		line += fmt.Sprintf("; reading TIME: %s", s.summary())
 	}
 	return line
 }
@@ -216,11 +190,11 @@ func (r DiffReport) String() string {
 	fmt.Fprintf(&b, "%s on %q, %v: %s", r.Algorithm, r.Key, r.Limit, r.Summary())
 	r.details(&b)
 	switch s := r.OnStoreClock; {
-	case r.TimeSource == StoreClock: // a store-clock path's report holds no other
+	case r.Clock == limiter.StoreClock: // a store-clock path's report holds no other
 	case s == nil:
-		fmt.Fprintf(&b, "\nthe store-clock path (the script %s) did not run", StoreClock)
+		b.WriteString("\nthe store-clock path (the script reading TIME) did not run")
 	case !s.PathOK():
-		fmt.Fprintf(&b, "\non the store-clock path, %s on %q: %s", s.TimeSource, s.Key, s.summary())
+		fmt.Fprintf(&b, "\non the store-clock path, reading TIME on %q: %s", s.Key, s.summary())
 		s.details(&b)
 	}
 	return b.String()
@@ -274,10 +248,10 @@ type CallError struct {
 	// Told is the call's time, µs: the time told, or on the store-clock path
 	// the TIME the script read (when its reply gave one when it ran), else
 	// the earliest the call can have run.
-	Told       int64
-	TimeSource TimeSource // where the call's time came from
-	What       string     // what failed, in words
-	Err        string     // the error, as Redis or the reply's reader put it
+	Told  int64
+	Clock limiter.Clock // where the call's time came from
+	What  string        // what failed, in words
+	Err   string        // the error, as Redis or the reply's reader put it
 }
 
 // String says which call failed, what failed and why.
@@ -285,12 +259,12 @@ func (e CallError) String() string {
 	if e.Call < 0 {
 		return fmt.Sprintf("%s: %s", e.What, e.Err)
 	}
-	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Told, e.TimeSource), e.What, e.Err)
+	return fmt.Sprintf("%s: %s: %s", callAt(e.Call, e.Told, e.Clock), e.What, e.Err)
 }
 
 // callAt names a call and its time, and says when the time is TIME's.
-func callAt(call int, now int64, p TimeSource) string {
-	if p == StoreClock {
+func callAt(call int, now int64, p limiter.Clock) string {
+	if p == limiter.StoreClock {
 		return fmt.Sprintf("call %d at %d µs (its TIME)", call, now)
 	}
 	return fmt.Sprintf("call %d at %d µs", call, now)
@@ -298,9 +272,9 @@ func callAt(call int, now int64, p TimeSource) string {
 
 // Difference is one call on which the script and its Go twin disagree.
 type Difference struct {
-	Call       int        // the call's index in the times given to Differential
-	Told       int64      // the time told, µs, or on the store-clock path the TIME the script read
-	TimeSource TimeSource // where the call's time came from
+	Call  int           // the call's index in the times given to Differential
+	Told  int64         // the time told, µs, or on the store-clock path the TIME the script read
+	Clock limiter.Clock // where the call's time came from
 	// Before is what the Go twin's state held before the call, in
 	// algos.State.Stored order. Up to the first difference the script's key
 	// held the same.
@@ -348,7 +322,7 @@ func (d Difference) String() string {
 		"  before the call the twin held %s\n"+
 		"  go twin: %s; stores %s\n"+
 		"  script:  %s; stores %s",
-		callAt(d.Call, d.Told, d.TimeSource), strings.Join(d.Fields(), ", "),
+		callAt(d.Call, d.Told, d.Clock), strings.Join(d.Fields(), ", "),
 		before,
 		describe(d.Go), shortInts(d.GoStored),
 		describe(d.Lua), shortInts(d.LuaStored))
@@ -360,10 +334,10 @@ func (d Difference) String() string {
 // early), or it lives longer than the bound, or it exists although the twin
 // stores nothing.
 type TTLDifference struct {
-	Call       int            // the call's index in the times
-	Told       int64          // the time told, µs, or on the store-clock path the TIME the script read
-	TimeSource TimeSource     // where the call's time came from
-	Decision   algos.Decision // the Go twin's decision on the call
+	Call     int            // the call's index in the times
+	Told     int64          // the time told, µs, or on the store-clock path the TIME the script read
+	Clock    limiter.Clock  // where the call's time came from
+	Decision algos.Decision // the Go twin's decision on the call
 	// Absent is true when the twin stores nothing after the call, so the
 	// key should not exist.
 	Absent bool
@@ -442,7 +416,7 @@ func (d TTLDifference) String() string {
 		want = fmt.Sprintf("within bound: at least %v and at most %v", d.Idle, d.Max)
 	}
 	its := ""
-	if d.TimeSource == StoreClock {
+	if d.Clock == limiter.StoreClock {
 		its = "its TIME; "
 	}
 	return fmt.Sprintf("TTL after call %d at %d µs (%sgo twin: %s): %s; %s", d.Call, d.Told, its, describe(d.Decision), got, want)
@@ -541,10 +515,10 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Script, key strin
 		maxTTL = DefaultMaxTTL
 	}
 	algo := l.Algorithm()
-	report := func(p TimeSource, key string) *DiffReport {
-		return &DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, TimeSource: p, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
+	report := func(p limiter.Clock, key string) *DiffReport {
+		return &DiffReport{Algorithm: algo.Name, StateDoc: algo.StateDoc, Clock: p, Key: key, Limit: lim, MaxTTL: maxTTL, Planned: len(times)}
 	}
-	told, store := report(ToldTime, key), report(StoreClock, key+StoreClockKeySuffix)
+	told, store := report(limiter.CallerClock, key), report(limiter.StoreClock, key+StoreClockKeySuffix)
 	for _, k := range []string{told.Key, store.Key} {
 		n, err := c.Exists(ctx, k).Result()
 		if err != nil {
@@ -555,8 +529,8 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Script, key strin
 		}
 	}
 	stop := func(rep *DiffReport, err error) (DiffReport, error) {
-		rep.addError(CallError{Call: -1, TimeSource: rep.TimeSource, What: "the comparison stopped", Err: err.Error()})
-		return *told, fmt.Errorf("lua: differential of %s, %s: %w", l.Name(), rep.TimeSource, err)
+		rep.addError(CallError{Call: -1, Clock: rep.Clock, What: "the comparison stopped", Err: err.Error()})
+		return *told, fmt.Errorf("lua: differential of %s, %s: %w", l.Name(), rep.Clock, err)
 	}
 	if err := l.script.Load(ctx, c).Err(); err != nil {
 		if !isReply(err) {
@@ -567,7 +541,7 @@ func DifferentialWith(ctx context.Context, c redis.Cmdable, l *Script, key strin
 	}
 	for _, rep := range []*DiffReport{told, store} {
 		d := differ{rep: rep, l: l, key: rep.Key, lim: lim, maxTTL: maxTTL, idle: idleSearch{decide: algo.Decide, lim: lim}, expiry: keyMissingAt}
-		if rep.TimeSource == StoreClock {
+		if rep.Clock == limiter.StoreClock {
 			told.OnStoreClock, d.clock = store, opt.Clock
 		}
 		size := diffChunk
@@ -629,7 +603,7 @@ func setClock(s ClockedStore, us int64) error {
 // and bound when it set its key's expiry. With a clock to set, part is one
 // call, run at its time. It returns what stops the comparison.
 func (d *differ) chunk(ctx context.Context, c redis.Cmdable, from int, part []int64) error {
-	onStore := d.rep.TimeSource == StoreClock
+	onStore := d.rep.Clock == limiter.StoreClock
 	if d.clock != nil {
 		if err := setClock(d.clock, part[0]); err != nil {
 			return fmt.Errorf("setting the store's clock for call %d to %d µs: %w", from, part[0], err)
@@ -687,7 +661,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	got, readWhat, readErr := readEval(eval)
 	timed := readErr == nil && got.RedisTime >= ran[0] && got.RedisTime <= ran[1]
 	now := told
-	if rep.TimeSource == StoreClock {
+	if rep.Clock == limiter.StoreClock {
 		now = ran[0]
 		if timed {
 			now = got.RedisTime
@@ -698,7 +672,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	d.expiry = unknownExpiry // until this call's is read
 	want, err := decide(d.l.algo.Decide, &d.state, now, lim)
 	if err != nil {
-		return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
+		return fmt.Errorf("%s: %w", callAt(call, now, rep.Clock), err)
 	}
 	wantStored := d.state.Stored()
 	rep.Calls++
@@ -706,7 +680,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		rep.Admitted++
 	}
 	fail := func(what string, err any) error {
-		rep.addError(CallError{Call: call, Told: now, TimeSource: rep.TimeSource, What: what, Err: fmt.Sprint(err)})
+		rep.addError(CallError{Call: call, Told: now, Clock: rep.Clock, What: what, Err: fmt.Sprint(err)})
 		return nil
 	}
 	if readErr != nil {
@@ -722,7 +696,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 		var fresh algos.State
 		alt, err := decide(d.l.algo.Decide, &fresh, now, lim)
 		if err != nil {
-			return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.Clock), err)
 		}
 		if altStored := fresh.Stored(); same(alt, altStored) {
 			switch {
@@ -738,7 +712,7 @@ func (d *differ) compare(call int, told int64, eval, expiry *redis.Cmd, ran [2]i
 	if !same(want, wantStored) {
 		if rep.Differences++; len(rep.First) < MaxReported {
 			rep.First = append(rep.First, Difference{
-				Call: call, Told: now, TimeSource: rep.TimeSource, Before: before,
+				Call: call, Told: now, Clock: rep.Clock, Before: before,
 				Go: want, Lua: got.Decision, GoStored: wantStored, LuaStored: got.Stored,
 				StateDoc: d.l.algo.StateDoc,
 			})
@@ -779,12 +753,12 @@ func readEval(eval *redis.Cmd) (ScriptReply, string, error) {
 func (d *differ) checkTTL(call int, now int64, want algos.Decision, stored []int64, at, redisTime, after int64) error {
 	rep := d.rep
 	rep.TTLChecks++
-	td := TTLDifference{Call: call, Told: now, TimeSource: rep.TimeSource, Decision: want, Absent: len(stored) == 0,
+	td := TTLDifference{Call: call, Told: now, Clock: rep.Clock, Decision: want, Absent: len(stored) == 0,
 		Got: lifeOf(at, redisTime), GotLatest: lifeOf(at, after)}
 	if !td.Absent {
 		idle, err := d.idle.find(d.state, now, want.Reset)
 		if err != nil {
-			return fmt.Errorf("%s: %w", callAt(call, now, rep.TimeSource), err)
+			return fmt.Errorf("%s: %w", callAt(call, now, rep.Clock), err)
 		}
 		td.Never, td.Max = idle.Never, d.maxTTL
 		if !idle.Never {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
@@ -104,7 +105,7 @@ func TestLuaDifferentialRejectsBadInput(t *testing.T) {
 func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 	lim := algos.MustLimit(1, algos.Second, 1)
 	onStore := func() *DiffReport {
-		return &DiffReport{Algorithm: "mine", TimeSource: StoreClock, Key: "k" + StoreClockKeySuffix, Limit: lim, Planned: 10, Calls: 10, Admitted: 3, TTLChecks: 10}
+		return &DiffReport{Algorithm: "mine", Clock: limiter.StoreClock, Key: "k" + StoreClockKeySuffix, Limit: lim, Planned: 10, Calls: 10, Admitted: 3, TTLChecks: 10}
 	}
 	clean := DiffReport{Algorithm: "mine", Key: "k", Limit: lim, Planned: 10, Calls: 10, Admitted: 4, TTLChecks: 10, OnStoreClock: onStore()}
 	if !clean.OK() || !clean.OnStoreClock.OK() {
@@ -129,16 +130,16 @@ func TestLuaDiffReportOKCannotBeFooled(t *testing.T) {
 		// The told path alone passing is not a pass: the store-clock path
 		// must have run, and passed.
 		{"no store-clock path", func(r *DiffReport) { r.OnStoreClock = nil }, "the store-clock path (the script reading TIME) did not run"},
-		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.TimeSource = ToldTime }, ""},
+		{"a store-clock path that is not one", func(r *DiffReport) { r.OnStoreClock.Clock = limiter.CallerClock }, ""},
 		{"a difference on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Differences = 1
-			r.OnStoreClock.First = []Difference{{Call: 0, Told: 1_700_000_000_123_456, TimeSource: StoreClock}}
+			r.OnStoreClock.First = []Difference{{Call: 0, Told: 1_700_000_000_123_456, Clock: limiter.StoreClock}}
 		}, "on the store-clock path, reading TIME on \"k:store-clock\": 10 calls (3 admitted), 1 differences, 0 errors, 10 of 10 TTLs within bound\n" +
 			"call 0 at 1700000000123456 µs (its TIME) differs in"},
 		{"a store-clock path that stopped", func(r *DiffReport) { r.OnStoreClock.Calls, r.OnStoreClock.TTLChecks = 5, 5 }, "the comparison stopped after 5 of 10 calls"},
 		{"an error on the store-clock path", func(r *DiffReport) {
 			r.OnStoreClock.Errors = 1
-			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Told: 9, TimeSource: StoreClock, What: "the script failed", Err: "boom"}}
+			r.OnStoreClock.FirstErrors = []CallError{{Call: 2, Told: 9, Clock: limiter.StoreClock, What: "the script failed", Err: "boom"}}
 		}, "call 2 at 9 µs (its TIME): the script failed: boom"},
 	} {
 		r := clean
@@ -220,7 +221,7 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	}
 	r := DiffReport{Algorithm: "mine", Key: "k", Limit: algos.MustLimit(1, algos.Second, 1), Planned: 10, Calls: 10, Admitted: 4,
 		Differences: 7, First: []Difference{d}, TTLChecks: 10,
-		OnStoreClock: &DiffReport{TimeSource: StoreClock, Key: "k:store-clock", Planned: 10, Calls: 10, Admitted: 2, TTLChecks: 10}}
+		OnStoreClock: &DiffReport{Clock: limiter.StoreClock, Key: "k:store-clock", Planned: 10, Calls: 10, Admitted: 2, TTLChecks: 10}}
 	if r.OK() || !strings.HasPrefix(r.String(), `mine on "k", 1 per 1s (burst 1): 10 calls (4 admitted), 7 differences, 0 errors, 10 of 10 TTLs within bound; `+
 		`reading TIME: 10 calls (2 admitted), 0 differences, 0 errors, 10 of 10 TTLs within bound`) ||
 		!strings.HasSuffix(r.String(), "(6 more differences not shown)") {
@@ -228,15 +229,12 @@ func TestLuaDifferenceInWords(t *testing.T) {
 	}
 	// On the store-clock path a call's time is the TIME the script read,
 	// and the words say so.
-	d.TimeSource = StoreClock
+	d.Clock = limiter.StoreClock
 	if got := d.String(); !strings.HasPrefix(got, "call 3 at 1000000 µs (its TIME) differs in allowed") {
 		t.Errorf("a difference on the store-clock path reads %q", got)
 	}
-	if got := (TTLDifference{Call: 9, Told: 5, TimeSource: StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
+	if got := (TTLDifference{Call: 9, Told: 5, Clock: limiter.StoreClock, Idle: time.Second, Max: time.Hour, Got: KeyMissing}).String(); !strings.HasPrefix(got, "TTL after call 9 at 5 µs (its TIME; go twin:") {
 		t.Errorf("a TTL difference on the store-clock path reads %q", got)
-	}
-	if ToldTime.String() != "told the time" || StoreClock.String() != "reading TIME" || TimeSource(7).String() != "TimeSource(7)" {
-		t.Errorf("TimeSource names: %v, %v, %v", ToldTime, StoreClock, TimeSource(7))
 	}
 }
 

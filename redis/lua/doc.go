@@ -35,7 +35,9 @@
 // their Go driver (lua.go), the GET/SET client and the GET-then-INCR window
 // (getset.go), and the differential: the comparison (diff.go), the expiry
 // rule (idle.go) and the suite of keys every script is held to (suite.go).
-// It imports algos, internal/planted (for the planted bug's twin), traffic
-// (whose DifferentialCalls are the differential's calls) and go-redis;
+// It imports algos, internal/planted (for the planted bug's twin), limiter
+// (whose Clock names each differential path: the caller's time, or the
+// store's), traffic (whose DifferentialCalls are the differential's calls)
+// and go-redis;
 // never the simulator, the scenarios or the study.
 package lua

@@ -15,6 +15,7 @@ import (
 	"github.com/overshoot-go/overshoot/algos"
 	"github.com/overshoot-go/overshoot/internal/race"
 	"github.com/overshoot-go/overshoot/internal/redistest"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/redis/lua"
 	"github.com/overshoot-go/overshoot/traffic"
 )
@@ -83,7 +84,7 @@ func TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds(t *testing.T) {
 			return false
 		}
 		f := s.First[0]
-		if f.Call != 0 || f.TimeSource != lua.StoreClock || strings.Join(f.Fields(), ",") != "stored" ||
+		if f.Call != 0 || f.Clock != limiter.StoreClock || strings.Join(f.Fields(), ",") != "stored" ||
 			f.Told%algos.Second == 0 || f.GoStored[1] != f.Told || f.LuaStored[1] != f.Told-f.Told%algos.Second {
 			t.Errorf("the first difference is not the first call storing the whole second of the TIME it read:\n%v", f)
 		}

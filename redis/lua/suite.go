@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/overshoot-go/overshoot/algos"
+	"github.com/overshoot-go/overshoot/limiter"
 	"github.com/overshoot-go/overshoot/traffic"
 	"github.com/redis/go-redis/v9"
 )
@@ -140,7 +141,7 @@ func (run SuiteRun) paths() []DiffReport {
 // Totals sums the keys' reports on both paths: calls, admits, differences,
 // and the expiries read that were within bound.
 func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
-	for _, p := range []TimeSource{ToldTime, StoreClock} {
+	for _, p := range []limiter.Clock{limiter.CallerClock, limiter.StoreClock} {
 		c, a, d, t := r.TotalsOn(p)
 		calls, admitted, differences, ttlsWithin = calls+c, admitted+a, differences+d, ttlsWithin+t
 	}
@@ -148,10 +149,10 @@ func (r SuiteReport) Totals() (calls, admitted, differences, ttlsWithin int) {
 }
 
 // TotalsOn is Totals on one path.
-func (r SuiteReport) TotalsOn(p TimeSource) (calls, admitted, differences, ttlsWithin int) {
+func (r SuiteReport) TotalsOn(p limiter.Clock) (calls, admitted, differences, ttlsWithin int) {
 	for _, run := range r.Runs {
 		for _, rep := range run.paths() {
-			if rep.TimeSource == p {
+			if rep.Clock == p {
 				calls += rep.Calls
 				admitted += rep.Admitted
 				differences += rep.Differences
@@ -166,12 +167,15 @@ func (r SuiteReport) TotalsOn(p TimeSource) (calls, admitted, differences, ttlsW
 // differences, and its expiries within bound.
 func (r SuiteReport) Summary() string {
 	line := fmt.Sprintf("%-16s", r.Algorithm)
-	for i, p := range []TimeSource{ToldTime, StoreClock} {
-		calls, admitted, differences, ttls := r.TotalsOn(p)
+	for i, path := range []struct {
+		clock limiter.Clock
+		words string
+	}{{limiter.CallerClock, "told the time"}, {limiter.StoreClock, "reading TIME"}} {
+		calls, admitted, differences, ttls := r.TotalsOn(path.clock)
 		if i > 0 {
 			line += ";"
 		}
-		line += fmt.Sprintf(" %6d calls %s (%d admitted), %d differences, %d TTLs within bound", calls, p, admitted, differences, ttls)
+		line += fmt.Sprintf(" %6d calls %s (%d admitted), %d differences, %d TTLs within bound", calls, path.words, admitted, differences, ttls)
 	}
 	return line
 }
@@ -188,7 +192,7 @@ func (r SuiteReport) String() string {
 		}
 		for _, rep := range run.paths() {
 			if neverDenied(rep) {
-				fmt.Fprintf(&b, "\n%s, %v, %s: no call denied, so the limit was never reached", rep.Key, rep.Limit, rep.TimeSource)
+				fmt.Fprintf(&b, "\n%s, %v, %s: no call denied, so the limit was never reached", rep.Key, rep.Limit, rep.Clock)
 			}
 		}
 	}
