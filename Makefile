@@ -197,7 +197,7 @@ drills:
 
 ## libraries: redis_rate, a real Redis-backed library run unchanged on simredis, through the checks at
 ## the built-ins' sizes: the default hunt (200 seeds), the default matrix (seeds 1-10) and every
-## property at its default number of cases (about 4.5 million script calls, 3 to 6 minutes).
+## property at its default number of cases (about 4.5 million script calls, 11 minutes on a 2-core machine).
 libraries:
 	$(GO) test -count=1 -timeout 30m -v -run 'TestDefault' ./adapters/redisrate/ -redisrate.defaults
 
