@@ -86,15 +86,20 @@ const (
 // Differential's report is the told path's, and holds the store-clock
 // path's in OnStoreClock.
 type DiffReport struct {
-	Algorithm string        // the Go twin's name
-	StateDoc  string        // the Go twin's StateDoc: what the stored values mean
-	Clock     limiter.Clock // where the calls' time came from
-	Key       string        // the key the script ran on
-	Limit     algos.Limit   // the limit of every call
-	MaxTTL    time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
-	Planned   int           // how many calls Differential was given
-	Calls     int           // how many of them ran, on both
-	Admitted  int           // how many of those the Go twin admitted
+	Algorithm string // the Go twin's name
+	StateDoc  string // the Go twin's StateDoc: what the stored values mean
+	// Clock is whose time the calls ran at: CallerClock, each told the
+	// time in ARGV[1]; StoreClock, told -1, the script reading Redis TIME
+	// and the twin deciding at the TIME it read, held to when the call ran.
+	// A script's two ways of learning the time are two pieces of code, and
+	// one can be wrong while the other is right.
+	Clock    limiter.Clock
+	Key      string        // the key the script ran on
+	Limit    algos.Limit   // the limit of every call
+	MaxTTL   time.Duration // the bound on a key's life applied (DiffOptions.MaxTTL)
+	Planned  int           // how many calls Differential was given
+	Calls    int           // how many of them ran, on both
+	Admitted int           // how many of those the Go twin admitted
 
 	// Differences counts the calls whose decision or stored values differ;
 	// First holds the first MaxReported of them, in call order. After the
