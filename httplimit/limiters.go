@@ -62,12 +62,16 @@ func Script(c redis.Scripter, script *lua.Script, prefix string, l algos.Limit) 
 		Ping(context.Context) *redis.StatusCmd
 	})
 	var pinging atomic.Bool
-	var quietUntil atomic.Int64 // Unix ns: no ping before (the last one's answer is the calls')
+	// No ping before quietUntil (the last one's answer is the calls'), in
+	// ns since born on the monotonic clock: a step of the wall clock must
+	// not shorten the quiet time.
+	born := time.Now()
+	var quietUntil atomic.Int64
 	return LimiterFunc(func(ctx context.Context, key string) (algos.Decision, error) {
 		reply, err := script.Call(ctx, c, prefix+key, l, -1)
 		var answered redis.Error
 		if err != nil && pinger != nil && !errors.As(err, &answered) &&
-			time.Now().UnixNano() >= quietUntil.Load() && pinging.CompareAndSwap(false, true) {
+			int64(time.Since(born)) >= quietUntil.Load() && pinging.CompareAndSwap(false, true) {
 			go func() {
 				defer pinging.Store(false)
 				ctx, cancel := context.WithTimeout(context.Background(), RewarmTimeout)
@@ -78,7 +82,7 @@ func Script(c redis.Scripter, script *lua.Script, prefix string, l algos.Limit) 
 					// ping right after would take it from them. For as long
 					// as the ping took, the calls have it first.
 					end := time.Now()
-					quietUntil.Store(end.Add(end.Sub(start)).UnixNano())
+					quietUntil.Store(int64(end.Add(end.Sub(start)).Sub(born)))
 				}
 			}()
 		}
