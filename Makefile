@@ -37,7 +37,9 @@ all: lint test
 ## run once whole and six times in shards: 2 s under -race alone on two cores, 0.2 s without;
 ## the shards' refusals stay raced), the reports' and runs' bytes at every worker count and
 ## GOMAXPROCS (scenarios, model: 29 s of the race run; their sharing stays raced, in
-## TestTablesInParallelTestsAgree and TestConcurrentRunsShareOneRequestsSlice), the judge's
+## TestTablesInParallelTestsAgree and TestConcurrentRunsShareOneRequestsSlice), the small
+## matrix's cells (scenarios' TestCells: 5 s under -race idle, 13.5 s loaded, 0.1 s without; the
+## same worker pipeline stays raced in TestTablesInParallelTestsAgree), the judge's
 ## verdicts on a user's algorithm, on bad answers and against a named reference (scenarios: one
 ## goroutine a run, 16 s under -race), the Lua pattern matcher and format fast path against
 ## gopher-lua's (simredis), the adversary's searches (its determinism test stays raced), the
@@ -76,7 +78,7 @@ TestSixKeepTheContract|TestFirstHitWindowKeepsTheContract|TestOwnPromiseIsJudged
 TestKeyExpiringAtHalfItsIdleTimeIsCaught|TestMisbehavingPast64CallsIsCaught|TestStepBackRemainingDropIsNotUniversal|TestKeyTTLExactlyToIdleKeepsTheContract|TestPerKeyLimiterKeepsTheContract|TestStoreClockLimiterKeepsTheContract|$\
 TestHonestyInOrderIsHonesty|TestRetriesInOrderIsRetries|TestStoreClockClaimIsCheckedWithNodeClocksApart|$\
 TestStoreClockPathCaughtWhenScriptKeepsWholeSeconds|TestScriptsAgreeWithTheirTwinsOnBothPaths|TestPlantedNegativeRefillScriptMatchesItsTwin|$\
-TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|TestShardsMergeIntoTheWholeRun|TestReportsDoNotDependOnWorkers|TestSameSeedSameBytes|$\
+TestSimredisPatternsAsGopherLua|TestSimredisFastFormat|TestShardsMergeIntoTheWholeRun|TestReportsDoNotDependOnWorkers|TestSameSeedSameBytes|TestCells|$\
 TestUserAlgorithm|TestBadAnswersAreBreachesNotAborts|TestCorrectAlgorithmsNeverResetPastIdle|TestTheTwoJudgesAgreeOnTheHuntsRuns|TestResetPastIdleIsCaughtWhereThePromiseIsKnown|TestOverAgainstTheNamedReferenceShowsABuiltInDefect|$\
 TestSearchFindsTheAttacks|TestGoldenAttacks|TestSearchFindsNoneWhereThePromiseHolds|$\
 TestSlidingCounterWrongWeightKeepsTheContract|$\

@@ -165,13 +165,24 @@ func TestLiveReferenceMiddlewareOnThreeNodes(t *testing.T) {
 			// than the sends the ideal is run on, and it may admit that
 			// span's refill more: a fraction of an admit on an idle machine
 			// (a round trip at 10/s), seconds' worth under -race with both
-			// cores busy. The bound takes that refill from the records.
+			// cores busy. It may admit as much less: decisions held back
+			// and then made together find the bucket full, and the refill
+			// of the wait is lost (a loaded raced run: a wait of 3.15 s,
+			// 28 admits where the ideal made 34). The bound takes that
+			// refill from the records, on both sides: for this bucket and
+			// load, a search over 60,000 placements of decisions each up
+			// to a wait after its send (one wait to 3.2 s) lost at most
+			// the wait's refill and one admit, which the 10% covers.
 			refill := (l.Rate*late + l.Window - 1) / l.Window
-			most := 10 + 100*float64(refill)/float64(max(ideal, 1))
+			widen := 100 * float64(refill) / float64(max(ideal, 1))
+			least, most := -10-widen, 10+widen
 			t.Logf("%s on 3 nodes: over %+.1f%% (the token bucket's ideal admits %d of the same requests; the longest wait %s, whose refill is %d admits)\n%s",
 				c.name, over, ideal, algos.FormatMicros(late), refill, v)
-			if c.clean && (over < -10 || over > most) || !c.clean && over < 100 {
-				t.Errorf("%s admitted %+.1f%% over the ideal, want within -10%% and %+.1f%% shared (10%% and the longest wait's refill) and +100%% or more per instance", c.name, over, most)
+			if c.clean && least <= -100 {
+				t.Logf("%s: the longest wait's refill is the ideal's admits or more: these records cannot show the shared bucket admitting too few", c.name)
+			}
+			if c.clean && (over < least || over > most) || !c.clean && over < 100 {
+				t.Errorf("%s admitted %+.1f%% over the ideal, want within %+.1f%% and %+.1f%% shared (10%% and the longest wait's refill) and +100%% or more per instance", c.name, over, least, most)
 			}
 			if v.Failed > 0 {
 				t.Errorf("%d of %d requests failed", v.Failed, v.Offered)
