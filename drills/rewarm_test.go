@@ -53,6 +53,7 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 		t.Fatal(err)
 	}
 	limit := algos.MustLimit(1000, algos.Second, 1000) // never the reason a call is refused
+	var clients []*redis.Client
 	open := func(name string, wrap func(*redis.Client) redis.Scripter) httplimit.Limiter {
 		// Room for every call in flight (ten: a budget's worth of the pace)
 		// and a ping, so that no call waits for a connection and spends its
@@ -60,6 +61,7 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 		c := redis.NewClient(&redis.Options{Addr: proxy.Listen, Password: s.Password, DisableIdentity: true,
 			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 16})
 		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
 		lim, err := httplimit.Script(wrap(c), script, s.Prefix(t)+name+":", limit)
 		if err != nil {
 			t.Fatal(err)
@@ -111,8 +113,11 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 		rewarmLatency, rewarmBudget, rewarmPace, rewarmSpan, pinging.decided, pinging.calls, pinging.first.Round(time.Millisecond),
 		control.decided, control.calls, control.errs)
 	if control.decided != 0 {
-		t.Errorf("control: %d of %d calls decided, where none can: a fresh connection's handshake and call take two replies, %v, past the budget %v",
-			control.decided, control.calls, 2*rewarmLatency, rewarmBudget)
+		// A loaded make test once saw 3 of 62 decided, cause unknown; the
+		// pool's counts tell whether a call found a connection made before.
+		st := clients[1].PoolStats()
+		t.Errorf("control: %d of %d calls decided, where none can: a fresh connection's handshake and call take two replies, %v, past the budget %v (its pool: %d hits, %d misses, %d timeouts, %d stale, %d connections open)",
+			control.decided, control.calls, 2*rewarmLatency, rewarmBudget, st.Hits, st.Misses, st.Timeouts, st.StaleConns, st.TotalConns)
 	}
 	if pinging.decided == 0 {
 		t.Errorf("Script's limiter decided none of %d calls in %v, though a connection that has done its handshake answers in one reply (%v, within %v); its first errors: %v",
