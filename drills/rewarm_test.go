@@ -53,25 +53,22 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 		t.Fatal(err)
 	}
 	limit := algos.MustLimit(1000, algos.Second, 1000) // never the reason a call is refused
-	var clients []*redis.Client
-	open := func(name string, wrap func(*redis.Client) redis.Scripter) httplimit.Limiter {
+	open := func(name string, wrap func(*redis.Client) redis.Scripter) (httplimit.Limiter, *redis.Client) {
 		// Room for every call in flight (ten: a budget's worth of the pace)
 		// and a ping, so that no call waits for a connection and spends its
 		// budget on the wait.
 		c := redis.NewClient(&redis.Options{Addr: proxy.Listen, Password: s.Password, DisableIdentity: true,
 			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 16})
 		t.Cleanup(func() { c.Close() })
-		clients = append(clients, c)
 		lim, err := httplimit.Script(wrap(c), script, s.Prefix(t)+name+":", limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lim
+		return lim, c
 	}
-	limiters := []httplimit.Limiter{
-		open("pinging", func(c *redis.Client) redis.Scripter { return c }),
-		open("control", func(c *redis.Client) redis.Scripter { return cannotPing{c} }),
-	}
+	pingingLimiter, _ := open("pinging", func(c *redis.Client) redis.Scripter { return c })
+	controlLimiter, controlClient := open("control", func(c *redis.Client) redis.Scripter { return cannotPing{c} })
+	limiters := []httplimit.Limiter{pingingLimiter, controlLimiter}
 	type tally struct {
 		calls, decided int
 		first          time.Duration
@@ -115,7 +112,7 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 	if control.decided != 0 {
 		// A loaded make test once saw 3 of 62 decided, cause unknown; the
 		// pool's counts tell whether a call found a connection made before.
-		st := clients[1].PoolStats()
+		st := controlClient.PoolStats()
 		t.Errorf("control: %d of %d calls decided, where none can: a fresh connection's handshake and call take two replies, %v, past the budget %v (its pool: %d hits, %d misses, %d timeouts, %d stale, %d connections open)",
 			control.decided, control.calls, 2*rewarmLatency, rewarmBudget, st.Hits, st.Misses, st.Timeouts, st.StaleConns, st.TotalConns)
 	}
