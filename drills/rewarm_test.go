@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -103,8 +103,7 @@ func TestScriptReachesASlowStoreThatAHandshakeCannotReachInOneBudget(t *testing.
 					defer mu.Unlock()
 					tl.calls++
 					if err != nil {
-						var netErr net.Error
-						if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
+						if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 							tl.timedOut++
 						}
 						if len(tl.errs) < 2 {
